@@ -1,0 +1,3 @@
+// mode: read
+// The cheapest round trip: used by health checks and the store benchmark.
+RETURN 1 AS one

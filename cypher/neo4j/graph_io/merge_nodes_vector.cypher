@@ -1,0 +1,9 @@
+// mode: write
+// template: label, prop
+// Imports nodes that carry an embedding (a list of floats for the vector index).
+UNWIND $rows AS row
+MERGE (n:{{label}} {id: row.id})
+SET n += row.props
+FOREACH (v IN CASE WHEN row.vector IS NULL THEN [] ELSE [row.vector] END |
+  SET n.{{prop}} = v)
+RETURN count(n) AS merged

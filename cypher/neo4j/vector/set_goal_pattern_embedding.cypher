@@ -1,0 +1,5 @@
+// mode: write
+// Creates or updates a goal pattern with its embedding.
+MERGE (p:GoalPattern {id: $id})
+SET p.summary = $summary, p.embedding = $vector
+RETURN p.id AS id

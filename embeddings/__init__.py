@@ -1,0 +1,1 @@
+"""Sentence embeddings for goal similarity (content-hash cached)."""

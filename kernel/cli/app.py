@@ -1,0 +1,63 @@
+"""The ``kernel`` command: typer sub-apps per area, one error path for every KernelError."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kernel.cli.common import err_console
+from kernel.errors import KernelError
+from kernel.settings import KernelSettings
+
+app = typer.Typer(
+    name="kernel",
+    help="A graph-database-backed planning kernel.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+@app.callback()
+def _configure(
+    ctx: typer.Context,
+    graph: Annotated[str | None, typer.Option(
+        "--graph", envvar="KERNEL_GRAPH",
+        help="embedded (default), embedded:///DIR, or neo4j://HOST:7687")] = None,
+    data_dir: Annotated[Path | None, typer.Option(
+        "--data-dir", envvar="KERNEL_DATA_DIR",
+        help="where the embedded store and artifacts live")] = None,
+) -> None:
+    overrides: dict[str, object] = {}
+    if graph is not None:
+        overrides["graph"] = graph
+    if data_dir is not None:
+        overrides["data_dir"] = data_dir
+    try:
+        ctx.obj = KernelSettings(**overrides)
+    except ValueError as exc:
+        raise KernelError(f"invalid setting: {exc}") from exc
+
+
+def _register() -> None:
+    from kernel.cli import bench, db, graph, query, status
+
+    app.add_typer(db.app, name="db")
+    app.add_typer(graph.app, name="graph")
+    app.add_typer(bench.app, name="bench")
+    app.command("query")(query.query)
+    app.command("status")(status.status)
+
+
+_register()
+
+
+def main() -> None:
+    try:
+        app()
+    except KernelError as exc:
+        err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        sys.exit(2)

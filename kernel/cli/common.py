@@ -1,0 +1,50 @@
+"""Helpers shared by the CLI commands."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from kernel.settings import KernelSettings
+from kernel.store import GraphStore, open_store
+
+out = Console()
+err_console = Console(stderr=True)
+
+
+def settings_of(ctx: typer.Context) -> KernelSettings:
+    return ctx.obj if isinstance(ctx.obj, KernelSettings) else KernelSettings()
+
+
+@contextmanager
+def store_of(ctx: typer.Context) -> Iterator[GraphStore]:
+    store = open_store(settings_of(ctx))
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def print_json(data: Any) -> None:
+    typer.echo(json.dumps(data, indent=2, sort_keys=True, default=str))
+
+
+def print_table(title: str | None, columns: list[str], rows: list[list[Any]]) -> None:
+    table = Table(title=title, show_lines=False)
+    for column in columns:
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*(_cell(v) for v in row))
+    out.print(table)
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, dict | list):
+        return json.dumps(value, sort_keys=True)
+    return "" if value is None else str(value)

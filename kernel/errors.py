@@ -1,0 +1,62 @@
+"""Typed exceptions: every failure a user can cause says what is wrong and how to fix it.
+
+The CLI turns any :class:`KernelError` into a one-line message and a non-zero
+exit code; anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+
+class KernelError(Exception):
+    """Base class for errors the kernel reports to the user."""
+
+
+class ConfigError(KernelError):
+    """A setting (environment variable or option) has a value the kernel cannot use."""
+
+
+class StoreError(KernelError):
+    """The graph store refused or failed an operation."""
+
+
+class StoreUnavailableError(StoreError):
+    """The graph store cannot be reached or started."""
+
+
+class StatementError(StoreError):
+    """A Cypher statement failed inside the store; nothing it wrote was kept."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(f"query '{name}' failed: {message}")
+        self.name = name
+        self.db_message = message
+
+
+class QueryCatalogError(KernelError):
+    """A named query was asked for in a way the catalogue cannot serve."""
+
+
+class UnknownQueryError(QueryCatalogError):
+    """No ``.cypher`` file carries the requested name."""
+
+
+class ParameterError(QueryCatalogError):
+    """The parameters given do not match the ones the statement uses."""
+
+
+class TemplateError(QueryCatalogError):
+    """A statement template was rendered with an identifier outside the ontology."""
+
+
+class GraphFileError(KernelError):
+    """A graph export file is malformed; names the line so it can be fixed."""
+
+    def __init__(self, path: str, line: int | None, message: str) -> None:
+        where = f"{path}:{line}" if line is not None else path
+        super().__init__(f"{where}: {message}")
+        self.path = path
+        self.line = line
+
+
+class SchemaVersionError(KernelError):
+    """The graph was written by a newer kernel than this one."""

@@ -1,0 +1,151 @@
+"""The graph file format (``kernel-graph`` v1): JSON Lines, one element per line.
+
+A file is a header line, node lines sorted by (label, id), relationship lines
+sorted by (source label, source id, type, target label, target id, key), then a
+footer with the counts, so a truncated file is detected. See docs/graph-format.md.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+)
+
+from kernel.store.ontology import EXPORTED_LABELS, REL_TYPE_NAMES
+
+FORMAT = "kernel-graph"
+FORMAT_VERSION = 1
+
+Scalar = StrictBool | StrictInt | StrictFloat | StrictStr
+Value = Scalar | list[Scalar]
+
+
+class _Line(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+def _check_props(props: dict[str, Any]) -> dict[str, Any]:
+    if "id" in props:
+        raise ValueError("'id' belongs in the line's id/key field, not in props")
+    for name, value in props.items():
+        items = value if isinstance(value, list) else [value]
+        kinds = {type(v) for v in items}
+        if len(kinds) > 1 and not kinds <= {int, float}:
+            raise ValueError(f"property {name!r}: a list must hold values of one type")
+        for item in items:
+            if isinstance(item, float) and not math.isfinite(item):
+                raise ValueError(f"property {name!r}: {item} is not a finite number")
+    return props
+
+
+def _known_label(label: str) -> str:
+    if label not in EXPORTED_LABELS:
+        raise ValueError(
+            f"label {label!r} is not part of the kernel ontology "
+            f"(known: {', '.join(EXPORTED_LABELS)})"
+        )
+    return label
+
+
+class HeaderLine(_Line):
+    kind: Literal["header"]
+    format: Literal["kernel-graph"]
+    version: Literal[1]
+    kernel: StrictStr = ""
+
+
+class NodeLine(_Line):
+    kind: Literal["node"]
+    label: StrictStr
+    id: StrictStr = Field(min_length=1)
+    props: dict[str, Value] = Field(default_factory=dict)
+
+    @field_validator("label")
+    @classmethod
+    def _known_label(cls, label: str) -> str:
+        return _known_label(label)
+
+    @field_validator("props")
+    @classmethod
+    def _valid_props(cls, props: dict[str, Any]) -> dict[str, Any]:
+        return _check_props(props)
+
+
+class Endpoint(_Line):
+    label: StrictStr
+    id: StrictStr = Field(min_length=1)
+
+    @field_validator("label")
+    @classmethod
+    def _known_label(cls, label: str) -> str:
+        return _known_label(label)
+
+
+class RelLine(_Line):
+    kind: Literal["rel"]
+    type: StrictStr
+    from_: Endpoint = Field(alias="from")
+    to: Endpoint
+    key: StrictStr | None = None
+    props: dict[str, Value] = Field(default_factory=dict)
+
+    @field_validator("type")
+    @classmethod
+    def _known_type(cls, rel_type: str) -> str:
+        if rel_type not in REL_TYPE_NAMES:
+            raise ValueError(f"relationship type {rel_type!r} is not part of the kernel ontology")
+        return rel_type
+
+    @field_validator("props")
+    @classmethod
+    def _valid_props(cls, props: dict[str, Any]) -> dict[str, Any]:
+        return _check_props(props)
+
+    def sort_key(self) -> tuple[str, str, str, str, str, str]:
+        return (self.from_.label, self.from_.id, self.type, self.to.label, self.to.id,
+                self.key or "\uffff")
+
+
+class FooterLine(_Line):
+    kind: Literal["footer"]
+    nodes: StrictInt = Field(ge=0)
+    relationships: StrictInt = Field(ge=0)
+
+
+Line = Annotated[HeaderLine | NodeLine | RelLine | FooterLine, Field(discriminator="kind")]
+_LINE = TypeAdapter(Line)
+
+
+def parse_line(text: str) -> HeaderLine | NodeLine | RelLine | FooterLine:
+    """Parse one line; raises ``ValueError`` with a short reason."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(data, dict):
+        raise ValueError("each line must be a JSON object")
+    try:
+        return _LINE.validate_python(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ValueError(f"{where}: {first['msg']}" if where else first["msg"]) from None
+
+
+def dump_line(line: _Line) -> str:
+    """Canonical text of a line: sorted keys, no spaces, so exports are byte-identical."""
+    data = line.model_dump(by_alias=True, exclude_none=True)
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -1,0 +1,86 @@
+"""Schema bootstrap and forward migrations, tracked in the graph itself.
+
+``kernel db init`` is idempotent: it ensures the constraints and indexes of the
+ontology (cheap when present), then applies, in order, every migration newer than
+the graph's ``SchemaInfo.version``, recording each in the same statement that
+moves the version. A graph written by a newer kernel is refused, not touched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from kernel.errors import SchemaVersionError
+from kernel.paths import seeds_dir
+from kernel.store.base import GraphStore
+from kernel.store.ontology import LABELS, VECTORS
+
+BOOT_SEED = "boot.graph.jsonl"
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    apply: Callable[[GraphStore], None]
+
+
+def _load_boot_graph(store: GraphStore) -> None:
+    from kernel.graph_io import import_graph
+
+    import_graph(store, seeds_dir() / BOOT_SEED)
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "boot graph: resolvers, capabilities, human actor", _load_boot_graph),
+)
+LATEST_VERSION = MIGRATIONS[-1].version
+
+
+@dataclass(frozen=True)
+class InitReport:
+    from_version: int
+    to_version: int
+    applied: list[str]
+
+
+def schema_version(store: GraphStore) -> int:
+    """0 for a graph that was never initialised."""
+    rows = store.run("schema/get_version")
+    return int(rows[0]["version"]) if rows else 0
+
+
+def ensure_schema(store: GraphStore) -> None:
+    """Constraints and indexes for the whole ontology; every call is idempotent."""
+    for spec in LABELS:
+        store.ensure_unique_id(spec.name)
+        for prop in spec.indexed:
+            store.ensure_index(spec.name, prop)
+    for vector in VECTORS:
+        store.ensure_vector_index(vector.label, vector.prop, vector.dimensions, vector.index_name)
+
+
+def init_schema(store: GraphStore) -> InitReport:
+    """Bring the graph to :data:`LATEST_VERSION`."""
+    current = schema_version(store)
+    if current > LATEST_VERSION:
+        raise SchemaVersionError(
+            f"this graph is at schema v{current} but this kernel knows only up to "
+            f"v{LATEST_VERSION}: upgrade the kernel before using this graph"
+        )
+    ensure_schema(store)
+    applied = []
+    for migration in MIGRATIONS:
+        if migration.version <= current:
+            continue
+        migration.apply(store)
+        store.run("schema/record_migration", {
+            "id": f"migration:{migration.version:04d}",
+            "name": migration.name,
+            "version": migration.version,
+            "applied_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        })
+        applied.append(migration.name)
+    return InitReport(current, max(current, LATEST_VERSION), applied)

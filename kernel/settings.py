@@ -1,0 +1,79 @@
+"""Settings read from ``KERNEL_*`` environment variables (and CLI options that override them).
+
+One place decides which graph store the kernel talks to, where its data lives and
+which thresholds a run starts with, so tests and the CLI configure it the same way.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+from urllib.parse import parse_qs, urlparse
+
+import platformdirs
+from pydantic import BaseModel, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from kernel.errors import ConfigError
+
+Backend = Literal["embedded", "neo4j"]
+
+NEO4J_SCHEMES = ("neo4j", "neo4j+s", "neo4j+ssc", "bolt", "bolt+s", "bolt+ssc")
+
+
+def default_data_dir() -> Path:
+    return Path(platformdirs.user_data_dir("kernel", appauthor=False))
+
+
+class GraphTarget(BaseModel):
+    """Where the graph lives, parsed from the graph URI setting."""
+
+    backend: Backend
+    uri: str
+    database: str | None = None
+    data_dir: Path | None = None
+
+
+class KernelSettings(BaseSettings):
+    """Kernel configuration; every field can be set as ``KERNEL_<FIELD>``."""
+
+    model_config = SettingsConfigDict(env_prefix="KERNEL_", extra="ignore")
+
+    graph: str = Field(
+        default="embedded",
+        description="embedded | embedded:///DIR | neo4j://HOST:PORT | bolt://HOST:PORT",
+    )
+    data_dir: Path = Field(default_factory=default_data_dir)
+    graph_name: str = Field(default="kernel", description="graph key inside the embedded server")
+    embedded_fsync: Literal["always", "everysec"] = "always"
+    neo4j_user: str = Field(default="neo4j", validation_alias="NEO4J_USER")
+    neo4j_password: SecretStr | None = Field(default=None, validation_alias="NEO4J_PASSWORD")
+    tau_local: float = Field(default=0.70, ge=0.0, le=1.0)
+    tau_global: float = Field(default=0.50, ge=0.0, le=1.0)
+
+    def target(self) -> GraphTarget:
+        """Parse :attr:`graph` into a backend choice, failing with a fix-it message."""
+        return parse_graph_uri(self.graph, self.data_dir, self.graph_name)
+
+
+def parse_graph_uri(uri: str, data_dir: Path, graph_name: str) -> GraphTarget:
+    text = uri.strip()
+    if text in ("", "embedded"):
+        return GraphTarget(backend="embedded", uri="embedded", database=graph_name,
+                           data_dir=data_dir)
+    parsed = urlparse(text)
+    query = parse_qs(parsed.query)
+    if parsed.scheme == "embedded":
+        directory = Path(parsed.path) if parsed.path else data_dir
+        name = query.get("graph", [graph_name])[0]
+        return GraphTarget(backend="embedded", uri=text, database=name, data_dir=directory)
+    if parsed.scheme in NEO4J_SCHEMES:
+        if not parsed.hostname:
+            raise ConfigError(f"graph URI {uri!r} has no host; use e.g. neo4j://localhost:7687")
+        clean = f"{parsed.scheme}://{parsed.netloc}"
+        database = query.get("database", [None])[0]
+        return GraphTarget(backend="neo4j", uri=clean, database=database)
+    raise ConfigError(
+        f"graph URI {uri!r} is not understood: use 'embedded' (the default), "
+        "'embedded:///path/to/dir', or 'neo4j://host:7687' / 'bolt://host:7687'"
+    )

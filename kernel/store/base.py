@@ -1,0 +1,131 @@
+"""One graph-store interface over two backends (embedded FalkorDB, Neo4j).
+
+The kernel only ever calls :meth:`GraphStore.run` with a statement name; each
+call is one statement, and each statement is atomic on both backends (the
+embedded store has no multi-statement transactions, so no kernel state change
+may need two). Results come back as lists of plain dicts with plain values.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kernel.store.queries import NamedQuery, QueryCatalog
+
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """Columns and rows of an ad-hoc statement (``kernel query``)."""
+
+    columns: list[str]
+    rows: list[list[Any]]
+
+    def records(self) -> list[Row]:
+        return [dict(zip(self.columns, row, strict=True)) for row in self.rows]
+
+
+class GraphStore(ABC):
+    """A Cypher graph reached through named statements."""
+
+    dialect: str = ""
+
+    def __init__(self, catalog: QueryCatalog) -> None:
+        self.catalog = catalog
+
+    # -- named statements -------------------------------------------------
+    def run(
+        self,
+        name: str,
+        params: Mapping[str, Any] | None = None,
+        identifiers: Mapping[str, str] | None = None,
+    ) -> list[Row]:
+        """Run the named statement with its parameters; identifiers fill template slots."""
+        query = self.catalog.get(name)
+        values = dict(params or {})
+        query.check_parameters(values)
+        text = query.render(identifiers)
+        return self._execute(query, text, values)
+
+    def run_batched(
+        self,
+        name: str,
+        rows: Sequence[Mapping[str, Any]],
+        *,
+        identifiers: Mapping[str, str] | None = None,
+        batch_size: int = 1000,
+        dedupe: Callable[[Mapping[str, Any]], Any] | None = None,
+    ) -> int:
+        """Run an ``UNWIND $rows`` statement over ``rows`` in batches of one statement each.
+
+        ``dedupe`` maps a row to its identity; within a batch only the last row of
+        each identity is sent, because the embedded server mishandles a batched
+        relationship MERGE that repeats a (source, type, target).
+        """
+        total = 0
+        for start in range(0, len(rows), batch_size):
+            batch = list(rows[start:start + batch_size])
+            if dedupe is not None:
+                batch = _last_per_key(batch, dedupe)
+            result = self.run(name, {"rows": batch}, identifiers)
+            total += int(result[0]["merged"]) if result and "merged" in result[0] else len(batch)
+        return total
+
+    def ping(self) -> float:
+        """Round-trip seconds of the trivial statement."""
+        start = time.perf_counter()
+        self.run("admin/ping")
+        return time.perf_counter() - start
+
+    # -- backend specifics -------------------------------------------------
+    @abstractmethod
+    def _execute(self, query: NamedQuery, text: str, params: dict[str, Any]) -> list[Row]:
+        """Run one statement atomically, read-only when the query's mode is ``read``."""
+
+    @abstractmethod
+    def execute_adhoc(self, text: str, params: Mapping[str, Any], *, write: bool) -> QueryResult:
+        """Run user-supplied Cypher (``kernel query``); read-only unless ``write``."""
+
+    @abstractmethod
+    def ensure_unique_id(self, label: str) -> None:
+        """Make ``id`` unique for ``label`` (idempotent)."""
+
+    @abstractmethod
+    def ensure_index(self, label: str, prop: str) -> None:
+        """Create a lookup index on ``label.prop`` (idempotent)."""
+
+    @abstractmethod
+    def ensure_vector_index(self, label: str, prop: str, dimensions: int, index_name: str) -> None:
+        """Create a cosine vector index on ``label.prop`` (idempotent)."""
+
+    @abstractmethod
+    def drop_all(self) -> None:
+        """Delete every node and relationship of this graph (tests, ``db reset``)."""
+
+    @abstractmethod
+    def describe(self) -> dict[str, Any]:
+        """Backend facts for ``kernel status``."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release connections (never stops a shared server)."""
+
+    def __enter__(self) -> GraphStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _last_per_key(rows: Iterable[Mapping[str, Any]], key: Callable[[Mapping[str, Any]], Any]) -> list:
+    latest: dict[Any, Mapping[str, Any]] = {}
+    for row in rows:
+        k = key(row)
+        latest.pop(k, None)
+        latest[k] = row
+    return list(latest.values())

@@ -1,0 +1,139 @@
+"""The embedded backend: FalkorDB over RESP through the official ``falkordb`` client.
+
+Dialect facts handled here and only here: unique constraints are a
+``GRAPH.CONSTRAINT`` command (not Cypher) created asynchronously after a range
+index; read-only statements go through ``GRAPH.RO_QUERY``; a graph that was never
+written does not exist yet, so listing its indexes must tolerate that.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import falkordb
+import redis
+
+from kernel.errors import StatementError, StoreError, StoreUnavailableError
+from kernel.store.base import GraphStore, QueryResult, Row
+from kernel.store.embedded_server import EmbeddedServer
+from kernel.store.queries import NamedQuery, QueryCatalog
+from kernel.store.values import plain
+
+_CONSTRAINT_WAIT = 30.0
+
+
+class FalkorDBStore(GraphStore):
+    dialect = "falkordb"
+
+    def __init__(self, catalog: QueryCatalog, server: EmbeddedServer, graph_name: str) -> None:
+        super().__init__(catalog)
+        self.server = server
+        self.graph_name = graph_name
+        password = server.ensure_running()
+        self._db = falkordb.FalkorDB(unix_socket_path=str(server.socket), password=password)
+        self._graph = self._db.select_graph(graph_name)
+        if not self._db.connection.exists(graph_name):
+            self.run("admin/create_graph")
+
+    def _execute(self, query: NamedQuery, text: str, params: dict[str, Any]) -> list[Row]:
+        result = self._call(query.name, text, params, read_only=query.mode == "read")
+        return [dict(zip(result.columns, row, strict=True)) for row in result.rows]
+
+    def execute_adhoc(self, text: str, params: Mapping[str, Any], *, write: bool) -> QueryResult:
+        return self._call("(ad-hoc)", text, dict(params), read_only=not write)
+
+    def _call(self, name: str, text: str, params: dict[str, Any], *, read_only: bool) -> QueryResult:
+        try:
+            run = self._graph.ro_query if read_only else self._graph.query
+            result = run(text, params)
+        except redis.exceptions.ConnectionError as exc:
+            raise StoreUnavailableError(
+                f"lost the embedded server at {self.server.socket}: {exc}; "
+                "run 'kernel db status' to check it"
+            ) from exc
+        except redis.exceptions.ResponseError as exc:
+            message = str(exc)
+            if "read-only" in message:
+                message += " (this statement writes; pass --write to allow it)"
+            raise StatementError(name, message) from exc
+        columns = [_column_name(h) for h in (result.header or [])]
+        rows = [[plain(v) for v in row] for row in result.result_set]
+        return QueryResult(columns, rows)
+
+    # -- schema ------------------------------------------------------------------
+    def _indexed(self) -> set[tuple[str, str, str]]:
+        """(label, property, kind) of every existing index."""
+        found = set()
+        for row in self.run("schema/list_indexes"):
+            for prop, kinds in (row["types"] or {}).items():
+                for kind in kinds:
+                    found.add((row["label"], prop, str(kind).upper()))
+        return found
+
+    def ensure_index(self, label: str, prop: str) -> None:
+        if (label, prop, "RANGE") not in self._indexed():
+            self.run("schema/create_range_index", identifiers={"label": label, "prop": prop})
+
+    def ensure_unique_id(self, label: str) -> None:
+        self.ensure_index(label, "id")
+        if self._constraint_status(label) is None:
+            try:
+                self._db.connection.execute_command(
+                    "GRAPH.CONSTRAINT", "CREATE", self.graph_name, "UNIQUE", "NODE", label,
+                    "PROPERTIES", 1, "id",
+                )
+            except redis.exceptions.ResponseError as exc:
+                raise StoreError(f"cannot make {label}.id unique: {exc}") from exc
+        deadline = time.monotonic() + _CONSTRAINT_WAIT
+        while (status := self._constraint_status(label)) != "OPERATIONAL":
+            if status == "FAILED":
+                raise StoreError(
+                    f"cannot make {label}.id unique: existing {label} nodes share an id"
+                )
+            if time.monotonic() > deadline:
+                raise StoreError(f"unique constraint on {label}.id still {status} after 30s")
+            time.sleep(0.02)
+
+    def _constraint_status(self, label: str) -> str | None:
+        for row in self.run("schema/list_constraints"):
+            if row["label"] == label and list(row["properties"]) == ["id"] \
+                    and row["type"] == "UNIQUE":
+                return str(row["status"])
+        return None
+
+    def ensure_vector_index(self, label: str, prop: str, dimensions: int, index_name: str) -> None:
+        if (label, prop, "VECTOR") not in self._indexed():
+            self.run(
+                "schema/create_vector_index",
+                identifiers={"label": label, "prop": prop, "dimensions": str(dimensions)},
+            )
+
+    def drop_all(self) -> None:
+        try:
+            self._graph.delete()
+        except redis.exceptions.ResponseError as exc:
+            raise StoreError(f"cannot delete graph {self.graph_name}: {exc}") from exc
+        self.run("admin/create_graph")
+
+    def describe(self) -> dict[str, Any]:
+        status = self.server.status()
+        return {
+            "backend": "embedded (FalkorDB)",
+            "graph": self.graph_name,
+            "data_dir": str(status.data_dir),
+            "socket": str(status.socket),
+            "server_pid": status.pid,
+            "aof_bytes": status.aof_bytes,
+        }
+
+    def close(self) -> None:
+        self._db.connection.close()
+
+
+def _column_name(header: Any) -> str:
+    # The client gives [column_type, name] pairs.
+    if isinstance(header, list | tuple) and len(header) == 2:
+        return str(header[1])
+    return str(header)

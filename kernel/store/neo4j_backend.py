@@ -1,0 +1,105 @@
+"""The production backend: Neo4j 5 through the official ``neo4j`` driver.
+
+Each named statement runs in its own managed transaction (read routing for
+``read`` statements, which the server enforces as read-only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import neo4j
+from neo4j import GraphDatabase, RoutingControl
+from neo4j import exceptions as neo4j_errors
+
+from kernel.errors import StatementError, StoreUnavailableError
+from kernel.store.base import GraphStore, QueryResult, Row
+from kernel.store.queries import NamedQuery, QueryCatalog
+from kernel.store.values import plain
+
+HOW_TO_START = (
+    "start it with 'docker compose up -d' in the repository (see README), "
+    "set NEO4J_PASSWORD to the password in your .env, "
+    "or drop KERNEL_GRAPH / --graph to use the embedded store"
+)
+
+
+class Neo4jStore(GraphStore):
+    dialect = "neo4j"
+
+    def __init__(self, catalog: QueryCatalog, uri: str, user: str, password: str | None,
+                 database: str | None = None) -> None:
+        super().__init__(catalog)
+        self.uri = uri
+        self.database = database
+        if password is None:
+            raise StoreUnavailableError(f"no password for Neo4j at {uri}: {HOW_TO_START}")
+        self._driver = GraphDatabase.driver(uri, auth=(user, password))
+        try:
+            self._driver.verify_connectivity()
+        except neo4j_errors.AuthError as exc:
+            self._driver.close()
+            raise StoreUnavailableError(
+                f"Neo4j at {uri} rejected user {user!r}: set NEO4J_USER / NEO4J_PASSWORD"
+            ) from exc
+        except (neo4j_errors.ServiceUnavailable, OSError, ValueError) as exc:
+            self._driver.close()
+            raise StoreUnavailableError(f"Neo4j at {uri} is unreachable ({exc}); {HOW_TO_START}") \
+                from exc
+
+    def _execute(self, query: NamedQuery, text: str, params: dict[str, Any]) -> list[Row]:
+        result = self._call(query.name, text, params, read_only=query.mode == "read")
+        return result.records()
+
+    def execute_adhoc(self, text: str, params: Mapping[str, Any], *, write: bool) -> QueryResult:
+        return self._call("(ad-hoc)", text, dict(params), read_only=not write)
+
+    def _call(self, name: str, text: str, params: dict[str, Any], *, read_only: bool) -> QueryResult:
+        routing = RoutingControl.READ if read_only else RoutingControl.WRITE
+        try:
+            records, _, keys = self._driver.execute_query(
+                text, params, routing_=routing, database_=self.database,
+            )
+        except neo4j_errors.ServiceUnavailable as exc:
+            raise StoreUnavailableError(f"lost Neo4j at {self.uri} ({exc}); {HOW_TO_START}") from exc
+        except neo4j_errors.Neo4jError as exc:
+            message = exc.message or str(exc)
+            if read_only and "read" in message.lower() and "write" in message.lower():
+                message += " (this statement writes; pass --write to allow it)"
+            raise StatementError(name, message) from exc
+        rows = [[plain(record[key]) for key in keys] for record in records]
+        return QueryResult(list(keys), rows)
+
+    # -- schema ------------------------------------------------------------------
+    def ensure_unique_id(self, label: str) -> None:
+        self.run("schema/create_unique_id", identifiers={"label": label})
+
+    def ensure_index(self, label: str, prop: str) -> None:
+        self.run("schema/create_range_index", identifiers={"label": label, "prop": prop})
+
+    def ensure_vector_index(self, label: str, prop: str, dimensions: int, index_name: str) -> None:
+        self.run(
+            "schema/create_vector_index",
+            identifiers={"label": label, "prop": prop, "index_name": index_name,
+                         "dimensions": str(dimensions)},
+        )
+        self.run("schema/await_indexes")
+
+    def drop_all(self) -> None:
+        self.run("admin/delete_all")  # Neo4j keeps its (idempotently ensured) schema
+
+    def describe(self) -> dict[str, Any]:
+        info = self._driver.get_server_info()
+        return {
+            "backend": "Neo4j",
+            "uri": self.uri,
+            "database": self.database or "(default)",
+            "server": f"{info.agent} (protocol {'.'.join(map(str, info.protocol_version))})",
+        }
+
+    def close(self) -> None:
+        self._driver.close()
+
+
+__all__ = ["Neo4jStore", "neo4j"]

@@ -1,0 +1,107 @@
+"""The kernel's graph vocabulary: every node label and relationship type it writes.
+
+Cypher cannot take a label or relationship type as a parameter, so the few
+statements that work across labels (schema DDL, export, import) are templates.
+They may only be filled with names from this closed vocabulary, never with
+input: that is what keeps every statement parameterized.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class LabelSpec:
+    """A node label, the namespace of its ids and the property shown as its caption."""
+
+    name: str
+    id_prefix: str
+    caption: str
+    indexed: tuple[str, ...] = ()
+    exported: bool = True
+
+
+@dataclass(frozen=True)
+class VectorSpec:
+    label: str
+    prop: str
+    dimensions: int
+    index_name: str
+
+
+LABELS: tuple[LabelSpec, ...] = (
+    LabelSpec("Actor", "actor:", "name"),
+    LabelSpec("Artifact", "artifact:", "caption", indexed=("sha256", "goal_id")),
+    LabelSpec("Attempt", "attempt:", "caption", indexed=("goal_id",)),
+    LabelSpec("BudgetEvent", "budget:", "caption", indexed=("goal_id",)),
+    LabelSpec("Capability", "capability:", "tag"),
+    LabelSpec("CapabilityRequest", "capreq:", "caption", indexed=("fingerprint", "status")),
+    LabelSpec("Constraint", "constraint:", "title", indexed=("type", "domain")),
+    LabelSpec("FailureMode", "failure:", "slug"),
+    LabelSpec("Goal", "node:", "summary", indexed=("root_id", "status")),
+    LabelSpec("GoalPattern", "goal_pattern:", "summary"),
+    LabelSpec("LedgerEntry", "ledger:", "caption", indexed=("run_id",)),
+    LabelSpec("LogEntry", "log:", "summary", indexed=("goal_id",)),
+    LabelSpec("Resolver", "resolver:", "label"),
+    LabelSpec("Run", "run:", "caption"),
+    # Bookkeeping of the store itself: never exported, never imported.
+    LabelSpec("SchemaInfo", "schema:", "caption", exported=False),
+    LabelSpec("Migration", "migration:", "name", exported=False),
+    LabelSpec("ImportCheckpoint", "import:", "caption", exported=False),
+)
+
+REL_TYPES: tuple[str, ...] = (
+    "ABOUT",            # LogEntry -> Goal
+    "ANSWERED_BY",      # CapabilityRequest -> Resolver
+    "ASKS_FOR",         # CapabilityRequest -> Capability
+    "BUILT_BY",         # Resolver -> Resolver | Actor
+    "CHARGED_TO",       # BudgetEvent -> Goal
+    "CHILD_OF",         # Goal -> Goal
+    "COMPOSED_OF",      # Resolver -> Resolver {order, role}
+    "DEPENDS_ON",       # Goal -> Goal (siblings)
+    "DERIVED_FROM",     # Artifact -> Artifact, Constraint -> Constraint
+    "ENABLES",          # Capability -> Capability
+    "FAILED_BECAUSE",   # Attempt -> FailureMode
+    "FAILED_ON",        # Resolver -> GoalPattern {sigma_v, cost, ...}
+    "FOLLOWS",          # LedgerEntry -> LedgerEntry (hash chain)
+    "FOR",              # Attempt -> Goal
+    "HAS_CONSTRAINT",   # Goal -> Constraint {role}
+    "INSTANCE_OF",      # Goal -> GoalPattern
+    "PAYS_FOR",         # BudgetEvent -> Attempt
+    "PLANNED",          # Goal -> Artifact (tool plan)
+    "PRODUCED",         # Attempt | Resolver -> Artifact
+    "PROVIDES",         # Resolver -> Capability
+    "RECORDED_IN",      # LedgerEntry -> Run
+    "REPLACED_BY",      # Resolver -> Resolver
+    "REQUIRES",         # GoalPattern -> Capability
+    "ROOT",             # Run -> Goal
+    "SATISFIES",        # Artifact -> Constraint
+    "SIMILAR_TO",       # GoalPattern -> GoalPattern {score}
+    "SUCCEEDED_ON",     # Resolver -> GoalPattern {sigma_v, cost, ...}
+    "TRIED_FOR",        # Attempt -> GoalPattern
+    "USED",             # Attempt -> Resolver
+    "USED_CONSTRAINT",  # Attempt -> Constraint
+)
+
+VECTORS: tuple[VectorSpec, ...] = (
+    VectorSpec("GoalPattern", "embedding", 384, "goal_pattern_embedding"),
+)
+
+LABEL_NAMES: frozenset[str] = frozenset(spec.name for spec in LABELS)
+EXPORTED_LABELS: tuple[str, ...] = tuple(sorted(s.name for s in LABELS if s.exported))
+REL_TYPE_NAMES: frozenset[str] = frozenset(REL_TYPES)
+
+
+def label_spec(name: str) -> LabelSpec:
+    for spec in LABELS:
+        if spec.name == name:
+            return spec
+    raise KeyError(name)
+
+
+def vector_for(label: str) -> VectorSpec | None:
+    for spec in VECTORS:
+        if spec.label == label:
+            return spec
+    return None

@@ -1,0 +1,171 @@
+"""The catalogue of named Cypher statements under ``cypher/``.
+
+Each statement is a file; its path below ``cypher/`` (without ``.cypher``) is its
+name. A file under ``cypher/<dialect>/`` overrides the shared one for that
+backend, which is the only place dialect differences live. Each file starts with
+``//`` comment lines; ``// mode: read|write|schema`` is required and
+``// template: a, b`` declares ontology identifiers filled in as ``{{a}}``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from kernel.errors import ParameterError, TemplateError, UnknownQueryError
+from kernel.store.ontology import LABEL_NAMES, LABELS, REL_TYPE_NAMES, VECTORS
+
+Mode = Literal["read", "write", "schema"]
+DIALECTS = ("falkordb", "neo4j")
+
+_PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+_LINE_COMMENT = re.compile(r"//[^\n]*")
+_SLOT = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
+_HEADER = re.compile(r"^//\s*(mode|template)\s*:\s*(.*?)\s*$")
+
+_INDEXED_PROPS = frozenset({"id"}) | {p for spec in LABELS for p in spec.indexed}
+_VECTOR_PROPS = frozenset(v.prop for v in VECTORS)
+_VECTOR_INDEXES = frozenset(v.index_name for v in VECTORS)
+# Which vocabulary each template slot may be filled from.
+_SLOT_VOCABULARY: dict[str, frozenset[str]] = {
+    "label": LABEL_NAMES,
+    "from_label": LABEL_NAMES,
+    "to_label": LABEL_NAMES,
+    "type": REL_TYPE_NAMES,
+    "prop": _INDEXED_PROPS | _VECTOR_PROPS,
+    "index_name": _VECTOR_INDEXES,
+    "dimensions": frozenset(str(v.dimensions) for v in VECTORS),
+}
+
+
+def statement_parameters(text: str) -> frozenset[str]:
+    """The ``$names`` a statement uses, ignoring comments and string literals."""
+    body = _STRING.sub("''", _LINE_COMMENT.sub("", text))
+    return frozenset(_PARAM.findall(body))
+
+
+@dataclass(frozen=True)
+class NamedQuery:
+    name: str
+    dialect: str | None
+    path: Path
+    text: str
+    mode: Mode
+    slots: tuple[str, ...] = ()
+    parameters: frozenset[str] = field(default_factory=frozenset)
+
+    def render(self, identifiers: Mapping[str, str] | None = None) -> str:
+        """Fill template slots with ontology names; refuse anything else."""
+        given = dict(identifiers or {})
+        if set(given) != set(self.slots):
+            raise TemplateError(
+                f"query '{self.name}' takes identifiers {sorted(self.slots)}, got {sorted(given)}"
+            )
+        for slot, value in given.items():
+            allowed = _SLOT_VOCABULARY.get(slot, frozenset())
+            if value not in allowed:
+                raise TemplateError(
+                    f"query '{self.name}': {value!r} is not a known {slot} of the kernel ontology"
+                )
+        return _SLOT.sub(lambda m: given[m.group(1)], self.text)
+
+    def check_parameters(self, params: Mapping[str, Any]) -> None:
+        missing = sorted(self.parameters - set(params))
+        extra = sorted(set(params) - self.parameters)
+        if missing:
+            names = ", ".join(f"${p}" for p in missing)
+            raise ParameterError(f"query '{self.name}' needs parameter(s) {names}")
+        if extra:
+            names = ", ".join(f"${p}" for p in extra)
+            raise ParameterError(
+                f"query '{self.name}' does not use parameter(s) {names} "
+                f"(it uses: {', '.join(sorted(self.parameters)) or 'none'})"
+            )
+
+
+def parse_query_file(name: str, dialect: str | None, path: Path) -> NamedQuery:
+    text = path.read_text(encoding="utf-8")
+    mode: str | None = None
+    slots: tuple[str, ...] = ()
+    for line in text.splitlines():
+        if not line.startswith("//"):
+            break
+        match = _HEADER.match(line)
+        if not match:
+            continue
+        key, value = match.groups()
+        if key == "mode":
+            mode = value
+        else:
+            slots = tuple(s.strip() for s in value.split(",") if s.strip())
+    if mode not in ("read", "write", "schema"):
+        raise QueryFileError(f"{path}: first comment lines must declare '// mode: read|write|schema'")
+    used_slots = set(_SLOT.findall(text))
+    if used_slots != set(slots):
+        raise QueryFileError(
+            f"{path}: '// template:' declares {sorted(slots)} but the text uses {sorted(used_slots)}"
+        )
+    unknown = [s for s in slots if s not in _SLOT_VOCABULARY]
+    if unknown:
+        raise QueryFileError(f"{path}: unknown template slot(s) {unknown}")
+    return NamedQuery(
+        name=name, dialect=dialect, path=path, text=text, mode=mode,  # type: ignore[arg-type]
+        slots=slots, parameters=statement_parameters(text),
+    )
+
+
+class QueryFileError(TemplateError):
+    """A ``.cypher`` file in the catalogue is itself malformed."""
+
+
+class QueryCatalog:
+    """Loads named statements for one dialect, with shared files as the fallback."""
+
+    def __init__(self, root: Path, dialect: str) -> None:
+        if dialect not in DIALECTS:
+            raise ValueError(f"unknown dialect {dialect!r}")
+        self.root = root
+        self.dialect = dialect
+        self._queries: dict[str, NamedQuery] = {}
+        for name, path in _files(root, None):
+            self._queries[name] = parse_query_file(name, None, path)
+        for name, path in _files(root / dialect, dialect):
+            self._queries[name] = parse_query_file(name, dialect, path)
+
+    def names(self) -> list[str]:
+        return sorted(self._queries)
+
+    def get(self, name: str) -> NamedQuery:
+        try:
+            return self._queries[name]
+        except KeyError:
+            close = difflib.get_close_matches(name, self._queries, n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise UnknownQueryError(
+                f"no named query '{name}' in {self.root} for the {self.dialect} backend{hint}"
+            ) from None
+
+    def __iter__(self) -> Iterable[NamedQuery]:
+        return iter(self._queries[n] for n in self.names())
+
+
+def _files(base: Path, dialect: str | None) -> list[tuple[str, Path]]:
+    if not base.is_dir():
+        return []
+    found = []
+    for path in sorted(base.rglob("*.cypher")):
+        rel = path.relative_to(base)
+        if dialect is None and rel.parts[0] in DIALECTS:
+            continue
+        found.append((rel.with_suffix("").as_posix(), path))
+    return found
+
+
+def neo4j_bound(root: Path) -> list[NamedQuery]:
+    """Every statement the Neo4j backend can run (shared files plus ``neo4j/`` overrides)."""
+    return list(QueryCatalog(root, "neo4j"))
