@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -37,10 +38,15 @@ class _Line(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
+_PROPERTY_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
 def _check_props(props: dict[str, Any]) -> dict[str, Any]:
     if "id" in props:
         raise ValueError("'id' belongs in the line's id/key field, not in props")
     for name, value in props.items():
+        if not _PROPERTY_NAME.match(name):
+            raise ValueError(f"property name {name!r} must be letters, digits and underscores")
         items = value if isinstance(value, list) else [value]
         kinds = {type(v) for v in items}
         if len(kinds) > 1 and not kinds <= {int, float}:
@@ -48,6 +54,8 @@ def _check_props(props: dict[str, Any]) -> dict[str, Any]:
         for item in items:
             if isinstance(item, float) and not math.isfinite(item):
                 raise ValueError(f"property {name!r}: {item} is not a finite number")
+            if isinstance(item, str) and "\x00" in item:
+                raise ValueError(f"property {name!r}: strings may not contain NUL (\\u0000)")
     return props
 
 

@@ -45,6 +45,10 @@ class FalkorDBStore(GraphStore):
         return self._call("(ad-hoc)", text, dict(params), read_only=not write)
 
     def _call(self, name: str, text: str, params: dict[str, Any], *, read_only: bool) -> QueryResult:
+        if _has_nul(params):
+            # The client inlines parameters into a C string header, which a NUL would cut short.
+            raise StatementError(name, "a string parameter contains NUL (\\u0000), "
+                                       "which the embedded store cannot hold")
         try:
             run = self._graph.ro_query if read_only else self._graph.query
             result = run(text, params)
@@ -130,6 +134,16 @@ class FalkorDBStore(GraphStore):
 
     def close(self) -> None:
         self._db.connection.close()
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(_has_nul(v) for v in value)
+    return False
 
 
 def _column_name(header: Any) -> str:

@@ -1,0 +1,93 @@
+"""Fixtures: a real embedded server per test session, a fresh graph per test, and Neo4j
+through testcontainers where Docker exists (skipped, with the reason, where it does not)."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kernel.paths import cypher_dir
+from kernel.schema import init_schema
+from kernel.settings import KernelSettings
+from kernel.store import GraphStore, open_store
+from kernel.store.embedded_server import EmbeddedServer
+from kernel.store.neo4j_backend import Neo4jStore
+from kernel.store.queries import QueryCatalog
+
+NEO4J_IMAGE = "neo4j:5.26-community"
+_graph_numbers = itertools.count()
+
+
+@pytest.fixture(autouse=True)
+def _no_user_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never see the developer's KERNEL_* / NEO4J_* settings."""
+    for name in list(os.environ):
+        if name.startswith(("KERNEL_", "NEO4J_")):
+            monkeypatch.delenv(name)
+
+
+@pytest.fixture(scope="session")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One embedded server for the whole session; stopped at the end."""
+    path = tmp_path_factory.mktemp("kernel-data")
+    yield path
+    EmbeddedServer(path).stop()
+
+
+def embedded_settings(data_dir: Path, graph_name: str) -> KernelSettings:
+    return KernelSettings(graph="embedded", data_dir=data_dir, graph_name=graph_name)
+
+
+@pytest.fixture
+def embedded_store(data_dir: Path) -> Iterator[GraphStore]:
+    store = open_store(embedded_settings(data_dir, f"test-{next(_graph_numbers)}"))
+    yield store
+    store.drop_all()
+    store.close()
+
+
+def _docker_problem() -> str | None:
+    try:
+        import docker
+
+        docker.from_env().ping()
+    except Exception as exc:
+        return f"no Docker engine here ({type(exc).__name__}): Neo4j backend tests skipped"
+    return None
+
+
+@pytest.fixture(scope="session")
+def neo4j_server() -> Iterator[tuple[str, str]]:
+    problem = _docker_problem()
+    if problem:
+        pytest.skip(problem)
+    from testcontainers.neo4j import Neo4jContainer
+
+    with Neo4jContainer(NEO4J_IMAGE, password="kernel-test-password") as container:
+        yield container.get_connection_url(), "kernel-test-password"
+
+
+@pytest.fixture
+def neo4j_store(neo4j_server: tuple[str, str]) -> Iterator[GraphStore]:
+    uri, password = neo4j_server
+    store = Neo4jStore(QueryCatalog(cypher_dir(), "neo4j"), uri, "neo4j", password)
+    store.drop_all()
+    yield store
+    store.drop_all()
+    store.close()
+
+
+@pytest.fixture(params=["embedded", pytest.param("neo4j", marks=pytest.mark.neo4j)])
+def store(request: pytest.FixtureRequest) -> GraphStore:
+    """The same suite runs against each backend."""
+    return request.getfixturevalue(f"{request.param}_store")
+
+
+@pytest.fixture
+def initialised(store: GraphStore) -> GraphStore:
+    init_schema(store)
+    return store

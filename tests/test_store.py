@@ -1,0 +1,126 @@
+"""The store suite: runs unchanged against the embedded backend and against Neo4j."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from kernel.errors import ParameterError, StatementError, TemplateError, UnknownQueryError
+from kernel.store import GraphStore
+
+
+def _vector(seed: int, dims: int = 384) -> list[float]:
+    rng = random.Random(seed)
+    return [rng.uniform(-1, 1) for _ in range(dims)]
+
+
+def _near(base: list[float], noise: float, seed: int) -> list[float]:
+    rng = random.Random(seed)
+    return [v + rng.uniform(-noise, noise) for v in base]
+
+
+def test_ping_round_trip(store: GraphStore) -> None:
+    assert store.run("admin/ping") == [{"one": 1}]
+    assert store.ping() > 0
+
+
+def test_create_read_update_delete(store: GraphStore) -> None:
+    store.run("bench/merge_node", {"id": "bench:a", "caption": "first"})
+    rows = store.execute_adhoc("MATCH (n:Run {id: $id}) RETURN n.caption AS c", {"id": "bench:a"},
+                               write=False).records()
+    assert rows == [{"c": "first"}]
+    store.run("bench/merge_node", {"id": "bench:a", "caption": "second"})
+    rows = store.execute_adhoc("MATCH (n:Run) RETURN n.id AS id, n.caption AS c", {},
+                               write=False).records()
+    assert rows == [{"id": "bench:a", "c": "second"}]
+    store.run("bench/cleanup")
+    assert store.run("admin/count_by_label") == []
+
+
+def test_merge_is_idempotent(store: GraphStore) -> None:
+    rows = [{"id": f"bench:{i}", "caption": str(i)} for i in range(50)]
+    for _ in range(3):
+        assert store.run_batched("bench/merge_nodes", rows, batch_size=20) == 50
+    assert store.run("admin/count_by_label") == [{"label": "Run", "nodes": 50}]
+
+
+def test_failing_statement_leaves_nothing_behind(initialised: GraphStore) -> None:
+    store = initialised
+    before = store.run("admin/count_by_label")
+    # The second CREATE breaks the unique constraint after the first one ran.
+    with pytest.raises(StatementError):
+        store.execute_adhoc(
+            "CREATE (:Run {id: 'run:fresh'}) WITH 1 AS x CREATE (:Resolver {id: 'resolver:self-model-0'})",
+            {}, write=True)
+    assert store.run("admin/count_by_label") == before
+    # A runtime error late in a statement also rolls back what it wrote first.
+    with pytest.raises(StatementError):
+        store.execute_adhoc("CREATE (:Run {id: 'run:x'}) WITH 1 AS x RETURN 1 / 0 AS boom", {},
+                            write=True)
+    assert store.run("admin/count_by_label") == before
+
+
+def test_unique_id_is_enforced(initialised: GraphStore) -> None:
+    with pytest.raises(StatementError):
+        initialised.execute_adhoc("CREATE (:Resolver {id: 'resolver:claude-code-0'})", {},
+                                  write=True)
+
+
+def test_read_only_statements_cannot_write(store: GraphStore) -> None:
+    with pytest.raises(StatementError, match="--write"):
+        store.execute_adhoc("CREATE (:Run {id: 'run:nope'})", {}, write=False)
+    assert store.run("admin/count_by_label") == []
+
+
+def test_plain_values_come_back_the_same_way(store: GraphStore) -> None:
+    store.execute_adhoc(
+        "CREATE (:Run {id: 'run:v', i: 3, f: 2.5, s: 'x', b: true, l: [1, 2]})", {}, write=True)
+    result = store.execute_adhoc("MATCH (n:Run) RETURN n, n.l AS l, {k: n.i} AS m", {},
+                                 write=False).records()
+    assert result == [{
+        "n": {"labels": ["Run"],
+              "properties": {"id": "run:v", "i": 3, "f": 2.5, "s": "x", "b": True, "l": [1, 2]}},
+        "l": [1, 2],
+        "m": {"k": 3},
+    }]
+
+
+def test_vector_query_returns_nearest_first_with_similarity_in_unit_range(
+        initialised: GraphStore) -> None:
+    store = initialised
+    base = _vector(1)
+    patterns = {
+        "goal_pattern:same": base,
+        "goal_pattern:near": _near(base, 0.2, 2),
+        "goal_pattern:far": _near(base, 1.5, 3),
+        "goal_pattern:opposite": [-v for v in base],
+    }
+    for pid, vec in patterns.items():
+        store.run("vector/set_goal_pattern_embedding", {"id": pid, "summary": pid, "vector": vec})
+    rows = store.run("vector/nearest_goal_patterns", {"k": 4, "vector": base})
+    assert [r["id"] for r in rows] == ["goal_pattern:same", "goal_pattern:near",
+                                       "goal_pattern:far", "goal_pattern:opposite"]
+    sims = [r["similarity"] for r in rows]
+    assert all(0.0 <= s <= 1.0 + 1e-6 for s in sims)
+    assert sims == sorted(sims, reverse=True)
+    assert math.isclose(sims[0], 1.0, abs_tol=1e-4)
+    assert math.isclose(sims[-1], 0.0, abs_tol=1e-4)
+
+
+def test_unknown_query_name_is_named(store: GraphStore) -> None:
+    with pytest.raises(UnknownQueryError, match=r"admin/pnig.*did you mean admin/ping"):
+        store.run("admin/pnig")
+
+
+def test_missing_and_unexpected_parameters_are_named(store: GraphStore) -> None:
+    with pytest.raises(ParameterError, match=r"needs parameter\(s\) \$caption"):
+        store.run("bench/merge_node", {"id": "bench:x"})
+    with pytest.raises(ParameterError, match=r"does not use parameter\(s\) \$oops"):
+        store.run("admin/ping", {"oops": 1})
+
+
+def test_templates_only_take_ontology_names(store: GraphStore) -> None:
+    with pytest.raises(TemplateError, match="not a known label"):
+        store.run("graph_io/existing_ids", {"ids": []}, {"label": "Run) DETACH DELETE (x"})
