@@ -1,0 +1,41 @@
+# The two commands a newcomer runs (see README):
+#   make demo   install everything, then run the main job on the embedded store
+#   make test   install everything the tests need, then lint and run the tests
+# Installs are stamped, so a second run only does what changed.
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# The CPU build of torch; elsewhere point pip at your CPU wheel index with
+# PIP_TORCH_ARGS='--index-url <index>' (a plain PyPI install may pull a CUDA build).
+TORCH_SPEC ?= torch==2.13.0
+PIP_TORCH_ARGS ?=
+
+.PHONY: demo test lint bench clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet $(PIP_TORCH_ARGS) "$(TORCH_SPEC)"
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $@
+
+tests/cypher_lint/node_modules/.installed: tests/cypher_lint/package-lock.json
+	npm ci --prefix tests/cypher_lint --no-audit --no-fund --loglevel=error
+	touch $@
+
+demo: $(BIN)/.installed
+	$(BIN)/kernel db init
+	$(BIN)/kernel status
+
+lint: $(BIN)/.installed
+	$(BIN)/ruff check .
+
+test: $(BIN)/.installed tests/cypher_lint/node_modules/.installed lint
+	$(BIN)/python -m pytest
+
+bench: $(BIN)/.installed
+	$(BIN)/kernel bench store
+
+clean:
+	rm -rf $(VENV) tests/cypher_lint/node_modules

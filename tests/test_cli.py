@@ -1,0 +1,115 @@
+"""The ``kernel`` command, driven as a user would, against the embedded store."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kernel.cli.app import app
+from kernel.errors import KernelError
+
+_names = itertools.count()
+
+
+class Kernel:
+    """Runs ``kernel ...`` in-process with its own graph on the session's server."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.runner = CliRunner()
+        self.env = {"KERNEL_DATA_DIR": str(data_dir), "KERNEL_GRAPH_NAME": f"cli-{next(_names)}",
+                    "COLUMNS": "200"}
+
+    def __call__(self, *args: str, ok: bool = True) -> tuple[int, str]:
+        result = self.runner.invoke(app, list(args), env=self.env, catch_exceptions=True)
+        if isinstance(result.exception, KernelError):
+            return 2, str(result.exception)
+        if result.exception and not isinstance(result.exception, SystemExit):
+            raise result.exception
+        if ok:
+            assert result.exit_code == 0, result.output
+        return result.exit_code, result.output
+
+
+@pytest.fixture
+def kernel(data_dir: Path) -> Iterator[Kernel]:
+    k = Kernel(data_dir)
+    yield k
+    k("db", "reset", "--yes")
+
+
+def test_init_then_status(kernel: Kernel) -> None:
+    _, out = kernel("db", "init")
+    assert "schema v0 -> v1" in out
+    _, out = kernel("db", "init")
+    assert "already at v1" in out
+    _, out = kernel("status", "--json")
+    status = json.loads(out)
+    assert status["nodes"]["Resolver"] == 3
+    assert status["relationships"]["PROVIDES"] == 26
+    assert status["store"]["schema"] == 1
+
+
+def test_query_is_read_only_unless_asked(kernel: Kernel) -> None:
+    kernel("db", "init")
+    code, message = kernel("query", "CREATE (:Run {id: 'run:1'})", ok=False)
+    assert code == 2 and "--write" in message
+    kernel("query", "CREATE (:Run {id: $id, n: $n})", "--write", "-p", "id=run:1", "-p", "n=3")
+    _, out = kernel("query", "MATCH (r:Run {id: $id}) RETURN r.n AS n", "-p", "id=run:1", "--json")
+    assert json.loads(out) == [{"n": 3}]
+    _, out = kernel("query", "MATCH (r:Resolver) RETURN r.id AS id ORDER BY id")
+    assert "resolver:claude-code-0" in out
+    code, message = kernel("query", "RETURN 1", "-p", "oops", ok=False)
+    assert code == 2 and "name=value" in message
+
+
+def test_export_import_round_trip(kernel: Kernel, tmp_path: Path) -> None:
+    kernel("db", "init")
+    first = tmp_path / "a.jsonl"
+    _, out = kernel("graph", "export", str(first))
+    assert "exported 30 nodes and 26 relationships" in out
+    kernel("db", "reset", "--yes")
+    _, out = kernel("graph", "import", str(first))
+    assert "imported 30 nodes" in out
+    second = tmp_path / "b.jsonl"
+    kernel("graph", "export", str(second))
+    assert first.read_text() == second.read_text()
+
+
+def test_a_malformed_file_is_named_by_line(kernel: Kernel, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"kind":"header","format":"kernel-graph","version":1}\n{"kind":"node"\n')
+    code, message = kernel("graph", "import", str(bad), ok=False)
+    assert code == 2 and message.startswith(f"{bad}:2:") and "not valid JSON" in message
+
+
+def test_bad_settings_say_how_to_fix_them(kernel: Kernel) -> None:
+    code, message = kernel("--graph", "postgres://x", "status", ok=False)
+    assert code == 2 and "neo4j://host:7687" in message
+    kernel.env["NEO4J_PASSWORD"] = "secret"
+    code, message = kernel("--graph", "bolt://127.0.0.1:9", "status", ok=False)
+    assert code == 2 and "docker compose up -d" in message
+    code, message = kernel("db", "reset", ok=False)
+    assert code == 2 and "--yes" in message
+
+
+def test_db_status_and_stop(tmp_path: Path) -> None:
+    k = Kernel(tmp_path)
+    k("db", "init")
+    _, out = k("db", "status")
+    assert "running (pid" in out and "v1 (this kernel: v1)" in out
+    _, out = k("db", "stop")
+    assert "stopped" in out
+    _, out = k("db", "status")
+    assert "stopped" in out
+
+
+def test_bench_store_prints_figures(kernel: Kernel) -> None:
+    _, out = kernel("bench", "store", "--rows", "200", "--repeats", "5")
+    for figure in ("RETURN 1 round trip", "single-node MERGE", "200-row batched MERGE",
+                   "export", "import"):
+        assert figure in out

@@ -1,0 +1,75 @@
+"""Every Neo4j-bound statement passes Neo4j's own Cypher front end.
+
+The linter is ``@neo4j-cypher/language-support`` (``lintCypherQuery``) run by
+node against the Neo4j 5 function/procedure catalogue the package ships, so a
+function or procedure Neo4j lacks is an error. Undeclared parameters are the
+only errors ignored: the catalogue knows nothing of ours.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kernel.paths import cypher_dir
+from kernel.store.ontology import EXPORTED_LABELS, LABELS
+from kernel.store.queries import _SLOT_VOCABULARY, NamedQuery, QueryCatalog, neo4j_bound
+
+LINT_DIR = Path(__file__).parent / "cypher_lint"
+
+
+def _lint(statements: list[tuple[str, str]]) -> dict[str, list[dict]]:
+    node = shutil.which("node")
+    if node is None or not (LINT_DIR / "node_modules").is_dir():
+        pytest.fail("the Cypher linter is not installed: run 'make test' (it runs "
+                    "'npm ci --prefix tests/cypher_lint'), or install Node.js 18+")
+    payload = json.dumps([{"name": n, "text": t} for n, t in statements])
+    done = subprocess.run([node, str(LINT_DIR / "lint.mjs")], input=payload, capture_output=True,
+                          text=True, cwd=LINT_DIR, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    return {r["name"]: r["diagnostics"] for r in json.loads(done.stdout)}
+
+
+def _renderings(query: NamedQuery) -> list[tuple[str, str]]:
+    """One rendering per label for label templates, representative names for the rest."""
+    if not query.slots:
+        return [(query.name, query.text)]
+    out = []
+    labels = [s.name for s in LABELS] if "label" in query.slots else [None]
+    for label in labels:
+        ids = {slot: sorted(_SLOT_VOCABULARY[slot])[0] for slot in query.slots}
+        if label is not None:
+            ids["label"] = label
+        if "prop" in ids and query.name.endswith("vector"):
+            ids["prop"] = "embedding"
+        out.append((f"{query.name}[{label}]", query.render(ids)))
+    return out
+
+
+def _errors(diagnostics: list[dict]) -> list[str]:
+    return [d["message"] for d in diagnostics
+            if d["severity"] == "error" and not d["message"].startswith("Parameter $")]
+
+
+def test_every_neo4j_statement_passes_neo4js_linter() -> None:
+    statements = [r for q in neo4j_bound(cypher_dir()) for r in _renderings(q)]
+    assert len(statements) > len(EXPORTED_LABELS)
+    results = _lint(statements)
+    failures = {name: _errors(diags) for name, diags in results.items() if _errors(diags)}
+    assert failures == {}
+
+
+def test_the_linter_rejects_what_neo4j_lacks() -> None:
+    """The check can fail: FalkorDB's own dialect is refused by Neo4j's front end."""
+    falkordb_only = [q for q in QueryCatalog(cypher_dir(), "falkordb") if q.dialect == "falkordb"]
+    vector = next(q for q in falkordb_only if q.name == "vector/nearest_goal_patterns")
+    results = _lint([("falkordb-vector", vector.text),
+                     ("broken", "MATCH (n) RETURN n ORDER"),
+                     ("no-exists", "RETURN vecf32([1.0, 2.0]) AS v")])
+    assert any("db.idx.vector.queryNodes" in m for m in _errors(results["falkordb-vector"]))
+    assert _errors(results["broken"])
+    assert any("vecf32" in m for m in _errors(results["no-exists"]))

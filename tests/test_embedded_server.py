@@ -1,0 +1,157 @@
+"""The embedded server: reused per data directory, stopped cleanly, and durable under kill -9."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from kernel.store import GraphStore, open_store
+from kernel.store.embedded_server import EmbeddedServer
+from tests.conftest import embedded_settings
+
+
+@pytest.fixture
+def private_dir(tmp_path: Path) -> Iterator[Path]:
+    """A data directory with its own server, for tests that kill or stop it."""
+    yield tmp_path
+    EmbeddedServer(tmp_path).stop()
+
+
+def _open(path: Path) -> GraphStore:
+    return open_store(embedded_settings(path, "durable"))
+
+
+def _count(store: GraphStore) -> int:
+    rows = store.run("admin/count_by_label")
+    return sum(r["nodes"] for r in rows)
+
+
+def _wait_dead(pid: int) -> None:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"pid {pid} still alive")
+
+
+def test_stores_on_one_directory_share_one_server(private_dir: Path) -> None:
+    first, second = _open(private_dir), _open(private_dir)
+    try:
+        assert first.describe()["server_pid"] == second.describe()["server_pid"]
+        first.run("bench/merge_node", {"id": "bench:1", "caption": "x"})
+        assert _count(second) == 1
+    finally:
+        first.close()
+        second.close()
+
+
+def test_server_listens_on_a_private_socket_with_a_password(private_dir: Path) -> None:
+    store = _open(private_dir)
+    store.close()
+    server = EmbeddedServer(private_dir)
+    assert "port 0" in server.conffile.read_text().splitlines()
+    assert oct(server.conffile.stat().st_mode & 0o777) == "0o600"
+    assert oct(server.secretfile.stat().st_mode & 0o777) == "0o600"
+    client = redis.Redis(unix_socket_path=str(server.socket))
+    with pytest.raises(redis.exceptions.AuthenticationError):
+        client.ping()
+
+
+def test_stop_then_start_keeps_the_data(private_dir: Path) -> None:
+    store = _open(private_dir)
+    store.run_batched("bench/merge_nodes", [{"id": f"bench:{i}", "caption": "x"} for i in range(50)])
+    store.close()
+    server = EmbeddedServer(private_dir)
+    assert server.stop() is True
+    assert server.status().running is False
+    assert server.stop() is False
+    store = _open(private_dir)
+    try:
+        assert _count(store) == 50
+    finally:
+        store.close()
+
+
+def test_kill_9_of_the_server_loses_no_acknowledged_write(private_dir: Path) -> None:
+    store = _open(private_dir)
+    for i in range(200):
+        store.run("bench/merge_node", {"id": f"bench:{i}", "caption": "acknowledged"})
+    pid = store.describe()["server_pid"]
+    store.close()
+    os.kill(pid, signal.SIGKILL)
+    _wait_dead(pid)
+    store = _open(private_dir)  # starts a new server, which replays the AOF
+    try:
+        assert store.describe()["server_pid"] != pid
+        assert _count(store) == 200
+    finally:
+        store.close()
+
+
+def test_kill_9_of_the_program_loses_no_acknowledged_write(private_dir: Path) -> None:
+    writer = textwrap.dedent(f"""
+        import sys
+        from kernel.settings import KernelSettings
+        from kernel.store import open_store
+        store = open_store(KernelSettings(data_dir={str(private_dir)!r}, graph_name="durable"))
+        i = 0
+        while True:
+            store.run("bench/merge_node", {{"id": f"bench:{{i}}", "caption": "x"}})
+            print(i, flush=True)
+            i += 1
+    """)
+    child = subprocess.Popen([sys.executable, "-c", writer], stdout=subprocess.PIPE, text=True)
+    acknowledged = []
+    assert child.stdout is not None
+    for line in child.stdout:
+        acknowledged.append(int(line))
+        if len(acknowledged) >= 300:
+            break
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    store = _open(private_dir)
+    try:
+        assert EmbeddedServer(private_dir).status().running
+        ids = {r["id"] for r in store.execute_adhoc("MATCH (n:Run) RETURN n.id AS id", {},
+                                                     write=False).records()}
+        assert {f"bench:{i}" for i in acknowledged} <= ids
+    finally:
+        store.close()
+
+
+def test_concurrent_starts_yield_one_server(private_dir: Path) -> None:
+    starter = ("from pathlib import Path; from kernel.store.embedded_server import EmbeddedServer; "
+               f"EmbeddedServer(Path({str(private_dir)!r})).ensure_running(); "
+               f"print(Path({str(private_dir / 'falkordb.pid')!r}).read_text().strip())")
+    procs = [subprocess.Popen([sys.executable, "-c", starter], stdout=subprocess.PIPE, text=True)
+             for _ in range(3)]
+    pids = {p.communicate(timeout=60)[0].strip() for p in procs}
+    assert len(pids) == 1
+    # redis-server titles itself with its socket: exactly one process serves this directory.
+    socket = EmbeddedServer(private_dir).socket
+    found = subprocess.run(["pgrep", "-f", f"redis-server unixsocket:{socket}"],
+                           capture_output=True, text=True, check=False).stdout.split()
+    assert found == list(pids)
+
+
+def test_a_stale_pidfile_is_replaced(private_dir: Path) -> None:
+    server = EmbeddedServer(private_dir)
+    private_dir.mkdir(exist_ok=True)
+    server.pidfile.write_text("999999\n")
+    store = _open(private_dir)
+    try:
+        assert store.describe()["server_pid"] != 999999
+    finally:
+        store.close()
