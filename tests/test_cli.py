@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -95,6 +98,17 @@ def test_bad_settings_say_how_to_fix_them(kernel: Kernel) -> None:
     assert code == 2 and "docker compose up -d" in message
     code, message = kernel("db", "reset", ok=False)
     assert code == 2 and "--yes" in message
+
+
+def test_errors_exit_2_with_one_line_on_stderr(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", "from kernel.cli.app import main; main()", "--graph", "ftp://x",
+         "status"], capture_output=True, text=True, check=False,
+        env={**os.environ, "KERNEL_DATA_DIR": str(tmp_path), "COLUMNS": "40"})
+    assert done.returncode == 2
+    assert done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: graph URI 'ftp://x' is not understood")
 
 
 def test_db_status_and_stop(tmp_path: Path) -> None:

@@ -240,3 +240,29 @@ def test_any_graph_survives_export_import_export(embedded_store: GraphStore, tmp
     store.drop_all()
     import_graph(store, copy_path)
     assert _export(store) == first
+
+
+@pytest.mark.neo4j
+def test_embedded_to_neo4j_and_back_gives_the_same_graph(
+        embedded_store: GraphStore, neo4j_store: GraphStore, tmp_path: Path,
+        data_dir: Path) -> None:
+    initialised = embedded_store
+    init_schema(initialised)
+    initialised.run("vector/set_goal_pattern_embedding",
+                    {"id": "goal_pattern:x", "summary": "x", "vector": [0.5] * 384})
+    from_embedded = _export(initialised)
+    path = tmp_path / "a.jsonl"
+    path.write_text(from_embedded)
+    init_schema(neo4j_store)
+    import_graph(neo4j_store, path)
+    from_neo4j = _export(neo4j_store)
+    assert from_neo4j == from_embedded
+    back = open_store(embedded_settings(data_dir, "back-from-neo4j"))
+    try:
+        init_schema(back)
+        path.write_text(from_neo4j)
+        import_graph(back, path)
+        assert _export(back) == from_embedded
+    finally:
+        back.drop_all()
+        back.close()

@@ -20,7 +20,7 @@ from kernel.graph_io.format import (
 from kernel.store.base import GraphStore
 from kernel.store.ontology import EXPORTED_LABELS, LABEL_NAMES
 
-PAGE_SIZE = 1000
+PAGE_SIZE = 5000
 
 
 @dataclass
