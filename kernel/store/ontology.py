@@ -39,10 +39,10 @@ LABELS: tuple[LabelSpec, ...] = (
     LabelSpec("CapabilityRequest", "capreq:", "caption", indexed=("fingerprint", "status")),
     LabelSpec("Constraint", "constraint:", "title", indexed=("type", "domain")),
     LabelSpec("FailureMode", "failure:", "slug"),
-    LabelSpec("Goal", "node:", "summary", indexed=("root_id", "status")),
+    LabelSpec("Goal", "node:", "summary", indexed=("run_id", "root_id", "status")),
     LabelSpec("GoalPattern", "goal_pattern:", "summary"),
     LabelSpec("LedgerEntry", "ledger:", "caption", indexed=("run_id",)),
-    LabelSpec("LogEntry", "log:", "summary", indexed=("goal_id",)),
+    LabelSpec("LogEntry", "log:", "summary", indexed=("run_id", "goal_id")),
     LabelSpec("Resolver", "resolver:", "label"),
     LabelSpec("Run", "run:", "caption"),
     # Bookkeeping of the store itself: never exported, never imported.
@@ -61,6 +61,7 @@ REL_TYPES: tuple[str, ...] = (
     "COMPOSED_OF",      # Resolver -> Resolver {order, role}
     "DEPENDS_ON",       # Goal -> Goal (siblings)
     "DERIVED_FROM",     # Artifact -> Artifact, Constraint -> Constraint
+    "DRAWN_FROM",       # BudgetEvent -> Goal (the parent a grant came from)
     "ENABLES",          # Capability -> Capability
     "FAILED_BECAUSE",   # Attempt -> FailureMode
     "FAILED_ON",        # Resolver -> GoalPattern {sigma_v, cost, ...}

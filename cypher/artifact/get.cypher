@@ -1,0 +1,4 @@
+// mode: read
+// An artifact's metadata and lineage.
+MATCH (a:Artifact {id: $artifact_id})
+RETURN properties(a) AS artifact

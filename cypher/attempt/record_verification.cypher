@@ -1,0 +1,24 @@
+// mode: write
+// Attaches a verification to the attempt and the goal; on SAT the selected constraints
+// become resolved, on UNSAT resolved ones are cleared and the failure mode is linked.
+MATCH (run:Run {id: $run_id}), (a:Attempt {id: $attempt_id})-[:FOR]->(g:Goal)
+WHERE run.seq = $seq AND a.verdict IS NULL AND g.last_attempt_id = a.id
+SET run.seq = $seq + 1,
+    a.verification = $verification, a.verdict = $verdict, a.sigma_v = $sigma_v,
+    a.failure_mode = $failure_mode,
+    g.verification = $verification, g.sigma_v = $sigma_v
+WITH a, g
+OPTIONAL MATCH (g)-[old:HAS_CONSTRAINT {id: 'resolved'}]->(:Constraint)
+DELETE old
+WITH DISTINCT a, g
+FOREACH (_ IN CASE WHEN $failure_mode IS NULL THEN [] ELSE [1] END |
+  MERGE (f:FailureMode {id: $failure_mode})
+  ON CREATE SET f.slug = $failure_slug
+  MERGE (a)-[:FAILED_BECAUSE]->(f))
+WITH a, g
+OPTIONAL MATCH (g)-[:HAS_CONSTRAINT {id: 'selected'}]->(c:Constraint)
+WHERE $verdict = 'SAT'
+FOREACH (x IN CASE WHEN c IS NULL THEN [] ELSE [c] END |
+  MERGE (g)-[h:HAS_CONSTRAINT {id: 'resolved'}]->(x)
+  SET h.role = 'resolved')
+RETURN a.id AS id, count(c) AS resolved

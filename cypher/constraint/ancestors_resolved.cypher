@@ -1,0 +1,6 @@
+// mode: read
+// Union of the resolved constraints of a goal and all its ancestors (what a child inherits).
+MATCH (g:Goal {id: $goal_id})-[:CHILD_OF*0..]->(a:Goal)
+MATCH (a)-[:HAS_CONSTRAINT {id: 'resolved'}]->(c:Constraint)
+RETURN DISTINCT c.id AS id
+ORDER BY id

@@ -1,0 +1,7 @@
+// mode: write
+// Creates constraints by content id; an existing one keeps its first provenance.
+UNWIND $rows AS row
+MERGE (c:Constraint {id: row.id})
+ON CREATE SET c.type = row.type, c.domain = row.domain, c.title = row.title,
+              c.payload = row.payload, c.provenance = row.provenance
+RETURN count(c) AS merged

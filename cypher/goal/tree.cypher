@@ -1,0 +1,10 @@
+// mode: read
+// Every goal of a run with what `kernel tree` shows.
+MATCH (g:Goal {run_id: $run_id})
+RETURN g.id AS id, g.parent_id AS parent_id, g.depth AS depth, g.seq AS seq,
+       g.summary AS summary, g.status AS status, g.sigma_v AS sigma_v,
+       g.sigma_path AS sigma_path, g.cost_allocated AS cost_allocated,
+       g.cost_spent AS cost_spent, g.cost_granted AS cost_granted,
+       g.cost_refunded AS cost_refunded, g.time_allocated AS time_allocated,
+       g.time_spent AS time_spent, coalesce(g.stale, false) AS stale
+ORDER BY g.depth, g.seq, g.id

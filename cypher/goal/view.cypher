@@ -1,0 +1,20 @@
+// mode: read
+// What next_action needs: status, which step outputs exist, and whether the goal
+// waits on an unresolved sibling dependency or on unresolved children.
+// (Aggregated OPTIONAL MATCHes, not pattern comprehensions: FalkorDB evaluates a
+// comprehension with a literal relationship-property map against the first edge only.)
+MATCH (g:Goal {id: $goal_id})
+OPTIONAL MATCH (g)-[h:HAS_CONSTRAINT]->(:Constraint)
+WITH g, collect(DISTINCT h.role) AS roles
+OPTIONAL MATCH (g)-[:DEPENDS_ON]->(d:Goal)
+WHERE d.status <> 'resolved'
+WITH g, roles, count(d) AS open_dependencies
+OPTIONAL MATCH (c:Goal)-[:CHILD_OF]->(g)
+WHERE c.status <> 'resolved' AND coalesce(c.stale, false) = false
+WITH g, roles, open_dependencies, count(c) AS open_children
+RETURN g.status AS status,
+       'eligible' IN roles AS has_eligible,
+       'selected' IN roles AS has_selected,
+       g.plan_artifact_id IS NOT NULL AS has_plan,
+       g.output_artifact_id IS NOT NULL AS has_output,
+       open_dependencies + open_children > 0 AS blocked

@@ -1,0 +1,111 @@
+"""Content-addressed artifact store: bytes on disk by sha256, metadata and lineage in the graph.
+
+Identical content is stored once; every read re-hashes the bytes, so a corrupted or
+altered blob is detected instead of silently used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from kernel.core.envelopes import Artifact, Lineage
+from kernel.core.run import Run
+from kernel.errors import KernelError
+
+URI_SCHEME = "cas://sha256/"
+
+
+class ArtifactIntegrityError(KernelError):
+    """Stored bytes no longer match their hash."""
+
+
+class ArtifactNotFoundError(KernelError):
+    """No stored bytes or no artifact node for that id."""
+
+
+class BlobStore:
+    """Bytes addressed by their sha256 under ``DATA_DIR/artifacts``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def path(self, sha256: str) -> Path:
+        return self.root / sha256[:2] / sha256
+
+    def put(self, data: bytes) -> str:
+        digest = hashlib.sha256(data).hexdigest()
+        target = self.path(digest)
+        if target.exists():
+            return digest  # identical content is stored once
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".incoming-")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.chmod(tmp, 0o444)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return digest
+
+    def get(self, sha256: str) -> bytes:
+        try:
+            data = self.path(sha256).read_bytes()
+        except FileNotFoundError:
+            raise ArtifactNotFoundError(f"no stored bytes for sha256 {sha256}") from None
+        if hashlib.sha256(data).hexdigest() != sha256:
+            raise ArtifactIntegrityError(f"artifact bytes for {sha256} are corrupted "
+                                         f"({self.path(sha256)})")
+        return data
+
+
+class Artifacts:
+    """Registers artifacts of a run: bytes in the blob store, node and lineage in the graph."""
+
+    def __init__(self, run: Run, blobs: BlobStore) -> None:
+        self.run = run
+        self.blobs = blobs
+
+    def register(self, goal_id: str, content: bytes | str, *, type: str, format: str,
+                 lineage: Lineage, metadata: Mapping[str, Any] | None = None,
+                 sigma: float | None = None) -> Artifact:
+        data = content.encode() if isinstance(content, str) else content
+        digest = self.blobs.put(data)
+        artifact = Artifact(
+            id=self.run.new_id("artifact"), node_id=goal_id, type=type, format=format,
+            uri=URI_SCHEME + digest, sha256=digest, size_bytes=len(data),
+            metadata=dict(metadata or {}), lineage=lineage, sigma=sigma)
+        props = {
+            "id": artifact.id, "goal_id": goal_id, "type": type, "format": format,
+            "uri": artifact.uri, "sha256": digest, "size_bytes": len(data),
+            "metadata": json.dumps(artifact.metadata, sort_keys=True),
+            "lineage": lineage.model_dump_json(), "sigma": sigma, "seq": self.run.seq,
+            "caption": f"{type}:{format} {digest[:8]}",
+        }
+        self.run.commit("artifact/create", {
+            "goal_id": goal_id, "props": {k: v for k, v in props.items() if v is not None},
+            "input_ids": list(lineage.input_artifact_ids),
+        }, what=f"register an artifact of {goal_id}")
+        return artifact
+
+    def get(self, artifact_id: str) -> Artifact:
+        rows = self.run.store.run("artifact/get", {"artifact_id": artifact_id})
+        if not rows:
+            raise ArtifactNotFoundError(f"no artifact {artifact_id!r}")
+        a = rows[0]["artifact"]
+        return Artifact(id=a["id"], node_id=a["goal_id"], type=a["type"], format=a["format"],
+                        uri=a["uri"], sha256=a["sha256"], size_bytes=a["size_bytes"],
+                        metadata=json.loads(a["metadata"]),
+                        lineage=Lineage.model_validate_json(a["lineage"]), sigma=a.get("sigma"))
+
+    def read(self, artifact_id: str) -> bytes:
+        return self.blobs.get(self.get(artifact_id).sha256)

@@ -1,0 +1,91 @@
+"""Resolution attempts: the TRY history of a goal, 1..T_max, each with its verification.
+
+Opening an attempt advances the goal's ``attempt_count`` and ``last_attempt_id`` in the
+same commit; recording its output writes the spend that paid for it in that commit too.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from kernel.core.budget import Amount, BudgetEnforcer
+from kernel.core.envelopes import Attempt, Verification
+from kernel.core.run import CommitRejected, Run
+from kernel.errors import KernelError
+
+
+class AttemptsExhaustedError(KernelError):
+    """The goal already used all max_attempts tries (time to BUILD)."""
+
+
+class Attempts:
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.store = run.store
+
+    def open(self, goal_id: str, resolver_id: str, *, plan_artifact_id: str | None = None,
+             input_artifact_ids: Sequence[str] = (), feedback: dict[str, Any] | None = None,
+             ) -> Attempt:
+        goal = self.store.run("goal/get", {"goal_id": goal_id})[0]["goal"]
+        index = int(goal["attempt_count"]) + 1
+        if index > int(goal["max_attempts"]):
+            raise AttemptsExhaustedError(
+                f"{goal_id} has used all {goal['max_attempts']} attempts")
+        attempt = Attempt(id=self.run.new_id("attempt"), node_id=goal_id, attempt_index=index,
+                          resolver_id=resolver_id, plan_artifact_id=plan_artifact_id,
+                          input_artifact_ids=list(input_artifact_ids), feedback=feedback)
+        props = {
+            "id": attempt.id, "goal_id": goal_id, "attempt_index": index,
+            "resolver_id": resolver_id, "plan_artifact_id": plan_artifact_id,
+            "input_artifact_ids": list(input_artifact_ids),
+            "feedback": json.dumps(feedback, sort_keys=True) if feedback is not None else None,
+            "cost": 0, "time": 0, "seq": self.run.seq,
+            "caption": f"attempt {index} of {goal_id[-6:]}",
+        }
+        try:
+            self.run.commit("attempt/open", {
+                "goal_id": goal_id, "attempt_index": index, "attempt_id": attempt.id,
+                "resolver_id": resolver_id,
+                "props": {k: v for k, v in props.items() if v is not None},
+            }, what=f"open attempt {index} of {goal_id}")
+        except CommitRejected as exc:
+            raise AttemptsExhaustedError(str(exc)) from exc
+        return attempt
+
+    def record_output(self, attempt: Attempt, output_artifact_id: str | None,
+                      spent: Amount) -> bool:
+        """The resolver's output and the spend that paid for it, in one commit.
+
+        Returns True if the goal is now over budget (see BudgetEnforcer.record)."""
+        return BudgetEnforcer(self.run).record(
+            attempt.node_id, spent, attempt.resolver_id, "resolve", attempt_id=attempt.id,
+            output_artifact_id=output_artifact_id)
+
+    def record_verification(self, attempt_id: str, verification: Verification,
+                            failure_slug: str | None = None) -> None:
+        failure = f"failure:{failure_slug}" if failure_slug and verification.verdict == "UNSAT" \
+            else None
+        self.run.commit("attempt/record_verification", {
+            "attempt_id": attempt_id, "verification": verification.model_dump_json(),
+            "verdict": verification.verdict, "sigma_v": verification.sigma_v,
+            "failure_mode": failure, "failure_slug": failure_slug,
+        }, what=f"record the verification of {attempt_id}")
+
+    def of_goal(self, goal_id: str) -> list[Attempt]:
+        out = []
+        for row in self.store.run("attempt/of_goal", {"goal_id": goal_id}):
+            a = row["attempt"]
+            out.append(Attempt(
+                id=a["id"], node_id=a["goal_id"], attempt_index=a["attempt_index"],
+                resolver_id=a["resolver_id"], plan_artifact_id=a.get("plan_artifact_id"),
+                input_artifact_ids=a.get("input_artifact_ids") or [],
+                output_artifact_id=a.get("output_artifact_id"),
+                feedback=json.loads(a["feedback"]) if a.get("feedback") else None,
+                verification=Verification.model_validate_json(a["verification"])
+                if a.get("verification") else None,
+                verdict=a.get("verdict"), sigma_v=a.get("sigma_v"),
+                failure_mode=a.get("failure_mode"), cost_micros=a.get("cost", 0),
+                time_ms=a.get("time", 0)))
+        return out

@@ -1,0 +1,172 @@
+"""Budget ledger and enforcer (axioms B1, B2).
+
+The ledger of allocate / spend / refund events is the source of truth; each goal's
+``cost_*`` / ``time_*`` properties are caches written in the same statement as the
+event. Amounts are integers (micro-dollars, milliseconds). A grant from a parent to a
+child is one ``allocate`` event drawn from the parent, so budget is conserved:
+remaining = allocated + refunded - spent - granted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from fractions import Fraction
+
+from kernel.core.run import Run
+from kernel.errors import KernelError
+
+RESERVE_FRACTION = Fraction(1, 5)  # 20% of a parent's remaining budget stays with it
+
+
+class BudgetError(KernelError):
+    """A budget operation cannot be applied."""
+
+
+@dataclass(frozen=True)
+class Amount:
+    cost: int  # micro-dollars
+    time: int  # milliseconds
+
+    def covers(self, other: Amount) -> bool:
+        return self.cost >= other.cost and self.time >= other.time
+
+
+class Decision(StrEnum):
+    ALLOWED = "ALLOWED"
+    DENIED = "DENIED"
+
+
+@dataclass(frozen=True)
+class PreCheck:
+    decision: Decision
+    remaining: Amount
+    granted: Amount | None = None  # drawn from the parent to allow the call
+
+
+@dataclass(frozen=True)
+class Split:
+    allocations: dict[str, Amount]
+    reserve: Amount
+
+
+def split(remaining: Amount, weights: Mapping[str, float]) -> Split:
+    """Proportional allocation with a 20% reserve; exact integers, deterministic.
+
+    Each child gets floor(allocatable * w / sum(w)); what rounding leaves over stays
+    in the reserve, so allocations + reserve == remaining exactly."""
+    if not weights:
+        raise BudgetError("no children to allocate to")
+    exact = {k: Fraction(repr(float(w))) for k, w in weights.items()}
+    if any(w < 0 for w in exact.values()):
+        raise BudgetError("child weights must not be negative")
+    if sum(exact.values()) == 0:
+        exact = dict.fromkeys(exact, Fraction(1))
+    cost = _shares(max(remaining.cost, 0), exact)
+    time = _shares(max(remaining.time, 0), exact)
+    allocations = {k: Amount(cost[k], time[k]) for k in sorted(exact)}
+    reserve = Amount(max(remaining.cost, 0) - sum(cost.values()),
+                     max(remaining.time, 0) - sum(time.values()))
+    return Split(allocations, reserve)
+
+
+def _shares(have: int, weights: Mapping[str, Fraction]) -> dict[str, int]:
+    allocatable = have - int(have * RESERVE_FRACTION)
+    total_weight = sum(weights.values())
+    return {k: int(allocatable * w / total_weight) for k, w in weights.items()}
+
+
+class BudgetEnforcer:
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.store = run.store
+
+    def allocate_root(self, goal_id: str, amount: Amount, description: str = "run budget") -> None:
+        self._positive(amount)
+        self.run.commit("budget/allocate_root", {
+            "goal_id": goal_id, "cost": amount.cost, "time": amount.time,
+            "event_id": self.run.new_id("budget"), "description": description,
+        }, what=f"allocate the run budget to {goal_id}")
+
+    def remaining(self, goal_id: str) -> Amount:
+        row = self._state(goal_id)
+        return Amount(int(row["cost_left"]), int(row["time_left"]))
+
+    def allocate_children(self, parent_id: str, weights: Mapping[str, float]) -> Split:
+        """Give each child its share of the parent's remaining budget, in one commit."""
+        plan = split(self.remaining(parent_id), weights)
+        rows = [{"child_id": cid, "cost": a.cost, "time": a.time, "weight": float(weights[cid]),
+                 "event_id": self.run.new_id("budget", cid)} for cid, a in plan.allocations.items()]
+        self.run.commit("budget/allocate_children", {
+            "goal_id": parent_id, "rows": rows, "child_ids": [r["child_id"] for r in rows],
+            "total_cost": sum(a.cost for a in plan.allocations.values()),
+            "total_time": sum(a.time for a in plan.allocations.values()),
+        }, what=f"allocate {parent_id}'s budget to its children")
+        return plan
+
+    def pre_check(self, goal_id: str, estimate: Amount) -> PreCheck:
+        """ALLOWED if the goal can pay, drawing the shortfall from its parent if the parent
+        has it (recorded as a grant); otherwise DENIED (the caller escalates to HIRE)."""
+        row = self._state(goal_id)
+        left = Amount(int(row["cost_left"]), int(row["time_left"]))
+        if left.covers(estimate):
+            return PreCheck(Decision.ALLOWED, left)
+        need = Amount(max(estimate.cost - left.cost, 0), max(estimate.time - left.time, 0))
+        if row["parent_id"] is not None:
+            parent_left = Amount(int(row["parent_cost_left"]), int(row["parent_time_left"]))
+            if parent_left.covers(need):
+                self.run.commit("budget/transfer", {
+                    "goal_id": goal_id, "cost": need.cost, "time": need.time,
+                    "event_id": self.run.new_id("budget"),
+                    "description": "pre-check shortfall drawn from parent",
+                }, what=f"grant {goal_id} its shortfall")
+                return PreCheck(Decision.ALLOWED, Amount(left.cost + need.cost,
+                                                         left.time + need.time), need)
+        return PreCheck(Decision.DENIED, left)
+
+    def record(self, goal_id: str, spent: Amount, resolver_id: str, operation: str,
+               attempt_id: str | None = None, output_artifact_id: str | None = None) -> bool:
+        """Record a call's actual cost, with the attempt (and output) it paid for, in one
+        commit; returns True if it overran what the goal had and its parent could not
+        cover it (the goal is then marked over budget)."""
+        self._non_negative(spent)
+        rows = self.run.commit("budget/spend", {
+            "goal_id": goal_id, "cost": spent.cost, "time": spent.time,
+            "resolver_id": resolver_id, "operation": operation, "attempt_id": attempt_id,
+            "output_artifact_id": output_artifact_id,
+            "event_id": self.run.new_id("budget"), "grant_id": self.run.new_id("budget", "cover"),
+        }, what=f"record a spend on {goal_id}")
+        return bool(rows[0]["overrun"]) and not bool(rows[0]["parent_covers"])
+
+    def refund(self, goal_id: str, amount: Amount, description: str) -> None:
+        self._non_negative(amount)
+        self.run.commit("budget/refund", {
+            "goal_id": goal_id, "cost": amount.cost, "time": amount.time,
+            "event_id": self.run.new_id("budget"), "description": description,
+        }, what=f"refund {goal_id}")
+
+    def ledger_totals(self, goal_id: str) -> dict[str, int]:
+        """Totals derived from the events alone, beside the caches (for audits and tests)."""
+        return self.store.run("budget/ledger_totals", {"goal_id": goal_id})[0]
+
+    def _state(self, goal_id: str) -> dict:
+        rows = self.store.run("budget/state", {"goal_id": goal_id})
+        if not rows:
+            raise BudgetError(f"no goal {goal_id!r}")
+        return rows[0]
+
+    @staticmethod
+    def _positive(amount: Amount) -> None:
+        if amount.cost <= 0 and amount.time <= 0:
+            raise BudgetError("a budget needs a positive cost or time")
+        BudgetEnforcer._non_negative(amount)
+
+    @staticmethod
+    def _non_negative(amount: Amount) -> None:
+        if amount.cost < 0 or amount.time < 0:
+            raise BudgetError(f"amounts must not be negative: {amount}")
+
+
+def total(amounts: Sequence[Amount]) -> Amount:
+    return Amount(sum(a.cost for a in amounts), sum(a.time for a in amounts))

@@ -1,0 +1,74 @@
+"""Confidence composition (formalization §5-6, axiom B7).
+
+sigma_v of a node is the minimum over its checks (see ``Verification``); sigma_path is
+the product of sigma_v along root -> node (unverified nodes count as 1); sigma_system is
+the minimum sigma_path over the live leaves. Values are kept at 15 significant digits,
+which both backends store and return identically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kernel.core.run import Run
+from kernel.core.units import canonical_float
+
+
+@dataclass(frozen=True)
+class PathNode:
+    id: str
+    sigma_v: float | None
+    depth: int
+
+
+def path_sigma(sigmas: Sequence[float | None]) -> float:
+    product = 1.0
+    for sigma in sigmas:
+        if sigma is not None:
+            product = canonical_float(product * sigma)
+    return product
+
+
+def weakest_ancestor(path: Sequence[PathNode]) -> str | None:
+    """The node with the lowest sigma_v on the path; the deepest one on ties (least to redo)."""
+    judged = [n for n in path if n.sigma_v is not None]
+    if not judged:
+        return None
+    return min(judged, key=lambda n: (n.sigma_v, -n.depth)).id
+
+
+def gated(sigma_path: float, tau_global: float) -> bool:
+    return sigma_path < tau_global
+
+
+class Confidence:
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.store = run.store
+
+    def path(self, goal_id: str) -> list[PathNode]:
+        rows = self.store.run("goal/path", {"goal_id": goal_id})
+        return [PathNode(p["id"], p["sigma_v"], int(p["depth"])) for p in rows[0]["path"]] \
+            if rows else []
+
+    def recompute_subtree(self, goal_id: str) -> dict[str, float]:
+        """Recompute sigma_path for a goal and its live descendants, in one commit."""
+        above = self.path(goal_id)
+        base = path_sigma([n.sigma_v for n in above[:-1]])
+        values: dict[str, float] = {}
+        for row in self.store.run("goal/subtree", {"goal_id": goal_id}):  # parents first
+            parent = base if row["id"] == goal_id else values[row["parent_id"]]
+            values[row["id"]] = path_sigma([parent, row["sigma_v"]])
+        if values:
+            self.run.commit("goal/set_sigma_paths", {
+                "rows": [{"id": k, "sigma_path": v} for k, v in sorted(values.items())],
+            }, what=f"recompute sigma_path under {goal_id}")
+        return values
+
+    def system_sigma(self) -> float | None:
+        leaves = self.store.run("goal/leaves", {"run_id": self.run.run_id})
+        sigmas = [r["sigma_path"] for r in leaves]
+        if not sigmas or any(s is None for s in sigmas):
+            return None
+        return min(sigmas)

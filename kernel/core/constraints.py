@@ -1,0 +1,84 @@
+"""The constraint engine: content-addressed constraints, the roles they play on a goal,
+inheritance (axiom B6) and the constraint signature used for goal similarity."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+
+from kernel.core.envelopes import Constraint, ConstraintSpec, ConstraintType, Provenance
+from kernel.core.run import Run
+from kernel.core.state_machine import Status, check_transition
+from kernel.store.base import GraphStore
+
+ROLES = ("core", "eligible", "selected", "inherited", "resolved")
+# Budget-class domains say little about how to solve a goal, so the signature omits them.
+SIGNATURE_EXCLUDED_DOMAINS = frozenset({"cost", "schedule"})
+
+Signature = tuple[tuple[str, str], ...]
+
+
+class ConstraintEngine:
+    def __init__(self, store: GraphStore) -> None:
+        self.store = store
+
+    def upsert(self, specs: Sequence[ConstraintSpec]) -> list[str]:
+        """Store constraints (identical content is one constraint); ids in input order.
+
+        Constraints are immutable and never deleted, so upserting them is not a run
+        commit: it is idempotent and safe to repeat after a crash."""
+        constraints = [spec.with_id() for spec in specs]
+        if constraints:
+            rows = {c.id: {"id": c.id, "type": c.type.value, "domain": c.domain, "title": c.title,
+                           "payload": json.dumps(c.payload, sort_keys=True),
+                           "provenance": c.provenance.model_dump_json()} for c in constraints}
+            self.store.run("constraint/upsert", {"rows": [rows[k] for k in sorted(rows)]})
+        return [c.id for c in constraints]
+
+    def get_many(self, ids: Iterable[str]) -> list[Constraint]:
+        wanted = sorted(set(ids))
+        rows = self.store.run("constraint/get_many", {"ids": wanted})
+        found = [Constraint(id=r["id"], type=ConstraintType(r["type"]), domain=r["domain"],
+                            title=r["title"], payload=json.loads(r["payload"]),
+                            provenance=Provenance.model_validate_json(r["provenance"]))
+                 for r in rows]
+        missing = set(wanted) - {c.id for c in found}
+        if missing:
+            raise KeyError(f"unknown constraint id(s): {sorted(missing)}")
+        return found
+
+    def roles(self, goal_id: str) -> dict[str, list[str]]:
+        result: dict[str, list[str]] = {role: [] for role in ROLES}
+        for row in self.store.run("constraint/of_goal", {"goal_id": goal_id}):
+            result[row["role"]].append(row["id"])
+        return result
+
+    def inherited_by_children_of(self, goal_id: str) -> list[str]:
+        """A child inherits the union of its ancestors' resolved constraints (the parent's
+        included): assumed true below, so never eligible again there."""
+        return [r["id"] for r in self.store.run("constraint/ancestors_resolved",
+                                                {"goal_id": goal_id})]
+
+    def set_role(self, run: Run, goal_id: str, role: str, ids: Iterable[str],
+                 from_status: Status, to_status: Status) -> None:
+        """Replace a role's constraint set and move the goal, in one commit.
+
+        For ``eligible`` the goal's inherited constraints are removed first (B6)."""
+        if role not in ROLES:
+            raise ValueError(f"unknown role {role!r}")
+        check_transition(from_status, to_status)
+        wanted = sorted(set(ids))
+        if role == "eligible":
+            inherited = set(self.roles(goal_id)["inherited"])
+            wanted = [cid for cid in wanted if cid not in inherited]
+        self.get_many(wanted)  # every id must name a stored constraint
+        run.commit("constraint/set_role", {
+            "goal_id": goal_id, "role": role, "ids": wanted,
+            "from": from_status.value, "to": to_status.value,
+        }, what=f"set {role} constraints of {goal_id}")
+
+
+def constraint_signature(constraints: Iterable[Constraint]) -> Signature:
+    """Sorted distinct (type, domain) pairs, budget domains excluded."""
+    return tuple(sorted({(c.type.value, c.domain) for c in constraints
+                         if c.domain not in SIGNATURE_EXCLUDED_DOMAINS}))

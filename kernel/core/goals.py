@@ -1,0 +1,174 @@
+"""The goal tree: goals are graph nodes, each a persistent state machine."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kernel.core.run import CommitRejected, Run
+from kernel.core.state_machine import (
+    ACTION_STATE,
+    COMPOSITE_TRANSITIONS,
+    RESUME_TRANSITIONS,
+    Action,
+    InvalidTransitionError,
+    NodeView,
+    Status,
+    check_reopen,
+    check_transition,
+    next_action,
+)
+from kernel.errors import KernelError
+
+DEFAULT_MAX_ATTEMPTS = 5
+
+# Fields a step may change together with a transition (never status, ids or budget caches,
+# which have their own statements).
+STEP_FIELDS = frozenset({
+    "leaf_kind", "leaf_reason", "resolver_id", "plan_artifact_id", "input_artifact_ids",
+    "output_artifact_id", "verification", "sigma_v", "sigma_path", "decompositions",
+    "rescope_requested",
+})
+
+
+class UnknownGoalError(KernelError):
+    """No goal with that id."""
+
+
+@dataclass(frozen=True)
+class GoalSpec:
+    description: str
+    summary: str | None = None
+    modality: str = "text"
+    input_artifact_ids: tuple[str, ...] = ()
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+
+
+class GoalTree:
+    """Creates goals and moves them through the state machine, one commit each."""
+
+    def __init__(self, run: Run, tau_local: float = 0.70, tau_global: float = 0.50) -> None:
+        self.run = run
+        self.store = run.store
+        self.tau_local = tau_local
+        self.tau_global = tau_global
+
+    # -- creation ------------------------------------------------------------------
+    def create_root(self, spec: GoalSpec, core_ids: Iterable[str] = ()) -> str:
+        return self._create(spec, None, {"core": list(core_ids)})
+
+    def create_child(self, parent_id: str, spec: GoalSpec, inherited_ids: Iterable[str] = (),
+                     core_ids: Iterable[str] = ()) -> str:
+        return self._create(spec, parent_id, {"core": list(core_ids),
+                                              "inherited": list(inherited_ids)})
+
+    def _create(self, spec: GoalSpec, parent_id: str | None, roles: dict[str, list[str]]) -> str:
+        parent = self.get(parent_id) if parent_id else None
+        goal_id = self.run.new_id("goal")
+        summary = (spec.summary or _summarize(spec.description)).strip()
+        props: dict[str, Any] = {
+            "id": goal_id, "run_id": self.run.run_id,
+            "root_id": parent["root_id"] if parent else goal_id,
+            "parent_id": parent_id, "seq": self.run.seq,
+            "depth": parent["depth"] + 1 if parent else 0,
+            "description": spec.description, "summary": summary, "caption": summary[:80],
+            "modality": spec.modality, "status": Status.PENDING.value,
+            # Thresholds are copied onto the node at creation, for auditability.
+            "tau_local": parent["tau_local"] if parent else self.tau_local,
+            "tau_global": parent["tau_global"] if parent else self.tau_global,
+            "attempt_count": 0, "max_attempts": spec.max_attempts,
+            "input_artifact_ids": list(spec.input_artifact_ids), "decompositions": 0,
+            "stale": False,
+            **{f"{m}_{k}": 0 for m in ("cost", "time")
+               for k in ("allocated", "spent", "granted", "refunded")},
+        }
+        role_rows = [{"id": cid, "role": role} for role, ids in sorted(roles.items())
+                     for cid in sorted(set(ids))]
+        self.run.commit("goal/create", {
+            "parent_id": parent_id, "props": {k: v for k, v in props.items() if v is not None},
+            "roles": role_rows,
+        }, what=f"create goal under {parent_id or 'the run'}")
+        return goal_id
+
+    # -- reading ---------------------------------------------------------------------
+    def get(self, goal_id: str) -> dict[str, Any]:
+        rows = self.store.run("goal/get", {"goal_id": goal_id})
+        if not rows:
+            raise UnknownGoalError(f"no goal {goal_id!r}")
+        return rows[0]["goal"]
+
+    def status(self, goal_id: str) -> Status:
+        return Status(self.get(goal_id)["status"])
+
+    def view(self, goal_id: str) -> NodeView:
+        rows = self.store.run("goal/view", {"goal_id": goal_id})
+        if not rows:
+            raise UnknownGoalError(f"no goal {goal_id!r}")
+        row = rows[0]
+        return NodeView(status=Status(row["status"]), has_unresolved_dependencies=row["blocked"],
+                        has_eligible=row["has_eligible"], has_selected=row["has_selected"],
+                        has_plan=row["has_plan"], has_output=row["has_output"])
+
+    def next_action(self, goal_id: str) -> Action:
+        return next_action(self.view(goal_id))
+
+    # -- state changes ---------------------------------------------------------------
+    def transition(self, goal_id: str, target: Status,
+                   changes: Mapping[str, Any] | None = None) -> None:
+        """Validate, then move the goal; an invalid move raises and writes nothing."""
+        current = self.status(goal_id)
+        check_transition(current, target)
+        if (current, target) in RESUME_TRANSITIONS | COMPOSITE_TRANSITIONS:
+            self._check_guarded(goal_id, current, target)
+        self.run.commit("goal/transition", {
+            "goal_id": goal_id, "from": current.value, "to": target.value,
+            "changes": _step_changes(changes),
+        }, what=f"{goal_id}: {current} -> {target}")
+
+    def _check_guarded(self, goal_id: str, current: Status, target: Status) -> None:
+        """Resumption may only enter the step next_action names (B5: no skipping);
+        composite resolution needs children, all of them resolved."""
+        view = self.view(goal_id)
+        if (current, target) in COMPOSITE_TRANSITIONS:
+            children = self.store.run("dag/children", {"goal_id": goal_id})
+            if not children or any(c["status"] != Status.RESOLVED for c in children):
+                raise InvalidTransitionError(
+                    f"{goal_id} cannot be resolved from pending: it needs children, all resolved")
+            return
+        action = next_action(view)
+        if ACTION_STATE.get(action) != target:
+            raise InvalidTransitionError(
+                f"{current} -> {target} would skip a step: next_action is {action}")
+
+    def reopen(self, goal_id: str, target: Status,
+               changes: Mapping[str, Any] | None = None) -> int:
+        """Backtrack to this goal: reopen it, invalidate its subtree; returns how many
+        descendants were invalidated (their attempts and logs are kept)."""
+        current = self.status(goal_id)
+        check_reopen(current, target)
+        rows = self.run.commit("goal/reopen", {
+            "goal_id": goal_id, "from_states": [current.value], "to": target.value,
+            "changes": _step_changes(changes),
+        }, what=f"reopen {goal_id}")
+        return int(rows[0]["invalidated"])
+
+
+def _step_changes(changes: Mapping[str, Any] | None) -> dict[str, Any]:
+    values = dict(changes or {})
+    unknown = set(values) - STEP_FIELDS
+    if unknown:
+        raise InvalidTransitionError(f"a transition cannot change {sorted(unknown)}")
+    if "verification" in values and not isinstance(values["verification"], str | None):
+        values["verification"] = json.dumps(values["verification"], sort_keys=True)
+    return values
+
+
+def _summarize(description: str, limit: int = 120) -> str:
+    """Boot-time summary: the first line, truncated (a resolver may propose a better one)."""
+    first = " ".join(description.split())
+    return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
+
+
+__all__ = ["CommitRejected", "GoalSpec", "GoalTree", "UnknownGoalError"]

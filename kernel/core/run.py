@@ -1,0 +1,87 @@
+"""A run and its commit sequence.
+
+Every state change of a run is one statement that carries the run's expected
+commit number ``seq`` and advances it: the statement matches its guards first and
+writes only if all hold. That gives each run a total, replayable order of commits,
+lets ids be derived from ``seq``, and makes a second process driving the same run
+fail loudly instead of interleaving.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from kernel.core.ids import entity_id, new_run_ulid
+from kernel.errors import KernelError
+from kernel.store.base import GraphStore, Row
+
+
+class CommitRejected(KernelError):
+    """A commit's precondition did not hold; nothing was written."""
+
+
+class ConcurrentRunError(KernelError):
+    """Another process advanced this run; this one must reload it."""
+
+
+class UnknownRunError(KernelError):
+    """No run with that id."""
+
+
+@dataclass
+class Run:
+    store: GraphStore
+    run_id: str
+    base_ms: int
+    seq: int
+
+    @classmethod
+    def start(cls, store: GraphStore, caption: str, config: Mapping[str, Any] | None = None,
+              ) -> Run:
+        """Create a run; its id and start time are recorded and never recomputed."""
+        ulid = new_run_ulid()
+        run_id = f"run:{ulid}"
+        started = datetime.fromtimestamp(ulid.timestamp, tz=UTC).isoformat(timespec="milliseconds")
+        store.run("run/create", {
+            "run_id": run_id, "base_ms": ulid.milliseconds, "started_at": started,
+            "caption": caption, "config": json.dumps(dict(config or {}), sort_keys=True),
+        })
+        return cls(store, run_id, ulid.milliseconds, 0)
+
+    @classmethod
+    def load(cls, store: GraphStore, run_id: str) -> Run:
+        rows = store.run("run/get", {"run_id": run_id})
+        if not rows:
+            raise UnknownRunError(f"no run {run_id!r}; 'kernel runs' lists them")
+        return cls(store, run_id, int(rows[0]["base_ms"]), int(rows[0]["seq"]))
+
+    def new_id(self, kind: str, salt: str = "") -> str:
+        """The id an entity created by the *next* commit gets."""
+        return entity_id(kind, self.run_id, self.base_ms, self.seq, salt)
+
+    def commit(self, name: str, params: Mapping[str, Any],
+               identifiers: Mapping[str, str] | None = None, *, what: str) -> list[Row]:
+        """Run one guarded write; advance ``seq`` or explain why nothing was written."""
+        rows = self.store.run(name, {**params, "run_id": self.run_id, "seq": self.seq},
+                              identifiers)
+        if rows:
+            self.seq += 1
+            return rows
+        current = self.store.run("run/get", {"run_id": self.run_id})
+        if not current:
+            raise UnknownRunError(f"run {self.run_id} vanished")
+        if int(current[0]["seq"]) != self.seq:
+            raise ConcurrentRunError(
+                f"run {self.run_id} is at commit {current[0]['seq']}, this process expected "
+                f"{self.seq}: another process is driving it")
+        raise CommitRejected(f"{what}: not applied (its precondition does not hold)")
+
+
+def wall_clock_iso() -> str:
+    """Wall time for logs only; it never enters a decision."""
+    return datetime.fromtimestamp(time.time(), tz=UTC).isoformat(timespec="milliseconds")
