@@ -15,8 +15,9 @@ from kernel.core.ids import derived_ulid
 from kernel.core.run import Run, wall_clock_iso
 
 REDACTED = "[redacted]"
-_SECRET_KEY = re.compile(r"(?i)(api[_-]?key|secret|password|passwd|token|authorization|"
-                         r"credential|cookie)")
+# "token" only as the end of a name (access_token, token), not token counts (tokens).
+_SECRET_KEY = re.compile(r"(?i)(api[_-]?key|secret|password|passwd|authorization|credential|"
+                         r"cookie|(^|[_-])token$)")
 _SECRET_VALUE = re.compile(r"(sk-ant-[A-Za-z0-9_\-]{8,}|sk-[A-Za-z0-9]{16,}|"
                            r"(?i:bearer)\s+[A-Za-z0-9._\-]{8,}|gh[pousr]_[A-Za-z0-9]{20,}|"
                            r"AKIA[0-9A-Z]{16})")
