@@ -127,3 +127,41 @@ def test_bench_store_prints_figures(kernel: Kernel) -> None:
     for figure in ("RETURN 1 round trip", "single-node MERGE", "200-row batched MERGE",
                    "export", "import"):
         assert figure in out
+
+
+def test_tree_and_runs_show_a_run(kernel: Kernel, data_dir: Path) -> None:
+    from kernel.core.budget import Amount, BudgetEnforcer
+    from kernel.core.goals import GoalSpec, GoalTree
+    from kernel.core.run import Run
+    from kernel.store import open_store
+    from tests.conftest import embedded_settings
+
+    kernel("db", "init")
+    store = open_store(embedded_settings(data_dir, kernel.env["KERNEL_GRAPH_NAME"]))
+    try:
+        run = Run.start(store, "cli tree")
+        tree = GoalTree(run)
+        root = tree.create_root(GoalSpec("Build a CSV CLI"))
+        BudgetEnforcer(run).allocate_root(root, Amount(2_000_000, 60_000))
+        child = tree.create_child(root, GoalSpec("Parse arguments"))
+        BudgetEnforcer(run).allocate_children(root, {child: 1})
+        BudgetEnforcer(run).record(child, Amount(250_000, 1_500), "resolver:claude-code-0", "x")
+    finally:
+        store.close()
+    _, out = kernel("tree", run.run_id.removeprefix("run:"))
+    assert "Build a CSV CLI" in out and "Parse arguments" in out
+    assert "$0.2500/$1.6000" in out and "1.5s/48s" in out and "σv=-" in out
+    _, out = kernel("tree", run.run_id, "--json")
+    goals = json.loads(out)
+    assert [g["depth"] for g in goals] == [0, 1]
+    _, out = kernel("runs", "--json")
+    assert json.loads(out)[0]["id"] == run.run_id
+    code, message = kernel("tree", "run:nope", ok=False)
+    assert code == 2 and "kernel runs" in message
+
+
+def test_bench_core_prints_figures(kernel: Kernel) -> None:
+    _, out = kernel("bench", "core", "--repeats", "3", "--goals", "300")
+    for figure in ("state transition", "budget record", "dependency check",
+                   "topological order of 300 goals", "critical path"):
+        assert figure in out

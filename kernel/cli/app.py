@@ -43,13 +43,15 @@ def _configure(
 
 
 def _register() -> None:
-    from kernel.cli import bench, db, graph, query, status
+    from kernel.cli import bench, db, graph, query, status, tree
 
     app.add_typer(db.app, name="db")
     app.add_typer(graph.app, name="graph")
     app.add_typer(bench.app, name="bench")
     app.command("query")(query.query)
     app.command("status")(status.status)
+    app.command("tree")(tree.tree)
+    app.command("runs")(tree.runs)
 
 
 _register()

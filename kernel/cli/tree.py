@@ -1,0 +1,67 @@
+"""``kernel tree RUN`` and ``kernel runs``: the goal tree as it stands in the graph."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.tree import Tree
+
+from kernel.cli.common import out, print_json, print_table, store_of
+from kernel.core.run import Run
+from kernel.core.units import micros_to_usd, ms_to_seconds
+
+
+def _sigma(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _label(goal: dict[str, Any]) -> str:
+    spent = micros_to_usd(goal["cost_spent"] or 0)
+    allocated = micros_to_usd((goal["cost_allocated"] or 0) + (goal["cost_refunded"] or 0))
+    seconds = ms_to_seconds(goal["time_spent"] or 0)
+    time_allocated = ms_to_seconds(goal["time_allocated"] or 0)
+    stale = " [dim](stale)[/]" if goal["stale"] else ""
+    return (f"[bold]{goal['summary']}[/] [cyan]{goal['status']}[/]{stale}  "
+            f"σv={_sigma(goal['sigma_v'])} σpath={_sigma(goal['sigma_path'])}  "
+            f"${spent:.4f}/${allocated:.4f}  {seconds:.1f}s/{time_allocated:.0f}s  "
+            f"[dim]{goal['id']}[/]")
+
+
+def tree(
+    ctx: typer.Context,
+    run_id: Annotated[str, typer.Argument(help="run id (with or without 'run:')")],
+    as_json: Annotated[bool, typer.Option("--json", help="print goals as JSON")] = False,
+) -> None:
+    """The goal tree of a run: status, σ_v, σ_path, budget spent/allocated per goal."""
+    run_id = run_id if run_id.startswith("run:") else f"run:{run_id}"
+    with store_of(ctx) as store:
+        Run.load(store, run_id)  # a clear error for an unknown run
+        goals = store.run("goal/tree", {"run_id": run_id})
+    if as_json:
+        print_json(goals)
+        return
+    nodes: dict[str, Tree] = {}
+    roots = []
+    for goal in goals:  # parents come first (ordered by depth)
+        branch = Tree(_label(goal))
+        parent = nodes.get(goal["parent_id"])
+        (parent.children if parent else roots).append(branch)
+        nodes[goal["id"]] = branch
+    top = Tree(f"[bold]{run_id}[/]")
+    top.children.extend(roots)
+    out.print(top)
+
+
+def runs(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="print as JSON")] = False,
+) -> None:
+    """Every run, newest first."""
+    with store_of(ctx) as store:
+        rows = store.run("run/list")
+    if as_json:
+        print_json(rows)
+        return
+    print_table("runs", ["run", "started", "commits", "goal", "status"],
+                [[r["id"], r["started_at"], r["commits"], r["goal"], r["status"]] for r in rows])
