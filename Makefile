@@ -32,7 +32,7 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff check .
 
 test: $(BIN)/.installed tests/cypher_lint/node_modules/.installed lint
-	$(BIN)/python -m pytest
+	KERNEL_CHECK_QUERY_COVERAGE=1 $(BIN)/python -m pytest
 
 bench: $(BIN)/.installed
 	$(BIN)/kernel bench store

@@ -91,3 +91,28 @@ def store(request: pytest.FixtureRequest) -> GraphStore:
 def initialised(store: GraphStore) -> GraphStore:
     init_schema(store)
     return store
+
+
+# -- every named statement must be run by the suite ---------------------------------
+_RAN: set[str] = set()
+_original_run = GraphStore.run
+
+
+def _recording_run(self, name, params=None, identifiers=None):  # type: ignore[no-untyped-def]
+    _RAN.add(name)
+    return _original_run(self, name, params, identifiers)
+
+
+GraphStore.run = _recording_run  # type: ignore[method-assign]
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """With KERNEL_CHECK_QUERY_COVERAGE=1 (``make test``), fail a green full run that left
+    a statement of the embedded dialect unexercised."""
+    if os.environ.get("KERNEL_CHECK_QUERY_COVERAGE") != "1" or exitstatus != 0:
+        return
+    known = set(QueryCatalog(cypher_dir(), "falkordb").names())
+    unused = sorted(known - _RAN)
+    if unused:
+        print(f"\nnamed statements no test ran: {', '.join(unused)}")
+        session.exitstatus = 1
