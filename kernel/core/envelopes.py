@@ -25,6 +25,16 @@ class _Envelope(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class EnvelopeKind(StrEnum):
+    GOAL = "goal"
+    CONSTRAINT = "constraint"
+    ARTIFACT = "artifact"
+    TOOL_PLAN = "tool_plan"
+    VERIFICATION = "verification"
+    ATTEMPT = "attempt"
+    CAPABILITY_GAP = "capability_gap"
+
+
 class ConstraintType(StrEnum):
     LOGIC = "logic"
     SEMANTIC = "semantic"
@@ -63,6 +73,17 @@ class Lineage(_Envelope):
     resolver_id: str | None = None
     constraint_ids: list[str] = Field(default_factory=list)
     input_artifact_ids: list[str] = Field(default_factory=list)
+
+
+class Envelope(_Envelope):
+    """The canonical wrapper anything passed between steps can travel in."""
+
+    id: str
+    kind: EnvelopeKind
+    format: str = "json"
+    content: Any = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    lineage: Lineage | None = None
 
 
 class Artifact(_Envelope):
@@ -155,3 +176,51 @@ class CapabilityRequest(_Envelope):
     def fingerprint(self) -> str:
         """sha256 of the canonical request: the same request is never asked twice."""
         return hashlib.sha256(canonical_json(self.model_dump()).encode()).hexdigest()
+
+
+class GoalNode(_Envelope):
+    """A goal as stored: the typed view of a Goal node (the spec's ``nodes`` row)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    id: str
+    run_id: str
+    root_id: str
+    parent_id: str | None = None
+    seq: int
+    depth: int = Field(ge=0)
+    description: str
+    summary: str
+    modality: str = "text"
+    status: str
+    leaf_kind: Literal["atomic", "off_the_shelf", "contracted", "constraint_exhausted"] | None = None
+    leaf_reason: str | None = None
+    resolver_id: str | None = None
+    plan_artifact_id: str | None = None
+    input_artifact_ids: list[str] = Field(default_factory=list)
+    output_artifact_id: str | None = None
+    last_attempt_id: str | None = None
+    verification: Verification | None = None
+    sigma_v: float | None = Field(default=None, ge=0.0, le=1.0)
+    sigma_path: float | None = Field(default=None, ge=0.0, le=1.0)
+    tau_local: float = Field(ge=0.0, le=1.0)
+    tau_global: float = Field(ge=0.0, le=1.0)
+    attempt_count: int = Field(ge=0)
+    max_attempts: int = Field(ge=1)
+    cost_allocated: int = 0
+    cost_spent: int = 0
+    cost_granted: int = 0
+    cost_refunded: int = 0
+    time_allocated: int = 0
+    time_spent: int = 0
+    time_granted: int = 0
+    time_refunded: int = 0
+    stale: bool = False
+    over_budget: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _parse_json_fields(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("verification"), str):
+            data = {**data, "verification": json.loads(data["verification"])}
+        return data

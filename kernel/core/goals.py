@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kernel.core.envelopes import GoalNode
 from kernel.core.run import CommitRejected, Run
 from kernel.core.state_machine import (
     ACTION_STATE,
@@ -98,6 +99,10 @@ class GoalTree:
         if not rows:
             raise UnknownGoalError(f"no goal {goal_id!r}")
         return rows[0]["goal"]
+
+    def node(self, goal_id: str) -> GoalNode:
+        """The goal as a validated envelope."""
+        return GoalNode.model_validate(self.get(goal_id))
 
     def status(self, goal_id: str) -> Status:
         return Status(self.get(goal_id)["status"])

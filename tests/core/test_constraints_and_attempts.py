@@ -90,6 +90,10 @@ def test_attempts_count_up_to_the_limit_and_stay_consistent(tree: GoalTree) -> N
     assert [a.verdict for a in history] == ["UNSAT", "UNSAT"]
     assert history[1].feedback == {"round": 2}
     assert engine.roles(root)["resolved"] == []
+    node = tree.node(root)
+    assert node.verification is not None and node.verification.failed()[0].detail == {
+        "got": "MemoryError"}
+    assert (node.sigma_v, node.cost_spent, node.time_spent) == (0.0, 20, 20)
     failures = tree.store.execute_adhoc(
         "MATCH (a:Attempt)-[:FAILED_BECAUSE]->(f:FailureMode) RETURN f.id AS f, count(a) AS n",
         {}, write=False).records()

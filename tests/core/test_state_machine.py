@@ -83,9 +83,11 @@ def test_thresholds_are_copied_at_creation(run: Run) -> None:
     later = GoalTree(run, tau_local=0.1, tau_global=0.1)
     grandchild = later.create_child(child, GoalSpec("part of part"))
     for goal_id in (root, child, grandchild):
-        goal = tree.get(goal_id)
-        assert (goal["tau_local"], goal["tau_global"]) == (0.8, 0.6)
-    assert tree.get(grandchild)["depth"] == 2
+        goal = tree.node(goal_id)
+        assert (goal.tau_local, goal.tau_global) == (0.8, 0.6)
+    node = tree.node(grandchild)
+    assert (node.depth, node.parent_id, node.root_id, node.status) == (2, child, root, "pending")
+    assert node.attempt_count == 0 and node.verification is None
 
 
 @settings(max_examples=15, stateful_step_count=25, deadline=None,
