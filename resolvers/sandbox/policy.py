@@ -1,0 +1,153 @@
+"""The Constitution: a default-deny permission gate for commands.
+
+A command is allowed only if every rule positively allows it: its binary is on the
+allowlist, it is an argv array (never a shell string), its working directory and every
+path-like argument resolve (symlinks included) inside the workspace, its limits are
+within the policy's, and it asks for the network only for a granted host. A refusal
+carries a reason code and never runs anything.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from enum import StrEnum
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class Reason(StrEnum):
+    # refusals (decided before running)
+    BINARY_NOT_ALLOWED = "BINARY_NOT_ALLOWED"
+    NOT_AN_ARGV = "NOT_AN_ARGV"
+    CWD_OUTSIDE_WORKSPACE = "CWD_OUTSIDE_WORKSPACE"
+    PATH_OUTSIDE_WORKSPACE = "PATH_OUTSIDE_WORKSPACE"
+    NETWORK_NOT_GRANTED = "NETWORK_NOT_GRANTED"
+    LIMIT_ABOVE_POLICY = "LIMIT_ABOVE_POLICY"
+    ISOLATION_UNAVAILABLE = "ISOLATION_UNAVAILABLE"
+    # containment (enforced while running)
+    TIMEOUT = "TIMEOUT"
+    CPU_LIMIT = "CPU_LIMIT"
+    OUTPUT_LIMIT = "OUTPUT_LIMIT"
+    PROCESS_LIMIT = "PROCESS_LIMIT"
+    MEMORY_LIMIT = "MEMORY_LIMIT"
+
+
+DEFAULT_BINARIES = ("python3", "pytest", "ls", "cat", "head", "tail", "wc", "grep", "sort",
+                    "diff", "echo", "true", "false", "mkdir", "rm", "cp", "mv", "touch", "sh")
+DEFAULT_ENV = ("PATH", "LANG", "LC_ALL", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE")
+
+
+class Constitution(BaseModel):
+    """The policy. Everything not granted here is denied."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    binaries: tuple[str, ...] = DEFAULT_BINARIES
+    env_allowlist: tuple[str, ...] = DEFAULT_ENV
+    network_hosts: tuple[str, ...] = ()
+    max_wall_seconds: float = Field(default=60.0, gt=0)
+    max_cpu_seconds: int = Field(default=60, gt=0)
+    max_output_bytes: int = Field(default=1 << 20, gt=0)
+    max_memory_bytes: int = Field(default=1 << 30, gt=0)
+    max_processes: int = Field(default=64, gt=0)
+    max_file_bytes: int = Field(default=64 << 20, gt=0)
+
+    def resolve_binary(self, name: str) -> str | None:
+        """The absolute path of an allowlisted binary, or None."""
+        if name not in self.binaries:
+            return None
+        return shutil.which(name)
+
+
+class CommandRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    argv: list[str] = Field(min_length=1)
+    cwd: str = "."
+    env: dict[str, str] = Field(default_factory=dict)
+    timeout: float | None = Field(default=None, gt=0)
+    network_host: str | None = None
+    stdin: str | None = None
+
+    @field_validator("argv", mode="before")
+    @classmethod
+    def _argv_is_a_list(cls, value: object) -> object:
+        if isinstance(value, str):
+            raise ValueError("a command is an argv list, never a shell string")
+        return value
+
+
+class Decision(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    allowed: bool
+    reason: Reason | None = None
+    detail: str = ""
+    binary: str | None = None
+    cwd: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    dropped_env: list[str] = Field(default_factory=list)
+    timeout: float = 0.0
+
+
+_SHELL_META = set(";|&$`<>(){}*?~\n")
+
+
+def decide(policy: Constitution, request: CommandRequest, workspace: Path) -> Decision:
+    """Allow or refuse; pure apart from resolving paths on disk."""
+    root = workspace.resolve()
+
+    def refuse(reason: Reason, detail: str) -> Decision:
+        return Decision(allowed=False, reason=reason, detail=detail)
+
+    name = request.argv[0]
+    if len(request.argv) == 1 and (" " in name or _SHELL_META & set(name)):
+        return refuse(Reason.NOT_AN_ARGV, f"{name!r} looks like a shell string; pass argv items")
+    if "/" in name:
+        return refuse(Reason.BINARY_NOT_ALLOWED, "binaries are named, not given by path")
+    binary = policy.resolve_binary(name)
+    if binary is None:
+        return refuse(Reason.BINARY_NOT_ALLOWED, f"{name!r} is not on the allowlist")
+    if name == "sh" and (len(request.argv) < 2 or request.argv[1] == "-c"):
+        return refuse(Reason.NOT_AN_ARGV, "sh may run a script file in the workspace, not -c")
+    cwd = _inside(root, root, request.cwd)
+    if cwd is None:
+        return refuse(Reason.CWD_OUTSIDE_WORKSPACE, f"cwd {request.cwd!r} leaves the workspace")
+    for arg in request.argv[1:]:
+        named = _path_part(arg)
+        if named is not None and _inside(root, cwd, named) is None:
+            return refuse(Reason.PATH_OUTSIDE_WORKSPACE,
+                          f"argument {arg!r} resolves outside the workspace")
+    if request.network_host is not None and request.network_host not in policy.network_hosts:
+        return refuse(Reason.NETWORK_NOT_GRANTED, f"no network grant for {request.network_host!r}")
+    timeout = request.timeout or policy.max_wall_seconds
+    if timeout > policy.max_wall_seconds:
+        return refuse(Reason.LIMIT_ABOVE_POLICY,
+                      f"timeout {timeout}s is above the policy's {policy.max_wall_seconds}s")
+    env = {k: v for k, v in request.env.items() if k in policy.env_allowlist}
+    for key in policy.env_allowlist:
+        if key not in env and key in os.environ and key != "PATH":
+            env[key] = os.environ[key]
+    env["PATH"] = "/usr/local/bin:/usr/bin:/bin"
+    env["HOME"] = str(root)
+    dropped = sorted(set(request.env) - set(env))
+    return Decision(allowed=True, binary=binary, cwd=str(cwd), env=env, dropped_env=dropped,
+                    timeout=timeout)
+
+
+def _path_part(arg: str) -> str | None:
+    """The path an argument names (``--out=dir/x`` names ``dir/x``), or None."""
+    if arg.startswith("-"):
+        if "=" not in arg:
+            return None
+        arg = arg.split("=", 1)[1]
+    return arg if arg.startswith(("/", "~", ".")) or "/" in arg else None
+
+
+def _inside(root: Path, base: Path, candidate: str) -> Path | None:
+    """The resolved path (symlinks followed) if it stays inside ``root``, else None."""
+    path = Path(os.path.expanduser(candidate))
+    resolved = (path if path.is_absolute() else base / path).resolve()
+    return resolved if resolved == root or root in resolved.parents else None
