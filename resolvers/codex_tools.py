@@ -1,0 +1,60 @@
+"""``codex-tools-0``: runs commands and tests in a sandboxed workspace.
+
+Every command goes through the Constitution first; a refused command returns its reason
+code and never runs. Files to write into the workspace come with the request, so the
+resolver never needs a shell.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from kernel.errors import KernelError
+from resolvers.base import Estimate, PermanentError, Resolution, ResolveRequest
+from resolvers.sandbox import CommandRequest, Constitution, Sandbox
+
+RESOLVER_ID = "resolver:codex-tools-0"
+COST_PER_INVOCATION = 0.01
+
+
+class CodexTools:
+    """payload: ``{"files": {relative path: text}, "commands": [argv, ...]}``."""
+
+    id = RESOLVER_ID
+
+    def __init__(self, workspace: Path, policy: Constitution | None = None) -> None:
+        self.sandbox = Sandbox(workspace, policy)
+
+    def estimate_cost_time(self, request: ResolveRequest) -> Estimate:
+        commands = request.payload.get("commands", [])
+        return Estimate(cost_usd=COST_PER_INVOCATION * max(len(commands), 1),
+                        seconds=self.sandbox.policy.max_wall_seconds * max(len(commands), 1))
+
+    def resolve(self, request: ResolveRequest) -> Resolution:
+        start = time.perf_counter()
+        for relative, text in sorted(request.payload.get("files", {}).items()):
+            self._write(relative, text)
+        results = []
+        for argv in request.payload.get("commands", []):
+            result = self.sandbox.run(CommandRequest(argv=list(argv)))
+            results.append({"argv": list(argv), **result.model_dump(mode="json")})
+            if not result.ran:
+                break
+        commands = max(len(results), 1)
+        return Resolution(
+            output={"results": results, "passed": all(r["ran"] and r["reason"] is None
+                                                      and r["exit_code"] == 0 for r in results)},
+            cost_usd=COST_PER_INVOCATION * commands, seconds=time.perf_counter() - start,
+            metadata={"workspace": str(self.sandbox.workspace)})
+
+    def _write(self, relative: str, text: str) -> None:
+        target = (self.sandbox.workspace / relative).resolve()
+        if self.sandbox.workspace not in target.parents:
+            raise PermanentError(f"file {relative!r} would land outside the workspace",
+                                 failure_mode="path_outside_workspace")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+
+
+__all__ = ["CodexTools", "KernelError"]
