@@ -165,3 +165,31 @@ def test_bench_core_prints_figures(kernel: Kernel) -> None:
     for figure in ("state transition", "budget record", "dependency check",
                    "topological order of 300 goals", "critical path"):
         assert figure in out
+
+
+def test_ledger_verify_and_export(kernel: Kernel, data_dir: Path, tmp_path: Path) -> None:
+    from kernel.core.ledger import Ledger
+    from kernel.core.run import Run
+    from kernel.store import open_store
+    from tests.conftest import embedded_settings
+
+    kernel("db", "init")
+    store = open_store(embedded_settings(data_dir, kernel.env["KERNEL_GRAPH_NAME"]))
+    try:
+        run = Run.start(store, "ledger cli")
+        book = Ledger(run)
+        for i in range(3):
+            book.append("proposal", "resolve", "resolver:claude-code-0", {"i": i})
+    finally:
+        store.close()
+    _, out = kernel("ledger", "verify", run.run_id)
+    assert "ledger intact (3 entries)" in out
+    exported = tmp_path / "ledger.jsonl"
+    kernel("ledger", "export", run.run_id, str(exported))
+    _, out = kernel("ledger", "verify", "--file", str(exported))
+    assert "ledger intact" in out
+    exported.write_text(exported.read_text().replace('{\\"i\\":1}', '{\\"i\\":7}'))
+    code, out = kernel("ledger", "verify", "--file", str(exported), ok=False)
+    assert code == 1 and "entry 1: altered" in out
+    code, message = kernel("ledger", "verify", ok=False)
+    assert code == 2 and "RUN id or --file" in message

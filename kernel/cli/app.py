@@ -43,11 +43,12 @@ def _configure(
 
 
 def _register() -> None:
-    from kernel.cli import bench, db, graph, query, status, tree
+    from kernel.cli import bench, db, graph, ledger, query, status, tree
 
     app.add_typer(db.app, name="db")
     app.add_typer(graph.app, name="graph")
     app.add_typer(bench.app, name="bench")
+    app.add_typer(ledger.app, name="ledger")
     app.command("query")(query.query)
     app.command("status")(status.status)
     app.command("tree")(tree.tree)

@@ -1,0 +1,58 @@
+"""``kernel ledger``: verify and export a run's hash-chained proposal ledger."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kernel.cli.common import out, store_of
+from kernel.core.ledger import dump_entries, load_entries, verify_chain, verify_file
+from kernel.errors import KernelError
+
+app = typer.Typer(help="The hash-chained ledger of proposals.", no_args_is_help=True)
+
+
+def _run_id(value: str) -> str:
+    return value if value.startswith("run:") else f"run:{value}"
+
+
+@app.command()
+def verify(
+    ctx: typer.Context,
+    run: Annotated[str | None, typer.Argument(help="run id, to verify the ledger in the graph")]
+    = None,
+    file: Annotated[Path | None, typer.Option("--file", help="verify an exported ledger file")]
+    = None,
+) -> None:
+    """Detect any altered, missing or reordered entry; exit 1 if there is one."""
+    if (run is None) == (file is None):
+        raise KernelError("give a RUN id or --file FILE (one of them)")
+    if file is not None:
+        problems = verify_file(file.read_bytes())
+        what = str(file)
+        count = None
+    else:
+        with store_of(ctx) as store:
+            head, size, entries = load_entries(store, _run_id(run))
+        problems = verify_chain(entries, head=head, size=size)
+        what, count = _run_id(run), len(entries)
+    if problems:
+        for problem in problems:
+            typer.echo(f"{what}: {problem}", err=True)
+        raise typer.Exit(1)
+    out.print(f"{what}: ledger intact" + (f" ({count} entries)" if count is not None else ""))
+
+
+@app.command("export")
+def export(
+    ctx: typer.Context,
+    run: Annotated[str, typer.Argument(help="run id")],
+    file: Annotated[Path, typer.Argument(help="file to write (JSON Lines)")],
+) -> None:
+    """Write a run's ledger to FILE, one canonical entry per line."""
+    with store_of(ctx) as store:
+        _, _, entries = load_entries(store, _run_id(run))
+    file.write_text(dump_entries(entries), encoding="utf-8")
+    out.print(f"wrote {len(entries)} entries to {file}")

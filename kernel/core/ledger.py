@@ -1,0 +1,192 @@
+"""The hash-chained ledger of proposals.
+
+Everything probabilistic (model output, sandbox results) enters the kernel as a
+proposal recorded here before the kernel acts on it. Each entry carries the hash of the
+previous one; an entry's hash covers its position, kind, operation, goal, source and
+the sha256 of its canonical content. Any altered, missing or reordered entry breaks the
+chain, and ``verify`` names the first one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kernel.core.envelopes import canonical_json
+from kernel.core.run import Run
+from kernel.errors import KernelError
+from kernel.store.base import GraphStore
+
+GENESIS = "0" * 64
+EntryKind = Literal["proposal", "decision", "refusal"]
+
+
+class LedgerError(KernelError):
+    """The ledger could not be extended (another writer moved its head)."""
+
+
+class LedgerEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    run_id: str
+    index: int = Field(ge=0)
+    kind: EntryKind
+    operation: str
+    goal_id: str | None = None
+    source: str
+    content: str  # canonical JSON
+    content_hash: str
+    prev_hash: str
+    hash: str
+
+    def expected_id(self) -> str:
+        return entry_id(self.run_id, self.index)
+
+    def expected_hash(self) -> str:
+        return entry_hash(self.run_id, self.index, self.kind, self.operation, self.goal_id,
+                          self.source, self.content_hash, self.prev_hash)
+
+    def data(self) -> Any:
+        return json.loads(self.content)
+
+
+def entry_id(run_id: str, index: int) -> str:
+    return f"ledger:{run_id.removeprefix('run:')}-{index:06d}"
+
+
+def entry_hash(run_id: str, index: int, kind: str, operation: str, goal_id: str | None,
+               source: str, content_hash: str, prev_hash: str) -> str:
+    header = canonical_json([run_id, index, kind, operation, goal_id, source, content_hash,
+                             prev_hash])
+    return hashlib.sha256(header.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Problem:
+    index: int
+    what: Literal["altered", "missing", "reordered", "malformed"]
+    detail: str
+
+    def __str__(self) -> str:
+        return f"entry {self.index}: {self.what}: {self.detail}"
+
+
+class Ledger:
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.store = run.store
+
+    def append(self, kind: EntryKind, operation: str, source: str, content: Any,
+               goal_id: str | None = None) -> LedgerEntry:
+        head, size, _ = self._state()
+        text = canonical_json(content)
+        content_hash = hashlib.sha256(text.encode()).hexdigest()
+        entry = LedgerEntry(
+            id=entry_id(self.run.run_id, size), run_id=self.run.run_id,
+            index=size, kind=kind, operation=operation, goal_id=goal_id, source=source,
+            content=text, content_hash=content_hash, prev_hash=head,
+            hash=entry_hash(self.run.run_id, size, kind, operation, goal_id, source, content_hash,
+                            head))
+        props = {**entry.model_dump(exclude_none=True),
+                 "caption": f"#{size} {kind} {operation}"}
+        rows = self.store.run("ledger/append", {
+            "run_id": self.run.run_id, "genesis": GENESIS, "prev_hash": head, "index": size,
+            "hash": entry.hash,
+            "prev_id": entry_id(self.run.run_id, size - 1),
+            "props": props})
+        if not rows:
+            raise LedgerError(f"the ledger of {self.run.run_id} moved while appending entry {size}")
+        return entry
+
+    def entries(self) -> list[LedgerEntry]:
+        return load_entries(self.store, self.run.run_id)[2]
+
+    def _state(self) -> tuple[str, int, list[LedgerEntry]]:
+        return load_entries(self.store, self.run.run_id)
+
+
+def load_entries(store: GraphStore, run_id: str) -> tuple[str, int, list[LedgerEntry]]:
+    rows = store.run("ledger/entries", {"run_id": run_id})
+    if not rows:
+        raise KernelError(f"no run {run_id!r}; 'kernel runs' lists them")
+    raw = [e for e in rows[0]["entries"] if e]
+    entries = [LedgerEntry.model_validate({k: v for k, v in e.items() if k != "caption"})
+               for e in raw]
+    return rows[0]["head"] or GENESIS, int(rows[0]["size"]), entries
+
+
+def verify_chain(entries: Iterable[LedgerEntry], head: str | None = None,
+                 size: int | None = None) -> list[Problem]:
+    """Every problem in chain order (empty: the ledger is intact)."""
+    problems: list[Problem] = []
+    prev = GENESIS
+    count = 0
+    chain = list(entries)
+    indices = {e.index for e in chain}
+    for position, entry in enumerate(chain):
+        count += 1
+        if entry.index != position:
+            kind = "reordered" if position in indices else "missing"
+            problems.append(Problem(position, kind, f"found index {entry.index} at position "
+                                                    f"{position}"))
+            return problems
+        actual = hashlib.sha256(entry.content.encode()).hexdigest()
+        if actual != entry.content_hash:
+            problems.append(Problem(position, "altered", "content does not match its hash"))
+        elif entry.prev_hash != prev:
+            problems.append(Problem(position, "reordered",
+                                    "its previous-hash does not match the entry before it"))
+        elif entry.hash != entry.expected_hash():
+            problems.append(Problem(position, "altered", "its hash does not match its fields"))
+        elif entry.id != entry.expected_id():
+            problems.append(Problem(position, "altered", f"its id is not {entry.expected_id()}"))
+        if problems:
+            return problems
+        prev = entry.hash
+    if size is not None and count != size:
+        problems.append(Problem(count, "missing", f"the run records {size} entries, "
+                                                  f"{count} are present"))
+    elif head is not None and count and prev != head:
+        problems.append(Problem(count - 1, "altered", "the chain does not end at the run's head"))
+    return problems
+
+
+def dump_entries(entries: Iterable[LedgerEntry]) -> str:
+    """The ledger as JSON Lines (canonical, one entry per line)."""
+    return "".join(canonical_json(e.model_dump(exclude_none=True)) + "\n" for e in entries)
+
+
+def verify_file(data: bytes) -> list[Problem]:
+    """Verify an exported ledger file byte for byte."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return [Problem(0, "malformed", f"not UTF-8 ({exc.reason})")]
+    if text and not text.endswith("\n"):
+        return [Problem(text.count("\n"), "malformed", "the last line is cut short")]
+    entries, problems = parse_entries(text)
+    return problems or verify_chain(entries)
+
+
+def parse_entries(text: str) -> tuple[list[LedgerEntry], list[Problem]]:
+    """Parse an exported ledger strictly: a line must be the canonical form of its entry,
+    so any changed byte is caught even where the JSON would mean the same."""
+    entries: list[LedgerEntry] = []
+    lines = text.split("\n")  # only "\n" ends a line (splitlines would also split on \v, \f ...)
+    if lines and lines[-1] == "":
+        lines.pop()
+    for number, line in enumerate(lines):
+        try:
+            entry = LedgerEntry.model_validate_json(line)
+        except ValueError as exc:
+            return entries, [Problem(number, "malformed", str(exc).splitlines()[0])]
+        if canonical_json(entry.model_dump(exclude_none=True)) != line:
+            return entries, [Problem(number, "malformed", "not in canonical form")]
+        entries.append(entry)
+    return entries, []
