@@ -116,3 +116,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if unused:
         print(f"\nnamed statements no test ran: {', '.join(unused)}")
         session.exitstatus = 1
+
+
+@pytest.fixture(autouse=True)
+def _no_real_model_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test may reach a real model: building a real Claude client raises."""
+    from resolvers.claude import adapter
+
+    monkeypatch.setattr(adapter, "ALLOW_MODEL_REQUESTS", False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)

@@ -1,0 +1,134 @@
+"""What each kernel operation asks Claude for: one validated output model per operation.
+
+These are the shapes of untrusted proposals; the kernel validates them here and decides
+what, if anything, to commit.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ProposedConstraint(_Out):
+    type: Literal["logic", "semantic"]
+    domain: str = Field(min_length=1, description="software, cost, schedule, latency, ...")
+    title: str = Field(min_length=1, description="short human label")
+    payload: dict = Field(default_factory=dict,
+                          description="logic: a checkable spec (e.g. {'op': '<=', 'value': 5}); "
+                                      "semantic: a rubric")
+    explicit: bool = Field(description="stated in the goal (true) or implied (false)")
+    removal_consequence: str = Field(default="", description="what goes wrong without it")
+
+
+class IdentifiedConstraints(_Out):
+    constraints: list[ProposedConstraint]
+    required_capabilities: list[str] = Field(default_factory=list)
+    open_questions: list[str] = Field(default_factory=list)
+
+
+class SelectedConstraints(_Out):
+    constraint_ids: list[str]
+    rationale: str
+
+
+class PlanStep(_Out):
+    resolver_id: str
+    capability: str
+    params: dict = Field(default_factory=dict)
+
+
+class ResolverRanking(_Out):
+    steps: list[PlanStep] = Field(min_length=1)
+    ranking: list[dict] = Field(default_factory=list,
+                                description="[{resolver_id, score, reason}] for every candidate")
+    rationale: str
+
+
+class ResolutionOutput(_Out):
+    artifact_type: str = Field(description="code, doc, data, ...")
+    format: str = Field(description="python, markdown, json, ...")
+    content: str
+    files: dict[str, str] = Field(default_factory=dict, description="path -> text, if several")
+    tests: dict[str, str] = Field(default_factory=dict, description="path -> test file text")
+    notes: str = ""
+
+
+class SemanticCheck(_Out):
+    constraint_id: str
+    passed: bool
+    sigma: float = Field(ge=0, le=1)
+    rubric_trace: str
+    repair_suggestion: str = ""
+
+
+class SemanticVerification(_Out):
+    checks: list[SemanticCheck]
+
+
+class ProposedChild(_Out):
+    key: str = Field(description="a short unique name used in dependencies")
+    goal_description: str
+    goal_summary: str
+    modality: str = "text"
+    relative_complexity: float = Field(gt=0)
+
+
+class Dependency(_Out):
+    child: str
+    depends_on: str
+
+
+class Decomposition(_Out):
+    children: list[ProposedChild] = Field(min_length=1)
+    dependencies: list[Dependency] = Field(default_factory=list)
+    rationale: str
+
+
+class LeafClassification(_Out):
+    is_leaf: bool
+    leaf_kind: Literal["atomic", "off_the_shelf", "contracted", "constraint_exhausted"] | None
+    leaf_reason: str
+
+
+class ConstraintFeedback(_Out):
+    constraint_id: str
+    diagnosis: str
+    fix: str
+
+
+class Feedback(_Out):
+    summary: str
+    per_constraint: list[ConstraintFeedback] = Field(default_factory=list)
+    failure_mode: str = Field(pattern=r"^[a-z0-9_]+$", description="a snake_case slug")
+    rescope: bool = Field(default=False,
+                          description="true if the failure stems from the parent's decomposition")
+
+
+class CapabilityGap(_Out):
+    capability_tag: str = Field(pattern=r"^[a-z0-9_]+$")
+    build_constraints: list[ProposedConstraint] = Field(default_factory=list)
+    buildable: bool = Field(description="can software built here provide it")
+    rationale: str
+
+
+class Conflict(_Out):
+    nodes_involved: list[str]
+    description: str
+    coupling_constraints: list[ProposedConstraint] = Field(default_factory=list)
+
+
+class ConsistencyReview(_Out):
+    verdict: Literal["SAT", "UNSAT"]
+    conflicts: list[Conflict] = Field(default_factory=list)
+
+
+class Assembly(_Out):
+    content: str
+    format: str
+    notes: str = ""
