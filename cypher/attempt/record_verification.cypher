@@ -3,7 +3,7 @@
 // become resolved, on UNSAT resolved ones are cleared and the failure mode is linked.
 MATCH (run:Run {id: $run_id}), (a:Attempt {id: $attempt_id})-[:FOR]->(g:Goal)
 WHERE run.seq = $seq AND a.verdict IS NULL AND g.last_attempt_id = a.id
-SET run.seq = $seq + 1,
+SET run.seq = $seq + 1, run.proposals = $proposals,
     a.verification = $verification, a.verdict = $verdict, a.sigma_v = $sigma_v,
     a.failure_mode = $failure_mode,
     g.verification = $verification, g.sigma_v = $sigma_v

@@ -3,7 +3,7 @@
 // optionally moving the goal's status in the same commit.
 MATCH (run:Run {id: $run_id}), (g:Goal {id: $goal_id})
 WHERE run.seq = $seq AND g.status = $from
-SET run.seq = $seq + 1, g.status = $to
+SET run.seq = $seq + 1, run.proposals = $proposals, g.status = $to
 WITH g
 OPTIONAL MATCH (g)-[old:HAS_CONSTRAINT {id: $role}]->(:Constraint)
 DELETE old

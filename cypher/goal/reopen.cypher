@@ -4,7 +4,7 @@
 // back to pending (marked stale); their attempts and logs stay.
 MATCH (run:Run {id: $run_id}), (u:Goal {id: $goal_id})
 WHERE run.seq = $seq AND u.status IN $from_states
-SET run.seq = $seq + 1, u.status = $to, u += $changes
+SET run.seq = $seq + 1, run.proposals = $proposals, u.status = $to, u += $changes
 WITH u
 OPTIONAL MATCH (w:Goal)-[:CHILD_OF*1..]->(u)
 WITH u, collect(DISTINCT w) AS subtree

@@ -2,5 +2,6 @@
 // A run's commit counter and recorded inputs (resume reads these).
 MATCH (run:Run {id: $run_id})
 OPTIONAL MATCH (run)-[:ROOT]->(root:Goal)
-RETURN run.id AS id, run.seq AS seq, run.base_ms AS base_ms, run.started_at AS started_at,
+RETURN run.id AS id, run.seq AS seq, run.proposals AS proposals, run.base_ms AS base_ms,
+       run.started_at AS started_at,
        run.config AS config, root.id AS root_id

@@ -39,6 +39,9 @@ class Run:
     run_id: str
     base_ms: int
     seq: int
+    # Proposals consumed by committed state: every commit records it, so a resumed run
+    # knows which recorded proposals its committed steps already used.
+    proposals: int = 0
 
     @classmethod
     def start(cls, store: GraphStore, caption: str, config: Mapping[str, Any] | None = None,
@@ -58,7 +61,8 @@ class Run:
         rows = store.run("run/get", {"run_id": run_id})
         if not rows:
             raise UnknownRunError(f"no run {run_id!r}; 'kernel runs' lists them")
-        return cls(store, run_id, int(rows[0]["base_ms"]), int(rows[0]["seq"]))
+        return cls(store, run_id, int(rows[0]["base_ms"]), int(rows[0]["seq"]),
+                   int(rows[0]["proposals"] or 0))
 
     def new_id(self, kind: str, salt: str = "") -> str:
         """The id an entity created by the *next* commit gets."""
@@ -67,8 +71,8 @@ class Run:
     def commit(self, name: str, params: Mapping[str, Any],
                identifiers: Mapping[str, str] | None = None, *, what: str) -> list[Row]:
         """Run one guarded write; advance ``seq`` or explain why nothing was written."""
-        rows = self.store.run(name, {**params, "run_id": self.run_id, "seq": self.seq},
-                              identifiers)
+        rows = self.store.run(name, {**params, "run_id": self.run_id, "seq": self.seq,
+                                     "proposals": self.proposals}, identifiers)
         if rows:
             self.seq += 1
             return rows
