@@ -1,0 +1,157 @@
+"""Proposals versus commits: the authority boundary.
+
+Every probabilistic output (a model's answer, a scripted stand-in for one) reaches the
+kernel through :class:`Proposals`. It is validated against the operation's model and
+appended to the run's hash-chained ledger *before* the kernel acts on it. Only the
+kernel turns proposals into committed state.
+
+Because commits record how many proposals they consumed, a resumed run first serves the
+proposals its ledger already holds, and a replay serves every proposal from a recorded
+ledger. Either way each served proposal must answer the same request the kernel makes
+now; the first that does not stops the run with the differing decision named.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ValidationError
+
+from kernel.core.envelopes import canonical_json
+from kernel.core.ledger import Ledger, LedgerEntry
+from kernel.errors import KernelError
+from resolvers.base import Estimate, PermanentError, Resolution, ResolveRequest, with_retries
+from resolvers.claude.adapter import OPERATIONS
+
+
+class DivergenceError(KernelError):
+    """A recorded proposal does not answer the request the kernel makes now."""
+
+
+class NoProposalError(KernelError):
+    """The proposer has nothing for this request (a scripted run ran out, say)."""
+
+
+class Proposer(Protocol):
+    """A source of untrusted proposals."""
+
+    source: str
+
+    def estimate(self, request: ResolveRequest, occurrence: int) -> Estimate: ...
+
+    def propose(self, request: ResolveRequest, occurrence: int) -> Resolution: ...
+
+
+@dataclass(frozen=True)
+class Proposal:
+    output: BaseModel
+    cost_usd: float
+    seconds: float
+    metadata: dict[str, Any]
+    ledger_index: int
+    ledger_hash: str
+    replayed: bool
+
+
+class ClaudeProposer:
+    """Live proposals from claude-code-0, with retryable errors retried with backoff."""
+
+    def __init__(self, claude: Any) -> None:
+        self.claude = claude
+        self.source = claude.id
+
+    def estimate(self, request: ResolveRequest, occurrence: int) -> Estimate:
+        return self.claude.estimate_cost_time(request)
+
+    def propose(self, request: ResolveRequest, occurrence: int) -> Resolution:
+        return with_retries(lambda: self.claude.resolve(request))
+
+
+def fingerprint(request: ResolveRequest) -> str:
+    return hashlib.sha256(canonical_json(request.model_dump(mode="json")).encode()).hexdigest()
+
+
+class Proposals:
+    """The kernel's single way to obtain a proposal."""
+
+    def __init__(self, ledger: Ledger, proposer: Proposer | None,
+                 recorded: list[LedgerEntry] | None = None) -> None:
+        """``recorded``: a ledger to replay (every proposal must come from it); otherwise
+        the run's own ledger serves what it already holds and the proposer the rest."""
+        self.ledger = ledger
+        self.run = ledger.run
+        self.proposer = proposer
+        self.replaying = recorded is not None
+        # The run is this process's alone (commits are guarded), so the ledger is read once.
+        self._own = [e for e in ledger.entries() if e.kind == "proposal"]
+        source = recorded if recorded is not None else self._own
+        self._served = [e for e in source if e.kind == "proposal"]
+
+    def estimate(self, request: ResolveRequest) -> Estimate:
+        entry = self._pending_entry()
+        if entry is not None:
+            response = entry.data()["response"]
+            return Estimate(cost_usd=response["cost_usd"], seconds=response["seconds"])
+        if self.proposer is None:
+            raise NoProposalError("no proposer is configured for this run")
+        return self.proposer.estimate(request, self._occurrence(request))
+
+    def get(self, request: ResolveRequest) -> Proposal:
+        operation = OPERATIONS.get(request.operation)
+        if operation is None:
+            raise PermanentError(f"no proposal type for {request.operation!r}",
+                                 failure_mode="capability_mismatch")
+        wanted = {"operation": request.operation, "goal_id": request.goal_id,
+                  "fingerprint": fingerprint(request)}
+        entry = self._pending_entry()
+        if entry is not None:
+            recorded = entry.data()["request"]
+            if recorded != wanted:
+                raise DivergenceError(
+                    f"proposal #{entry.index}: the ledger answers {recorded['operation']} for "
+                    f"{recorded['goal_id']} (request {recorded['fingerprint'][:12]}), the "
+                    f"kernel now asks {wanted['operation']} for {wanted['goal_id']} "
+                    f"(request {wanted['fingerprint'][:12]})")
+            if self.replaying:  # the replayed run gets the same ledger as the original
+                entry = self.ledger.append(entry.kind, entry.operation, entry.source,
+                                           entry.data(), goal_id=entry.goal_id)
+                self._own.append(entry)
+            response = entry.data()["response"]
+            replayed = True
+        else:
+            if self.replaying:
+                raise DivergenceError(f"the recorded ledger ends at {len(self._served)} "
+                                      f"proposals; the kernel asks for another "
+                                      f"({request.operation} for {request.goal_id})")
+            if self.proposer is None:
+                raise NoProposalError("no proposer is configured for this run")
+            resolution = self.proposer.propose(request, self._occurrence(request))
+            response = {"output": resolution.output, "cost_usd": resolution.cost_usd,
+                        "seconds": resolution.seconds, "metadata": resolution.metadata}
+            entry = self.ledger.append("proposal", request.operation, self.proposer.source,
+                                       {"request": wanted, "response": response},
+                                       goal_id=request.goal_id)
+            self._own.append(entry)
+            replayed = False
+        try:
+            output = operation.output.model_validate(response["output"])
+        except ValidationError as exc:
+            raise PermanentError(f"{request.operation}: the proposal does not validate: "
+                                 f"{exc.errors()[0]['msg']}", failure_mode="invalid_output",
+                                 output_produced=True) from exc
+        self.run.proposals += 1
+        return Proposal(output=output, cost_usd=float(response["cost_usd"]),
+                        seconds=float(response["seconds"]), metadata=response["metadata"],
+                        ledger_index=entry.index, ledger_hash=entry.hash, replayed=replayed)
+
+    def _pending_entry(self) -> LedgerEntry | None:
+        """The recorded proposal the next request must match, if any."""
+        index = self.run.proposals
+        return self._served[index] if index < len(self._served) else None
+
+    def _occurrence(self, request: ResolveRequest) -> int:
+        """How many proposals this run already holds for the same operation on the same goal."""
+        return sum(1 for e in self._own
+                   if e.operation == request.operation and e.goal_id == request.goal_id)

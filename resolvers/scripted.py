@@ -1,0 +1,134 @@
+"""The scripted proposer: proposals from a file, so a whole run is reproducible offline.
+
+Format (``kernel-script`` v1, YAML; see docs/scripted-proposals.md)::
+
+    version: 1
+    description: what this script drives
+    proposals:
+      - operation: identify_constraints   # a kernel operation
+        goal: "Build a Python CLI*"       # glob on the goal summary (case-insensitive)
+        output: {...}                     # the operation's output model
+        cost_usd: 0.01                    # optional, default 0
+        seconds: 1.5                      # optional, default 0
+        repeat: false                     # optional: true = serves every later call too
+    fallback:                             # optional, per operation
+      classify_leaf: {output: {...}}
+
+For the n-th call of an operation on a goal (n counted from the run's ledger, so a
+resumed run continues where it stopped), the n-th matching entry answers, in file
+order; a ``repeat`` entry keeps answering once reached. With no match left the
+operation's fallback answers; with none, the run refuses (no proposals).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from kernel.errors import KernelError
+from resolvers.base import Estimate, Resolution, ResolveRequest
+from resolvers.claude.adapter import OPERATIONS
+
+
+class ScriptError(KernelError):
+    """A script file is malformed; the message names the entry."""
+
+
+class ScriptedEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    operation: str
+    goal: str = "*"
+    output: dict[str, Any]
+    cost_usd: float = Field(default=0.0, ge=0)
+    seconds: float = Field(default=0.0, ge=0)
+    repeat: bool = False
+
+
+class FallbackEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    output: dict[str, Any]
+    cost_usd: float = Field(default=0.0, ge=0)
+    seconds: float = Field(default=0.0, ge=0)
+
+
+class Script(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    version: int = Field(ge=1, le=1)
+    description: str = ""
+    proposals: list[ScriptedEntry] = Field(default_factory=list)
+    fallback: dict[str, FallbackEntry] = Field(default_factory=dict)
+
+
+def load_script(path: Path) -> Script:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ScriptError(f"{path}: no such script") from None
+    except yaml.YAMLError as exc:
+        raise ScriptError(f"{path}: not valid YAML: {exc}") from None
+    try:
+        script = Script.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ScriptError(f"{path}: {where}: {first['msg']}") from None
+    for number, entry in enumerate(script.proposals):
+        _check(path, f"proposals.{number}", entry.operation, entry.output)
+    for operation, entry in script.fallback.items():
+        _check(path, f"fallback.{operation}", operation, entry.output)
+    return script
+
+
+def _check(path: Path, where: str, operation: str, output: dict[str, Any]) -> None:
+    if operation not in OPERATIONS:
+        raise ScriptError(f"{path}: {where}: unknown operation {operation!r} "
+                          f"(known: {', '.join(sorted(OPERATIONS))})")
+    try:
+        OPERATIONS[operation].output.model_validate(output)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"])
+        raise ScriptError(f"{path}: {where}.output.{field}: {first['msg']}") from None
+
+
+class ScriptedProposer:
+    def __init__(self, script: Script, source: str = "scripted") -> None:
+        self.script = script
+        self.source = source
+
+    @classmethod
+    def from_file(cls, path: Path) -> ScriptedProposer:
+        return cls(load_script(path), source=f"scripted:{path.name}")
+
+    def _entry(self, request: ResolveRequest, occurrence: int) -> ScriptedEntry | FallbackEntry:
+        summary = str(request.payload.get("goal_summary") or request.goal_description).lower()
+        matching = [e for e in self.script.proposals if e.operation == request.operation
+                    and fnmatch.fnmatchcase(summary, e.goal.lower())]
+        if occurrence < len(matching):
+            return matching[occurrence]
+        repeating = [e for e in matching if e.repeat]
+        if repeating:
+            return repeating[-1]
+        if request.operation in self.script.fallback:
+            return self.script.fallback[request.operation]
+        from kernel.proposals import NoProposalError
+
+        raise NoProposalError(
+            f"the script has no proposal for {request.operation} call #{occurrence + 1} on "
+            f"goal {summary!r}: add an entry or a fallback for {request.operation}")
+
+    def estimate(self, request: ResolveRequest, occurrence: int) -> Estimate:
+        entry = self._entry(request, occurrence)
+        return Estimate(cost_usd=entry.cost_usd, seconds=entry.seconds)
+
+    def propose(self, request: ResolveRequest, occurrence: int) -> Resolution:
+        entry = self._entry(request, occurrence)
+        return Resolution(output=entry.output, cost_usd=entry.cost_usd, seconds=entry.seconds,
+                          metadata={"source": self.source, "occurrence": occurrence})

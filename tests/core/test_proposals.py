@@ -1,0 +1,166 @@
+"""Proposals vs commits: recorded before use, served again on resume, replayed exactly,
+and any divergence from the record stops the run with the decision named."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kernel.core.goals import GoalSpec, GoalTree
+from kernel.core.ledger import Ledger, load_entries, verify_chain
+from kernel.core.run import Run
+from kernel.core.state_machine import Status
+from kernel.proposals import DivergenceError, NoProposalError, Proposals
+from kernel.schema import init_schema
+from kernel.store import open_store
+from resolvers.base import Estimate, PermanentError, Resolution, ResolveRequest
+from resolvers.scripted import ScriptedProposer, ScriptError, load_script
+from tests.conftest import embedded_settings
+
+SCRIPT = """
+version: 1
+description: two identify rounds, then a fallback
+proposals:
+  - operation: identify_constraints
+    goal: "build a csv*"
+    cost_usd: 0.02
+    seconds: 1.5
+    output:
+      constraints:
+        - {type: logic, domain: software, title: "exit 1 on a missing column", explicit: true}
+  - operation: identify_constraints
+    goal: "build a csv*"
+    output:
+      constraints:
+        - {type: semantic, domain: usability, title: "helpful errors", explicit: false}
+fallback:
+  classify_leaf:
+    output: {is_leaf: true, leaf_kind: atomic, leaf_reason: "one small script"}
+"""
+
+
+@pytest.fixture
+def script(tmp_path: Path) -> Path:
+    path = tmp_path / "csv.script.yaml"
+    path.write_text(SCRIPT)
+    return path
+
+
+def request(goal_id: str, operation: str = "identify_constraints") -> ResolveRequest:
+    return ResolveRequest(operation=operation, goal_id=goal_id,
+                          goal_description="Build a CSV CLI that sorts rows")
+
+
+class Refusing:
+    """A proposer that must not be called (everything should come from the ledger)."""
+
+    source = "refusing"
+
+    def estimate(self, request: ResolveRequest, occurrence: int) -> Estimate:
+        raise AssertionError("estimate should come from the ledger")
+
+    def propose(self, request: ResolveRequest, occurrence: int) -> Resolution:
+        raise AssertionError("the proposer was called for a recorded proposal")
+
+
+def _goal(run: Run) -> str:
+    return GoalTree(run).create_root(GoalSpec("Build a CSV CLI that sorts rows"))
+
+
+def test_scripted_proposals_are_recorded_before_use(run: Run, script: Path) -> None:
+    goal = _goal(run)
+    proposals = Proposals(Ledger(run), ScriptedProposer.from_file(script))
+    assert proposals.estimate(request(goal)) == Estimate(cost_usd=0.02, seconds=1.5)
+    first = proposals.get(request(goal))
+    second = proposals.get(request(goal))
+    leaf = proposals.get(request(goal, "classify_leaf"))
+    assert first.output.constraints[0].title == "exit 1 on a missing column"
+    assert second.output.constraints[0].type == "semantic"
+    assert leaf.output.leaf_kind == "atomic" and first.cost_usd == 0.02
+    assert (first.ledger_index, second.ledger_index, leaf.ledger_index) == (0, 1, 2)
+    entries = Ledger(run).entries()
+    assert entries[0].data()["request"]["operation"] == "identify_constraints"
+    assert entries[0].source == "scripted:csv.script.yaml"
+    assert run.proposals == 3
+    with pytest.raises(NoProposalError, match="add an entry or a fallback for identify"):
+        proposals.get(request(goal))
+
+
+def test_a_resumed_run_is_served_its_recorded_proposals(run: Run, script: Path) -> None:
+    goal = _goal(run)
+    proposals = Proposals(Ledger(run), ScriptedProposer.from_file(script))
+    proposals.get(request(goal))
+    GoalTree(run).transition(goal, Status.IDENTIFYING_CONSTRAINTS)  # commits 1 consumed
+    proposals.get(request(goal))  # recorded, then the process dies before committing
+    resumed = Run.load(run.store, run.run_id)
+    assert resumed.proposals == 1
+    again = Proposals(Ledger(resumed), Refusing()).get(request(goal))
+    assert again.replayed and again.output.constraints[0].type == "semantic"
+    assert len(Ledger(resumed).entries()) == 2  # nothing recorded twice
+
+
+def test_a_replay_reproduces_the_ledger_and_detects_divergence(run: Run, script: Path,
+                                                               data_dir: Path) -> None:
+    goal = _goal(run)
+    original = Proposals(Ledger(run), ScriptedProposer.from_file(script))
+    original.get(request(goal))
+    original.get(request(goal, "classify_leaf"))
+    head, _, recorded = load_entries(run.store, run.run_id)
+
+    scratch = open_store(embedded_settings(data_dir, "replay-target"))
+    try:
+        init_schema(scratch)
+        twin = Run(scratch, run.run_id, run.base_ms, 0)
+        scratch.run("run/create", {"run_id": run.run_id, "base_ms": run.base_ms,
+                                   "started_at": "recorded", "caption": "replay", "config": "{}"})
+        assert _goal(twin) == goal  # same commits, same ids
+        replay = Proposals(Ledger(twin), None, recorded=recorded)
+        replay.get(request(goal))
+        replay.get(request(goal, "classify_leaf"))
+        replayed_head, size, entries = load_entries(scratch, run.run_id)
+        assert (replayed_head, size) == (head, 2) and verify_chain(entries) == []
+        with pytest.raises(DivergenceError, match="ends at 2 proposals"):
+            replay.get(request(goal))
+
+        fresh = Run(scratch, run.run_id, run.base_ms, 0)
+        diverging = Proposals(Ledger(fresh), None, recorded=recorded)
+        with pytest.raises(DivergenceError, match=r"proposal #0: the ledger answers "
+                                                  r"identify_constraints.*now asks classify_leaf"):
+            diverging.get(request(goal, "classify_leaf"))
+    finally:
+        scratch.drop_all()
+        scratch.close()
+
+
+def test_an_invalid_proposal_is_rejected(run: Run) -> None:
+    class Sloppy:
+        source = "sloppy"
+
+        def estimate(self, request: ResolveRequest, occurrence: int) -> Estimate:
+            return Estimate(cost_usd=0, seconds=0)
+
+        def propose(self, request: ResolveRequest, occurrence: int) -> Resolution:
+            return Resolution(output={"constraints": "not a list"}, cost_usd=0.01, seconds=1)
+
+    goal = _goal(run)
+    with pytest.raises(PermanentError, match="does not validate") as info:
+        Proposals(Ledger(run), Sloppy()).get(request(goal))
+    assert info.value.failure_mode == "invalid_output"
+    assert len(Ledger(run).entries()) == 1  # the untrusted output is still on record
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("version: 2\n", "version"),
+    ("version: 1\nproposals:\n  - {operation: fly, output: {}}\n", "unknown operation 'fly'"),
+    ("version: 1\nproposals:\n  - {operation: classify_leaf, output: {is_leaf: maybe}}\n",
+     "proposals.0.output.is_leaf"),
+    ("version: 1\nproposals: [\n", "not valid YAML"),
+    ("version: 1\nfallback:\n  decompose: {output: {children: []}}\n",
+     "fallback.decompose.output.children"),
+])
+def test_a_malformed_script_names_the_entry(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    with pytest.raises(ScriptError, match=message):
+        load_script(path)
