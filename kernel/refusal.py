@@ -1,0 +1,81 @@
+"""Refusal is an output, not a crash: when the kernel cannot safely converge it says so.
+
+A RefusalReport carries reason codes, the ledger entries that are its evidence (by index
+and hash), and what input or policy change would let the run proceed, each from a fixed
+template per reason, so the same situation always reads the same way. The report itself
+is appended to the ledger.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kernel.core.ledger import Ledger
+
+
+class RefusalReason(StrEnum):
+    NO_PROPOSALS = "NO_PROPOSALS"
+    BUDGET_EXHAUSTED = "BUDGET_EXHAUSTED"
+    WALL_TIME_EXCEEDED = "WALL_TIME_EXCEEDED"
+    CONTRADICTION_BUDGET_EXCEEDED = "CONTRADICTION_BUDGET_EXCEEDED"
+    UNVERIFIABLE_INVARIANTS = "UNVERIFIABLE_INVARIANTS"
+    HIRE_DECLINED = "HIRE_DECLINED"
+
+
+REMEDIES: dict[RefusalReason, str] = {
+    RefusalReason.NO_PROPOSALS:
+        "give a proposal for {operation} on goal '{goal}': add a script entry or a fallback "
+        "for {operation}, or run with --proposer anthropic and ANTHROPIC_API_KEY set",
+    RefusalReason.BUDGET_EXHAUSTED:
+        "raise the budget: this goal needs ${needed_usd:.4f} and {needed_seconds:.0f}s more "
+        "than it and its parent have (run again with a larger --budget / --time, or answer "
+        "its HIRE request with --add-budget)",
+    RefusalReason.WALL_TIME_EXCEEDED:
+        "the run hit its wall-time cap of {cap_seconds:.0f}s: resume it with 'kernel resume "
+        "{run_id}' or raise --max-wall",
+    RefusalReason.CONTRADICTION_BUDGET_EXCEEDED:
+        "{count} global conflicts exceeded the contradiction budget of {limit}: relax or "
+        "reconcile the coupling constraints named in the evidence, or raise the limit",
+    RefusalReason.UNVERIFIABLE_INVARIANTS:
+        "constraint '{constraint}' cannot be checked by any registered verifier: make it "
+        "checkable (a test or an arithmetic expression) or answer a HIRE for a verifier",
+    RefusalReason.HIRE_DECLINED:
+        "the human declined capability '{capability}': register a tool that provides it "
+        "('kernel hire answer') or change the goal so it is not needed",
+}
+
+
+class Evidence(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    ledger_index: int
+    ledger_hash: str
+    what: str
+
+
+class RefusalReport(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    goal_id: str | None
+    reasons: list[RefusalReason]
+    detail: str
+    evidence: list[Evidence] = Field(default_factory=list)
+    to_proceed: list[str] = Field(default_factory=list)
+
+
+def refuse(ledger: Ledger, goal_id: str | None, reason: RefusalReason, detail: str,
+           evidence_last: int = 3, **facts: Any) -> RefusalReport:
+    """Build the report (evidence: the latest ledger entries about this goal) and record it."""
+    entries = [e for e in ledger.entries() if goal_id is None or e.goal_id == goal_id]
+    evidence = [Evidence(ledger_index=e.index, ledger_hash=e.hash, what=f"{e.kind} {e.operation}")
+                for e in entries[-evidence_last:]]
+    remedy = REMEDIES[reason].format(run_id=ledger.run.run_id, **facts)
+    report = RefusalReport(run_id=ledger.run.run_id, goal_id=goal_id, reasons=[reason],
+                           detail=detail, evidence=evidence, to_proceed=[remedy])
+    ledger.append("refusal", reason.value, "kernel", report.model_dump(mode="json"),
+                  goal_id=goal_id)
+    return report
