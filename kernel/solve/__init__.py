@@ -1,0 +1,1 @@
+"""The SOLVE loop: dispatch, the step handlers, verification, growth and assembly."""

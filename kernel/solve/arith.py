@@ -1,0 +1,97 @@
+"""Deterministic arithmetic checks with Z3 (logic constraints, sigma = 1.0).
+
+A constraint's payload gives an expression such as ``cost_usd <= 5 and p99_ms < 500``.
+It is parsed with ``ast`` into Z3 terms (never evaluated as Python); the facts the
+kernel knows (the output's metrics, what the goal spent, sums over its children) are
+asserted as tracked equalities. Unsat means violated, and the unsat core names the
+facts that violate it: that is the violation trace.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from decimal import Decimal
+
+import z3
+
+from kernel.errors import KernelError
+
+TIMEOUT_MS = 30_000
+
+
+class ExpressionError(KernelError):
+    """The expression is outside the arithmetic the checker accepts."""
+
+
+_COMPARE = {ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b,
+            ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
+            ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b}
+_ARITH = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
+          ast.Mult: lambda a, b: a * b, ast.Div: lambda a, b: a / b}
+
+
+def _real(value: float | int) -> z3.ArithRef:
+    return z3.RealVal(str(Decimal(repr(value)))) if isinstance(value, float) else z3.RealVal(value)
+
+
+def _term(node: ast.AST, names: set[str]) -> z3.ExprRef:
+    if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+        return z3.BoolVal(node.value)
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+        return _real(node.value)
+    if isinstance(node, ast.Name):
+        names.add(node.id)
+        return z3.Real(node.id)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_term(node.operand, names)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return z3.Not(_term(node.operand, names))
+    if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
+        return _ARITH[type(node.op)](_term(node.left, names), _term(node.right, names))
+    if isinstance(node, ast.BoolOp):
+        parts = [_term(v, names) for v in node.values]
+        return z3.And(*parts) if isinstance(node.op, ast.And) else z3.Or(*parts)
+    if isinstance(node, ast.Compare):
+        left = _term(node.left, names)
+        parts = []
+        for op, right_node in zip(node.ops, node.comparators, strict=True):
+            if type(op) not in _COMPARE:
+                raise ExpressionError(f"unsupported comparison {type(op).__name__}")
+            right = _term(right_node, names)
+            parts.append(_COMPARE[type(op)](left, right))
+            left = right
+        return z3.And(*parts) if len(parts) > 1 else parts[0]
+    raise ExpressionError(f"unsupported syntax: {ast.dump(node)[:60]}")
+
+
+def parse(expression: str) -> tuple[z3.ExprRef, set[str]]:
+    try:
+        tree = ast.parse(expression, mode="eval")
+    except SyntaxError as exc:
+        raise ExpressionError(f"cannot parse {expression!r}: {exc.msg}") from None
+    names: set[str] = set()
+    return _term(tree.body, names), names
+
+
+def check(expression: str, facts: Mapping[str, float | int]) -> tuple[bool, dict]:
+    """(holds, detail). The detail lists the facts used and, when violated, the unsat core."""
+    term, names = parse(expression)
+    missing = sorted(names - set(facts))
+    if missing:
+        raise ExpressionError(f"no value for {', '.join(missing)} in {expression!r}")
+    solver = z3.Solver()
+    solver.set("timeout", TIMEOUT_MS)
+    for name in sorted(names):
+        solver.assert_and_track(z3.Real(name) == _real(facts[name]), f"fact:{name}")
+    solver.assert_and_track(term, "constraint")
+    verdict = solver.check()
+    if verdict == z3.unknown:
+        raise ExpressionError(f"z3 could not decide {expression!r}")
+    used = {name: facts[name] for name in sorted(names)}
+    if verdict == z3.sat:
+        return True, {"expression": expression, "facts": used}
+    core = sorted(str(c) for c in solver.unsat_core())
+    violating = {c.removeprefix("fact:"): used[c.removeprefix("fact:")]
+                 for c in core if c.startswith("fact:")}
+    return False, {"expression": expression, "facts": used, "violated_by": violating}
