@@ -89,20 +89,28 @@ class Proposals:
         source = recorded if recorded is not None else self._own
         self._served = [e for e in source if e.kind == "proposal"]
 
-    def estimate(self, request: ResolveRequest) -> Estimate:
+    def estimate(self, request: ResolveRequest, proposer: Proposer | None = None) -> Estimate:
+        """What the next proposal will cost: as recorded when it is recorded, otherwise the
+        proposer's (``proposer`` overrides the run's, e.g. for sandbox runs)."""
         entry = self._pending_entry()
         if entry is not None:
             response = entry.data()["response"]
             return Estimate(cost_usd=response["cost_usd"], seconds=response["seconds"])
-        if self.proposer is None:
+        source = proposer or self.proposer
+        if source is None:
             raise NoProposalError("no proposer is configured for this run")
-        return self.proposer.estimate(request, self._occurrence(request))
+        return source.estimate(request, self._occurrence(request))
 
-    def get(self, request: ResolveRequest) -> Proposal:
-        operation = OPERATIONS.get(request.operation)
-        if operation is None:
-            raise PermanentError(f"no proposal type for {request.operation!r}",
-                                 failure_mode="capability_mismatch")
+    def get(self, request: ResolveRequest, output_model: type[BaseModel] | None = None,
+            proposer: Proposer | None = None) -> Proposal:
+        """The proposal answering ``request``, validated against ``output_model`` (by
+        default the operation's model)."""
+        if output_model is None:
+            operation = OPERATIONS.get(request.operation)
+            if operation is None:
+                raise PermanentError(f"no proposal type for {request.operation!r}",
+                                     failure_mode="capability_mismatch")
+            output_model = operation.output
         wanted = {"operation": request.operation, "goal_id": request.goal_id,
                   "fingerprint": fingerprint(request)}
         entry = self._pending_entry()
@@ -125,18 +133,19 @@ class Proposals:
                 raise DivergenceError(f"the recorded ledger ends at {len(self._served)} "
                                       f"proposals; the kernel asks for another "
                                       f"({request.operation} for {request.goal_id})")
-            if self.proposer is None:
+            source = proposer or self.proposer
+            if source is None:
                 raise NoProposalError("no proposer is configured for this run")
-            resolution = self.proposer.propose(request, self._occurrence(request))
+            resolution = source.propose(request, self._occurrence(request))
             response = {"output": resolution.output, "cost_usd": resolution.cost_usd,
                         "seconds": resolution.seconds, "metadata": resolution.metadata}
-            entry = self.ledger.append("proposal", request.operation, self.proposer.source,
+            entry = self.ledger.append("proposal", request.operation, source.source,
                                        {"request": wanted, "response": response},
                                        goal_id=request.goal_id)
             self._own.append(entry)
             replayed = False
         try:
-            output = operation.output.model_validate(response["output"])
+            output = output_model.model_validate(response["output"])
         except ValidationError as exc:
             raise PermanentError(f"{request.operation}: the proposal does not validate: "
                                  f"{exc.errors()[0]['msg']}", failure_mode="invalid_output",

@@ -125,3 +125,9 @@ def _no_real_model_requests(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(adapter, "ALLOW_MODEL_REQUESTS", False)
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+
+
+@pytest.fixture
+def initialised_graph(embedded_store: GraphStore) -> GraphStore:
+    init_schema(embedded_store)
+    return embedded_store

@@ -27,7 +27,7 @@ SET run.seq = $seq + 1, run.proposals = $proposals,
     g.cost_spent = g.cost_spent + $cost, g.time_spent = g.time_spent + $time
 CREATE (s:BudgetEvent {id: $event_id, kind: 'spend', goal_id: g.id, cost: $cost, time: $time,
                        resolver_id: $resolver_id, operation: $operation, seq: $seq,
-                       caption: 'spend ' + toString($cost)})
+                       proposal: $proposal, caption: 'spend ' + toString($cost)})
 CREATE (s)-[:CHARGED_TO]->(g)
 FOREACH (x IN CASE WHEN a IS NULL THEN [] ELSE [a] END |
   CREATE (s)-[:PAYS_FOR]->(x)

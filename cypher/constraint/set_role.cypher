@@ -1,9 +1,9 @@
 // mode: write
 // Gives a set of constraints one role on a goal (replacing that role's previous set),
-// optionally moving the goal's status in the same commit.
+// moving the goal's status and writing the step's other fields in the same commit.
 MATCH (run:Run {id: $run_id}), (g:Goal {id: $goal_id})
 WHERE run.seq = $seq AND g.status = $from
-SET run.seq = $seq + 1, run.proposals = $proposals, g.status = $to
+SET run.seq = $seq + 1, run.proposals = $proposals, g.status = $to, g += $changes
 WITH g
 OPTIONAL MATCH (g)-[old:HAS_CONSTRAINT {id: $role}]->(:Constraint)
 DELETE old

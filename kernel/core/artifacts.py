@@ -94,7 +94,7 @@ class Artifacts:
         self.run.commit("artifact/create", {
             "goal_id": goal_id, "props": {k: v for k, v in props.items() if v is not None},
             "input_ids": list(lineage.input_artifact_ids),
-        }, what=f"register an artifact of {goal_id}")
+        }, what=f"register an artifact of {goal_id}", consumes=False)
         return artifact
 
     def get(self, artifact_id: str) -> Artifact:

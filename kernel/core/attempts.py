@@ -49,7 +49,7 @@ class Attempts:
                 "goal_id": goal_id, "attempt_index": index, "attempt_id": attempt.id,
                 "resolver_id": resolver_id,
                 "props": {k: v for k, v in props.items() if v is not None},
-            }, what=f"open attempt {index} of {goal_id}")
+            }, what=f"open attempt {index} of {goal_id}", consumes=False)
         except CommitRejected as exc:
             raise AttemptsExhaustedError(str(exc)) from exc
         return attempt

@@ -120,23 +120,30 @@ class BudgetEnforcer:
                     "goal_id": goal_id, "cost": need.cost, "time": need.time,
                     "event_id": self.run.new_id("budget"),
                     "description": "pre-check shortfall drawn from parent",
-                }, what=f"grant {goal_id} its shortfall")
+                }, what=f"grant {goal_id} its shortfall", consumes=False)
                 return PreCheck(Decision.ALLOWED, Amount(left.cost + need.cost,
                                                          left.time + need.time), need)
         return PreCheck(Decision.DENIED, left)
 
     def record(self, goal_id: str, spent: Amount, resolver_id: str, operation: str,
-               attempt_id: str | None = None, output_artifact_id: str | None = None) -> bool:
+               attempt_id: str | None = None, output_artifact_id: str | None = None,
+               proposal: str | None = None) -> bool:
         """Record a call's actual cost, with the attempt (and output) it paid for, in one
         commit; returns True if it overran what the goal had and its parent could not
-        cover it (the goal is then marked over budget)."""
+        cover it (the goal is then marked over budget).
+
+        ``proposal`` (the ledger hash of what was paid for) makes the spend idempotent:
+        a proposal served again after a crash is not paid for twice."""
         self._non_negative(spent)
+        if proposal is not None and self.store.run("budget/spend_for_proposal",
+                                                   {"proposal": proposal}):
+            return False
         rows = self.run.commit("budget/spend", {
             "goal_id": goal_id, "cost": spent.cost, "time": spent.time,
             "resolver_id": resolver_id, "operation": operation, "attempt_id": attempt_id,
-            "output_artifact_id": output_artifact_id,
+            "output_artifact_id": output_artifact_id, "proposal": proposal,
             "event_id": self.run.new_id("budget"), "grant_id": self.run.new_id("budget", "cover"),
-        }, what=f"record a spend on {goal_id}")
+        }, what=f"record a spend on {goal_id}", consumes=False)
         return bool(rows[0]["overrun"]) and not bool(rows[0]["parent_covers"])
 
     def refund(self, goal_id: str, amount: Amount, description: str) -> None:

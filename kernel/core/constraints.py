@@ -60,7 +60,8 @@ class ConstraintEngine:
                                                 {"goal_id": goal_id})]
 
     def set_role(self, run: Run, goal_id: str, role: str, ids: Iterable[str],
-                 from_status: Status, to_status: Status) -> None:
+                 from_status: Status, to_status: Status,
+                 changes: dict | None = None) -> None:
         """Replace a role's constraint set and move the goal, in one commit.
 
         For ``eligible`` the goal's inherited constraints are removed first (B6)."""
@@ -74,7 +75,7 @@ class ConstraintEngine:
         self.get_many(wanted)  # every id must name a stored constraint
         run.commit("constraint/set_role", {
             "goal_id": goal_id, "role": role, "ids": wanted,
-            "from": from_status.value, "to": to_status.value,
+            "from": from_status.value, "to": to_status.value, "changes": changes or {},
         }, what=f"set {role} constraints of {goal_id}")
 
 

@@ -30,7 +30,7 @@ DEFAULT_MAX_ATTEMPTS = 5
 STEP_FIELDS = frozenset({
     "leaf_kind", "leaf_reason", "resolver_id", "plan_artifact_id", "input_artifact_ids",
     "output_artifact_id", "verification", "sigma_v", "sigma_path", "decompositions",
-    "rescope_requested",
+    "rescope_requested", "required_capabilities", "feedback", "gated_reason",
 })
 
 
@@ -61,11 +61,13 @@ class GoalTree:
         return self._create(spec, None, {"core": list(core_ids)})
 
     def create_child(self, parent_id: str, spec: GoalSpec, inherited_ids: Iterable[str] = (),
-                     core_ids: Iterable[str] = ()) -> str:
+                     core_ids: Iterable[str] = (), decomposition_key: str | None = None) -> str:
         return self._create(spec, parent_id, {"core": list(core_ids),
-                                              "inherited": list(inherited_ids)})
+                                              "inherited": list(inherited_ids)},
+                            decomposition_key)
 
-    def _create(self, spec: GoalSpec, parent_id: str | None, roles: dict[str, list[str]]) -> str:
+    def _create(self, spec: GoalSpec, parent_id: str | None, roles: dict[str, list[str]],
+                decomposition_key: str | None = None) -> str:
         parent = self.get(parent_id) if parent_id else None
         goal_id = self.run.new_id("goal")
         summary = (spec.summary or _summarize(spec.description)).strip()
@@ -81,7 +83,7 @@ class GoalTree:
             "tau_global": parent["tau_global"] if parent else self.tau_global,
             "attempt_count": 0, "max_attempts": spec.max_attempts,
             "input_artifact_ids": list(spec.input_artifact_ids), "decompositions": 0,
-            "stale": False,
+            "stale": False, "decomposition_key": decomposition_key,
             **{f"{m}_{k}": 0 for m in ("cost", "time")
                for k in ("allocated", "spent", "granted", "refunded")},
         }
@@ -165,8 +167,9 @@ def _step_changes(changes: Mapping[str, Any] | None) -> dict[str, Any]:
     unknown = set(values) - STEP_FIELDS
     if unknown:
         raise InvalidTransitionError(f"a transition cannot change {sorted(unknown)}")
-    if "verification" in values and not isinstance(values["verification"], str | None):
-        values["verification"] = json.dumps(values["verification"], sort_keys=True)
+    for key in ("verification", "feedback"):
+        if key in values and not isinstance(values[key], str | None):
+            values[key] = json.dumps(values[key], sort_keys=True)
     return values
 
 

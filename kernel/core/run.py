@@ -42,6 +42,7 @@ class Run:
     # Proposals consumed by committed state: every commit records it, so a resumed run
     # knows which recorded proposals its committed steps already used.
     proposals: int = 0
+    committed_proposals: int = -1  # -1: same as proposals (nothing consumed since the last commit)
 
     @classmethod
     def start(cls, store: GraphStore, caption: str, config: Mapping[str, Any] | None = None,
@@ -61,20 +62,29 @@ class Run:
         rows = store.run("run/get", {"run_id": run_id})
         if not rows:
             raise UnknownRunError(f"no run {run_id!r}; 'kernel runs' lists them")
-        return cls(store, run_id, int(rows[0]["base_ms"]), int(rows[0]["seq"]),
-                   int(rows[0]["proposals"] or 0))
+        consumed = int(rows[0]["proposals"] or 0)
+        return cls(store, run_id, int(rows[0]["base_ms"]), int(rows[0]["seq"]), consumed, consumed)
 
     def new_id(self, kind: str, salt: str = "") -> str:
         """The id an entity created by the *next* commit gets."""
         return entity_id(kind, self.run_id, self.base_ms, self.seq, salt)
 
     def commit(self, name: str, params: Mapping[str, Any],
-               identifiers: Mapping[str, str] | None = None, *, what: str) -> list[Row]:
-        """Run one guarded write; advance ``seq`` or explain why nothing was written."""
+               identifiers: Mapping[str, str] | None = None, *, what: str,
+               consumes: bool = True) -> list[Row]:
+        """Run one guarded write; advance ``seq`` or explain why nothing was written.
+
+        A step's final commit *consumes* the proposals it used (the run records how many
+        it has consumed); intermediate commits (spends, grants, an opened attempt) do
+        not, so a crash between them and the step's end serves the same recorded
+        proposals again on resume instead of asking for new ones."""
+        committed = self.committed_proposals if self.committed_proposals >= 0 else self.proposals
+        recorded = self.proposals if consumes else committed
         rows = self.store.run(name, {**params, "run_id": self.run_id, "seq": self.seq,
-                                     "proposals": self.proposals}, identifiers)
+                                     "proposals": recorded}, identifiers)
         if rows:
             self.seq += 1
+            self.committed_proposals = recorded
             return rows
         current = self.store.run("run/get", {"run_id": self.run_id})
         if not current:

@@ -34,7 +34,7 @@ LABELS: tuple[LabelSpec, ...] = (
     LabelSpec("Actor", "actor:", "name"),
     LabelSpec("Artifact", "artifact:", "caption", indexed=("sha256", "goal_id")),
     LabelSpec("Attempt", "attempt:", "caption", indexed=("goal_id",)),
-    LabelSpec("BudgetEvent", "budget:", "caption", indexed=("goal_id",)),
+    LabelSpec("BudgetEvent", "budget:", "caption", indexed=("goal_id", "proposal")),
     LabelSpec("Capability", "capability:", "tag"),
     LabelSpec("CapabilityRequest", "capreq:", "caption", indexed=("fingerprint", "status")),
     LabelSpec("Constraint", "constraint:", "title", indexed=("type", "domain")),

@@ -56,6 +56,8 @@ class ResolutionOutput(_Out):
     content: str
     files: dict[str, str] = Field(default_factory=dict, description="path -> text, if several")
     tests: dict[str, str] = Field(default_factory=dict, description="path -> test file text")
+    metrics: dict[str, float] = Field(default_factory=dict,
+                                      description="measured numbers the constraints refer to")
     notes: str = ""
 
 

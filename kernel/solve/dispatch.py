@@ -1,0 +1,106 @@
+"""The dispatch loop: pop a goal, ask next_action, run its step, enqueue what it wakes.
+
+The queue is rebuilt from the graph when the loop starts (every live, unfinished goal of
+the run, in creation order), so a run can stop anywhere and continue with
+``kernel resume``. Blocked goals are dropped from the queue and woken again when what
+they wait on resolves. A hard wall-time cap stops the run with a refusal.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kernel.core.state_machine import Action, Status
+from kernel.proposals import NoProposalError
+from kernel.refusal import RefusalReason, refuse
+from kernel.solve import steps
+from kernel.solve.kernel import Kernel
+from resolvers.base import PermanentError
+
+S = Status
+HANDLERS: dict[Action, Callable[[Kernel, str], list[str]]] = {
+    Action.IDENTIFY_CONSTRAINTS: steps.identify,
+    Action.SELECT_CONSTRAINTS: steps.select_constraints,
+    Action.SELECT_RESOLVER: steps.select_resolver,
+    Action.RESOLVE: steps.resolve,
+    Action.VERIFY: steps.verify_step,
+    Action.DECOMPOSE: steps.decompose,
+}
+FINISHED = frozenset({S.RESOLVED, S.INFEASIBLE})
+
+
+@dataclass(frozen=True)
+class Outcome:
+    run_id: str
+    root_id: str
+    status: str
+    sigma_system: float | None
+    steps: int
+    stopped: str | None = None
+
+
+def solve(k: Kernel, root_id: str) -> Outcome:
+    queue: deque[str] = deque(r["id"] for r in k.store.run("goal/unfinished",
+                                                           {"run_id": k.run.run_id}))
+    queued = set(queue)
+    count = 0
+    while queue:
+        if k.elapsed() > k.config.max_wall_seconds:
+            refuse(k.ledger, root_id, RefusalReason.WALL_TIME_EXCEEDED,
+                   f"stopped after {count} steps", cap_seconds=k.config.max_wall_seconds)
+            return _outcome(k, root_id, count, stopped="wall-time cap")
+        goal_id = queue.popleft()
+        queued.discard(goal_id)
+        for woken in _step(k, goal_id):
+            if woken not in queued:
+                queue.append(woken)
+                queued.add(woken)
+        count += 1
+    return _outcome(k, root_id, count)
+
+
+def _step(k: Kernel, goal_id: str) -> list[str]:
+    goal = k.tree.get(goal_id)
+    status = Status(goal["status"])
+    if status in FINISHED or status == S.GATED or goal.get("stale"):
+        return []
+    if status == S.PENDING and int(goal.get("decompositions") or 0) > 0:
+        return _waiting_on_children(k, goal)
+    action = k.tree.next_action(goal_id)
+    if action == Action.WAIT:
+        return []
+    try:
+        return HANDLERS[action](k, goal_id)
+    except NoProposalError as exc:
+        return _refuse(k, goal, RefusalReason.NO_PROPOSALS, str(exc), operation=action.value,
+                       goal=goal["summary"])
+    except PermanentError as exc:
+        return _refuse(k, goal, RefusalReason.UNVERIFIABLE_INVARIANTS,
+                       f"{action.value}: {exc} ({exc.failure_mode})", constraint=goal["summary"])
+
+
+def _waiting_on_children(k: Kernel, goal: dict) -> list[str]:
+    children = k.store.run("dag/children", {"goal_id": goal["id"]})
+    statuses = {c["status"] for c in children}
+    if children and statuses == {S.RESOLVED.value}:
+        return steps.compose(k, goal["id"])
+    if S.INFEASIBLE.value in statuses and not statuses - FINISHED:
+        blocked = [c["id"] for c in children if c["status"] == S.INFEASIBLE.value]
+        return _refuse(k, goal, RefusalReason.UNVERIFIABLE_INVARIANTS,
+                       f"children {blocked} are infeasible", constraint=goal["summary"])
+    return []
+
+
+def _refuse(k: Kernel, goal: dict, reason: RefusalReason, detail: str, **facts: str) -> list[str]:
+    report = refuse(k.ledger, goal["id"], reason, detail, **facts)
+    k.tree.transition(goal["id"], S.INFEASIBLE)
+    k.log.flow(goal["id"], f"infeasible: {report.to_proceed[0]}")
+    return [goal["parent_id"]] if goal.get("parent_id") else []
+
+
+def _outcome(k: Kernel, root_id: str, count: int, stopped: str | None = None) -> Outcome:
+    root = k.tree.get(root_id)
+    sigma = k.confidence.system_sigma() if root["status"] == S.RESOLVED else None
+    return Outcome(k.run.run_id, root_id, root["status"], sigma, count, stopped)

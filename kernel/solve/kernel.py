@@ -1,0 +1,68 @@
+"""Everything one run of the SOLVE loop works with, built once."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kernel.core.artifacts import Artifacts, BlobStore
+from kernel.core.attempts import Attempts
+from kernel.core.budget import BudgetEnforcer
+from kernel.core.confidence import Confidence
+from kernel.core.constraints import ConstraintEngine
+from kernel.core.dag import Dependencies
+from kernel.core.goals import GoalTree
+from kernel.core.ledger import Ledger, LedgerEntry
+from kernel.core.logs import TieredLog
+from kernel.core.registry import Registry
+from kernel.core.run import Run
+from kernel.proposals import Proposals, Proposer
+from resolvers.sandbox.policy import Constitution
+
+
+@dataclass(frozen=True)
+class SolveConfig:
+    tau_local: float = 0.70
+    tau_global: float = 0.50
+    stagnation_epsilon: float = 0.05
+    max_depth: int = 6
+    max_wall_seconds: float = 600.0
+    raw_io: bool = False
+
+
+@dataclass
+class Kernel:
+    run: Run
+    config: SolveConfig
+    proposals: Proposals
+    blobs: BlobStore
+    workspace_root: Path
+    policy: Constitution = field(default_factory=Constitution)
+    started: float = field(default_factory=time.monotonic)
+
+    def __post_init__(self) -> None:
+        store = self.run.store
+        self.store = store
+        self.tree = GoalTree(self.run, self.config.tau_local, self.config.tau_global)
+        self.constraints = ConstraintEngine(store)
+        self.budget = BudgetEnforcer(self.run)
+        self.deps = Dependencies(store)
+        self.attempts = Attempts(self.run)
+        self.artifacts = Artifacts(self.run, self.blobs)
+        self.registry = Registry(store)
+        self.confidence = Confidence(self.run)
+        self.ledger = self.proposals.ledger
+        self.log = TieredLog(self.run, raw_io=self.config.raw_io)
+
+    @classmethod
+    def build(cls, run: Run, proposer: Proposer | None, data_dir: Path, workspace_root: Path,
+              config: SolveConfig | None = None,
+              recorded: list[LedgerEntry] | None = None) -> Kernel:
+        ledger = Ledger(run)
+        return cls(run=run, config=config or SolveConfig(),
+                   proposals=Proposals(ledger, proposer, recorded=recorded),
+                   blobs=BlobStore(data_dir / "artifacts"), workspace_root=workspace_root)
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started

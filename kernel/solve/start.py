@@ -1,0 +1,38 @@
+"""Step 1, goal intake: a run, its root goal with the human's core constraints, its budget."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from kernel.core.budget import Amount
+from kernel.core.envelopes import ConstraintSpec
+from kernel.core.goals import GoalSpec
+from kernel.core.run import Run
+from kernel.core.units import seconds_to_ms, usd_to_micros
+from kernel.proposals import Proposer
+from kernel.solve.dispatch import Outcome, solve
+from kernel.solve.kernel import Kernel, SolveConfig
+from kernel.store.base import GraphStore
+
+
+def start(store: GraphStore, goal: str, core: Sequence[ConstraintSpec], budget_usd: float,
+          time_seconds: float, proposer: Proposer | None, data_dir: Path, workspace_root: Path,
+          config: SolveConfig | None = None, max_attempts: int = 5) -> tuple[Kernel, str]:
+    config = config or SolveConfig()
+    run = Run.start(store, goal[:80], {
+        "goal": goal, "budget_usd": budget_usd, "time_seconds": time_seconds,
+        "tau_local": config.tau_local, "tau_global": config.tau_global,
+        "max_attempts": max_attempts, "core": [c.model_dump(mode="json") for c in core]})
+    kernel = Kernel.build(run, proposer, data_dir, workspace_root, config)
+    core_ids = kernel.constraints.upsert(list(core))
+    root = kernel.tree.create_root(GoalSpec(goal, max_attempts=max_attempts), core_ids=core_ids)
+    kernel.budget.allocate_root(root, Amount(usd_to_micros(budget_usd),
+                                             seconds_to_ms(time_seconds)))
+    kernel.log.flow(root, f"goal received with {len(core_ids)} core constraints, "
+                          f"${budget_usd} and {time_seconds}s")
+    return kernel, root
+
+
+def run_to_end(kernel: Kernel, root_id: str) -> Outcome:
+    return solve(kernel, root_id)

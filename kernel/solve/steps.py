@@ -1,0 +1,384 @@
+"""The step handlers of the SOLVE loop (steps 2-9). Each returns the goals to enqueue next.
+
+Every handler is safe to run again after a crash: proposals already recorded are served
+from the ledger, spends are idempotent per proposal, an open attempt is continued, and
+children of an unfinished decomposition are found by their key.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kernel.core.dag import DagNode, find_cycle
+from kernel.core.envelopes import Constraint, ConstraintSpec, Lineage, Provenance, ToolPlan, ToolStep
+from kernel.core.goals import GoalSpec
+from kernel.core.state_machine import Status
+from kernel.refusal import RefusalReason, refuse
+from kernel.solve.gate import CLAUDE_ID, Denied, amount, ask
+from kernel.solve.kernel import Kernel
+from kernel.solve.verify import verify
+from resolvers.base import PermanentError, ResolveRequest
+from resolvers.claude import models
+
+S = Status
+DEFAULT_CAPABILITY = "generate_code"
+
+
+def _request(goal: dict[str, Any], operation: str, constraints: list[Constraint] | None = None,
+             **payload: Any) -> ResolveRequest:
+    return ResolveRequest(operation=operation, goal_id=goal["id"],
+                          goal_description=goal["description"], constraints=constraints or [],
+                          payload={"goal_summary": goal["summary"], **payload})
+
+
+def _constraints(k: Kernel, goal_id: str, role: str) -> list[Constraint]:
+    return k.constraints.get_many(k.constraints.roles(goal_id)[role])
+
+
+def _by_id_or_title(constraints: list[Constraint], names: list[str]) -> set[str]:
+    """Constraint ids a proposal names, by id or by exact title (scripts cannot know ids)."""
+    by_title = {c.title: c.id for c in constraints}
+    ids = {c.id for c in constraints}
+    return {n if n in ids else by_title[n] for n in names if n in ids or n in by_title}
+
+
+def escalate(k: Kernel, goal: dict[str, Any], denied: Denied) -> list[str]:
+    """A budget denial ends the goal with a refusal naming what it would need."""
+    report = refuse(k.ledger, goal["id"], RefusalReason.BUDGET_EXHAUSTED,
+                    f"{denied.operation}: the pre-check denied the call",
+                    needed_usd=max(denied.estimate.cost - denied.remaining.cost, 0) / 1e6,
+                    needed_seconds=max(denied.estimate.time - denied.remaining.time, 0) / 1e3)
+    k.tree.transition(goal["id"], S.INFEASIBLE)
+    k.log.flow(goal["id"], f"infeasible: {report.to_proceed[0]}")
+    return _wake_parent(k, goal)
+
+
+# -- step 2: identify constraints --------------------------------------------------------
+def identify(k: Kernel, goal_id: str) -> list[str]:
+    goal = k.tree.get(goal_id)
+    if goal["status"] == S.PENDING:
+        k.tree.transition(goal_id, S.IDENTIFYING_CONSTRAINTS)
+    inherited = _constraints(k, goal_id, "inherited")
+    proposal = ask(k, goal_id, _request(goal, "identify_constraints", inherited))
+    if isinstance(proposal, Denied):
+        return escalate(k, goal, proposal)
+    found: models.IdentifiedConstraints = proposal.output  # type: ignore[assignment]
+    specs = [ConstraintSpec(type=c.type, domain=c.domain, title=c.title, payload=c.payload,
+                            provenance=Provenance(source="resolver", resolver_id=CLAUDE_ID))
+             for c in found.constraints]
+    eligible = set(k.constraints.upsert(specs)) | set(k.constraints.roles(goal_id)["core"])
+    capabilities = sorted(set(found.required_capabilities)) or [DEFAULT_CAPABILITY]
+    k.constraints.set_role(k.run, goal_id, "eligible", eligible, S.IDENTIFYING_CONSTRAINTS,
+                           S.SELECTING_CONSTRAINTS, {"required_capabilities": capabilities})
+    k.log.flow(goal_id, f"identified {len(eligible)} eligible constraints")
+    return [goal_id]
+
+
+# -- step 3: select constraints (parsimony) -----------------------------------------------
+def select_constraints(k: Kernel, goal_id: str) -> list[str]:
+    goal = k.tree.get(goal_id)
+    if goal["status"] == S.PENDING:
+        k.tree.transition(goal_id, S.SELECTING_CONSTRAINTS)
+    roles = k.constraints.roles(goal_id)
+    eligible = roles["eligible"]
+    if len(eligible) <= 1:
+        chosen = set(eligible)  # nothing to choose between: no call
+    else:
+        proposal = ask(k, goal_id, _request(goal, "select_constraints",
+                                            k.constraints.get_many(eligible)))
+        if isinstance(proposal, Denied):
+            return escalate(k, goal, proposal)
+        picked: models.SelectedConstraints = proposal.output  # type: ignore[assignment]
+        # The kernel decides: only eligible constraints count (named by id or exact title),
+        # and the human's core always stays.
+        named = _by_id_or_title(k.constraints.get_many(eligible), picked.constraint_ids)
+        chosen = named | (set(roles["core"]) & set(eligible))
+        if not chosen:
+            chosen = set(eligible)
+    k.constraints.set_role(k.run, goal_id, "selected", chosen, S.SELECTING_CONSTRAINTS,
+                           S.SELECTING_RESOLVER)
+    k.log.decision(goal_id, "constraint_selection", candidates=sorted(eligible),
+                   chosen=sorted(chosen), rationale="parsimonious selection, core kept")
+    return [goal_id]
+
+
+# -- step 4: select resolver (tool plan) ---------------------------------------------------
+def select_resolver(k: Kernel, goal_id: str) -> list[str]:
+    goal = k.tree.get(goal_id)
+    if goal["status"] == S.PENDING:
+        k.tree.transition(goal_id, S.SELECTING_RESOLVER)
+    capabilities = goal.get("required_capabilities") or [DEFAULT_CAPABILITY]
+    candidates = [c for c in k.registry.candidates(capabilities, goal["modality"])
+                  if c.id != "resolver:self-model-0"]
+    if not candidates:
+        report = refuse(k.ledger, goal_id, RefusalReason.UNVERIFIABLE_INVARIANTS,
+                        f"no registered tool provides {capabilities}",
+                        constraint=", ".join(capabilities))
+        k.tree.transition(goal_id, S.INFEASIBLE)
+        k.log.flow(goal_id, f"infeasible: {report.to_proceed[0]}")
+        return _wake_parent(k, goal)
+    if len(candidates) == 1:
+        plan = ToolPlan(steps=[ToolStep(resolver_id=candidates[0].id, capability=capabilities[0])])
+        rationale = "the only candidate"
+    else:
+        listing = [{"resolver_id": c.id, "label": c.label, "matched": c.matched,
+                    "success_rate": c.success_rate} for c in candidates]
+        proposal = ask(k, goal_id, _request(goal, "rank_resolvers",
+                                            _constraints(k, goal_id, "selected"),
+                                            candidates=listing))
+        if isinstance(proposal, Denied):
+            return escalate(k, goal, proposal)
+        ranked: models.ResolverRanking = proposal.output  # type: ignore[assignment]
+        allowed = {c.id for c in candidates}
+        steps = [ToolStep(resolver_id=s.resolver_id, capability=s.capability, params=s.params)
+                 for s in ranked.steps if s.resolver_id in allowed]
+        # The kernel decides: a plan naming tools outside the candidates falls back to rank 1.
+        plan = ToolPlan(steps=steps or [ToolStep(resolver_id=candidates[0].id,
+                                                 capability=capabilities[0])])
+        rationale = ranked.rationale if steps else "proposal named no candidate; kernel rank 1"
+    artifact = k.artifacts.register(
+        goal_id, plan.model_dump_json(), type="tool_plan", format="json",
+        lineage=Lineage(node_id=goal_id, resolver_id=CLAUDE_ID,
+                        constraint_ids=k.constraints.roles(goal_id)["selected"]))
+    k.tree.transition(goal_id, S.RESOLVING, {
+        "plan_artifact_id": artifact.id,
+        "resolver_id": plan.final_resolver_id if len(plan.steps) == 1 else None})
+    k.log.decision(goal_id, "resolver_selection", candidates=[c.id for c in candidates],
+                   chosen=plan.final_resolver_id, rationale=rationale)
+    return [goal_id]
+
+
+# -- step 5: resolve (one TRY attempt) ----------------------------------------------------
+def resolve(k: Kernel, goal_id: str) -> list[str]:
+    goal = k.tree.get(goal_id)
+    if goal["status"] == S.PENDING:
+        k.tree.transition(goal_id, S.RESOLVING)
+        goal = k.tree.get(goal_id)
+    plan = ToolPlan.model_validate_json(k.artifacts.read(goal["plan_artifact_id"]))
+    attempt = _open_attempt(k, goal, plan)
+    if attempt is None:
+        return grow(k, goal_id)
+    selected = _constraints(k, goal_id, "selected")
+    feedback = json.loads(goal["feedback"]) if goal.get("feedback") else None
+    request = _request(goal, "resolve", selected, inputs=goal.get("input_artifact_ids", []))
+    request = request.model_copy(update={"feedback": feedback})
+    proposal = ask(k, goal_id, request, resolver_id=plan.final_resolver_id, pay=False)
+    if isinstance(proposal, Denied):
+        return escalate(k, goal, proposal)
+    output: models.ResolutionOutput = proposal.output  # type: ignore[assignment]
+    artifact = k.artifacts.register(
+        goal_id, output.model_dump_json(), type=output.artifact_type, format="json",
+        metadata={"content_format": output.format, "ledger_index": proposal.ledger_index},
+        lineage=Lineage(node_id=goal_id, resolver_id=plan.final_resolver_id,
+                        constraint_ids=[c.id for c in selected],
+                        input_artifact_ids=goal.get("input_artifact_ids", [])))
+    k.budget.record(goal_id, amount(proposal.cost_usd, proposal.seconds), plan.final_resolver_id,
+                    "resolve", attempt_id=attempt, output_artifact_id=artifact.id,
+                    proposal=proposal.ledger_hash)
+    k.tree.transition(goal_id, S.VERIFYING)
+    k.log.flow(goal_id, f"RESOLVE using {plan.final_resolver_id} (attempt "
+                        f"{k.tree.get(goal_id)['attempt_count']})")
+    return [goal_id]
+
+
+def _open_attempt(k: Kernel, goal: dict[str, Any], plan: ToolPlan) -> str | None:
+    """Continue an attempt a crash interrupted, or open the next one (None: exhausted)."""
+    history = k.attempts.of_goal(goal["id"])
+    if history and history[-1].verdict is None and history[-1].output_artifact_id is None:
+        return history[-1].id
+    if goal["attempt_count"] >= goal["max_attempts"]:
+        return None
+    return k.attempts.open(goal["id"], plan.final_resolver_id,
+                           plan_artifact_id=goal["plan_artifact_id"],
+                           input_artifact_ids=goal.get("input_artifact_ids", []),
+                           feedback=json.loads(goal["feedback"]) if goal.get("feedback")
+                           else None).id
+
+
+# -- step 6-9: verify, then leaf / decompose / gate / retry -------------------------------
+def verify_step(k: Kernel, goal_id: str) -> list[str]:
+    goal = k.tree.get(goal_id)
+    attempt = k.attempts.of_goal(goal_id)[-1]
+    output = models.ResolutionOutput.model_validate_json(k.artifacts.read(goal["output_artifact_id"]))
+    if attempt.verdict is None:
+        verification = verify(k, goal, _constraints(k, goal_id, "selected"), output)
+        if isinstance(verification, Denied):
+            return escalate(k, goal, verification)
+        failed = verification.failed()
+        k.attempts.record_verification(attempt.id, verification,
+                                       failure_slug=_failure_slug(failed) if failed else None)
+        goal = k.tree.get(goal_id)
+    verification = k.tree.node(goal_id).verification
+    assert verification is not None
+    sigma_path = k.confidence.recompute_subtree(goal_id)[goal_id]
+    sat = verification.verdict == "SAT" and verification.sigma_v >= goal["tau_local"]
+    if sat:
+        return _after_sat(k, goal, sigma_path)
+    return _after_unsat(k, goal, verification)
+
+
+def _failure_slug(failed: list) -> str:
+    return "unsatisfied_" + "_".join(sorted({c.constraint_id.split(":")[-1][:8] for c in failed}))
+
+
+def _after_sat(k: Kernel, goal: dict[str, Any], sigma_path: float) -> list[str]:
+    goal_id = goal["id"]
+    if goal["depth"] >= k.config.max_depth:
+        leaf = models.LeafClassification(is_leaf=True, leaf_kind="constraint_exhausted",
+                                         leaf_reason="maximum depth reached")
+    else:
+        proposal = ask(k, goal_id, _request(goal, "classify_leaf",
+                                            _constraints(k, goal_id, "selected")))
+        if isinstance(proposal, Denied):
+            return escalate(k, goal, proposal)
+        leaf = proposal.output  # type: ignore[assignment]
+    if leaf.is_leaf:
+        k.tree.transition(goal_id, S.RESOLVED, {"leaf_kind": leaf.leaf_kind or "atomic",
+                                                "leaf_reason": leaf.leaf_reason})
+        k.log.flow(goal_id, f"resolved as a {leaf.leaf_kind or 'atomic'} leaf "
+                            f"(sigma_v={goal['sigma_v']})")
+        return _wake_dependents(k, goal)
+    if sigma_path < goal["tau_global"]:
+        k.tree.transition(goal_id, S.GATED, {"gated_reason": f"sigma_path {sigma_path} < "
+                                                            f"tau_global {goal['tau_global']}"})
+        return backtrack(k, goal_id)
+    k.tree.transition(goal_id, S.DECOMPOSING)
+    return [goal_id]
+
+
+def _after_unsat(k: Kernel, goal: dict[str, Any], verification: Any) -> list[str]:
+    goal_id = goal["id"]
+    history = k.attempts.of_goal(goal_id)
+    trace = [c.model_dump(mode="json") for c in verification.failed()]
+    proposal = ask(k, goal_id, _request(goal, "generate_feedback",
+                                        _constraints(k, goal_id, "selected"),
+                                        violations=trace,
+                                        history=[{"attempt": a.attempt_index, "verdict": a.verdict,
+                                                  "sigma_v": a.sigma_v,
+                                                  "failure_mode": a.failure_mode}
+                                                 for a in history]))
+    if isinstance(proposal, Denied):
+        return escalate(k, goal, proposal)
+    feedback: models.Feedback = proposal.output  # type: ignore[assignment]
+    note = {"violations": trace, "diagnosis": feedback.model_dump(mode="json")}
+    if goal["attempt_count"] < goal["max_attempts"] and not _stagnant(k, history):
+        k.tree.transition(goal_id, S.RESOLVING, {"feedback": note,
+                                                 "rescope_requested": feedback.rescope})
+        k.log.flow(goal_id, f"RETRY {goal['attempt_count'] + 1}/{goal['max_attempts']} "
+                            f"with feedback: {feedback.summary}")
+        return [goal_id]
+    k.tree.transition(goal_id, S.SELECTING_RESOLVER, {"feedback": note})
+    return grow(k, goal_id)
+
+
+def _stagnant(k: Kernel, history: list) -> bool:
+    """sigma improved by less than epsilon over the last two attempts."""
+    sigmas = [a.sigma_v for a in history if a.sigma_v is not None]
+    if len(sigmas) < 3:
+        return False
+    return max(sigmas[-1] - sigmas[-2], sigmas[-2] - sigmas[-3]) < k.config.stagnation_epsilon
+
+
+def grow(k: Kernel, goal_id: str) -> list[str]:
+    """TRY is exhausted. Without a tool to build or a human to hire, the goal is refused."""
+    goal = k.tree.get(goal_id)
+    report = refuse(k.ledger, goal_id, RefusalReason.UNVERIFIABLE_INVARIANTS,
+                    f"{goal['attempt_count']} attempts did not satisfy the selected constraints",
+                    constraint=", ".join(k.constraints.roles(goal_id)["selected"]))
+    k.tree.transition(goal_id, S.INFEASIBLE)
+    k.log.flow(goal_id, f"infeasible after TRY: {report.detail}")
+    return _wake_parent(k, goal)
+
+
+# -- step 8: decompose -----------------------------------------------------------------
+def decompose(k: Kernel, goal_id: str) -> list[str]:
+    goal = k.tree.get(goal_id)
+    proposal = ask(k, goal_id, _request(goal, "decompose", _constraints(k, goal_id, "selected")))
+    if isinstance(proposal, Denied):
+        return escalate(k, goal, proposal)
+    plan: models.Decomposition = proposal.output  # type: ignore[assignment]
+    round_ = int(goal.get("decompositions", 0)) + 1
+    keys = list(dict.fromkeys(c.key for c in plan.children))
+    existing = {c["decomposition_key"]: c["id"] for c in
+                k.store.run("goal/children_keys", {"goal_id": goal_id})}
+    inherited = k.constraints.inherited_by_children_of(goal_id)
+    ids: dict[str, str] = {}
+    for child in plan.children:
+        if child.key in ids:
+            continue  # the kernel keeps the first child of a repeated key
+        key = f"{round_}:{child.key}"
+        ids[child.key] = existing.get(key) or k.tree.create_child(
+            goal_id, GoalSpec(child.goal_description, child.goal_summary, child.modality,
+                              input_artifact_ids=(goal["output_artifact_id"],)),
+            inherited_ids=inherited, decomposition_key=key)
+    edges = _acyclic_edges(k, goal_id, plan, ids)
+    k.deps.add(k.run, goal_id, edges)
+    weights = {ids[key]: next(c.relative_complexity for c in plan.children if c.key == key)
+               for key in keys}
+    if all(k.budget.remaining(cid).cost == 0 for cid in weights):
+        k.budget.allocate_children(goal_id, weights)
+    k.tree.transition(goal_id, S.PENDING, {"decompositions": round_})
+    k.log.flow(goal_id, f"decomposed into {len(ids)} children, {len(edges)} dependencies")
+    from kernel.core.dag import topological_order
+
+    return topological_order(k.deps.children(goal_id))
+
+
+def _acyclic_edges(k: Kernel, goal_id: str, plan: models.Decomposition,
+                   ids: dict[str, str]) -> list[tuple[str, str]]:
+    """The proposal's dependencies the kernel accepts: known keys, no self-edges, and no
+    edge that would close a cycle (edges are taken in order; a closing one is dropped)."""
+    accepted: list[tuple[str, str]] = []
+    seqs = {cid: i for i, cid in enumerate(ids.values())}
+    for dep in plan.dependencies:
+        if dep.child not in ids or dep.depends_on not in ids or dep.child == dep.depends_on:
+            continue
+        edge = (ids[dep.child], ids[dep.depends_on])
+        trial = [*accepted, edge]
+        nodes = [DagNode(cid, seqs[cid], tuple(sorted({d for g, d in trial if g == cid})))
+                 for cid in ids.values()]
+        if find_cycle(nodes) is None:
+            accepted.append(edge)
+        else:
+            k.log.decision(goal_id, "dependency_rejected", candidates=[list(edge)], chosen=None,
+                           rationale="it would close a cycle")
+    return sorted(set(accepted))
+
+
+# -- composite resolution and backtracking -------------------------------------------------
+def compose(k: Kernel, goal_id: str) -> list[str]:
+    """All children resolved: the decomposed goal is resolved."""
+    goal = k.tree.get(goal_id)
+    k.tree.transition(goal_id, S.RESOLVED, {"leaf_kind": None})
+    k.log.flow(goal_id, "resolved: every child is resolved")
+    return _wake_dependents(k, goal)
+
+
+def backtrack(k: Kernel, gated_id: str) -> list[str]:
+    """B7: reopen the weakest ancestor on the path (deepest on ties) and invalidate below."""
+    from kernel.core.confidence import weakest_ancestor
+
+    path = k.confidence.path(gated_id)
+    weakest = weakest_ancestor(path[:-1]) or weakest_ancestor(path)
+    if weakest is None or weakest == gated_id:
+        k.tree.transition(gated_id, S.PENDING)  # nothing above to blame: rerun it
+        k.tree.reopen(gated_id, S.SELECTING_RESOLVER)
+        return [gated_id]
+    invalidated = k.tree.reopen(weakest, S.SELECTING_RESOLVER)
+    k.log.decision(gated_id, "backtrack", candidates=[p.id for p in path], chosen=weakest,
+                   rationale=f"weakest sigma_v on the path; {invalidated} goals invalidated")
+    return [weakest]
+
+
+def _wake_dependents(k: Kernel, goal: dict[str, Any]) -> list[str]:
+    woken = [r["id"] for r in k.store.run("goal/dependents", {"goal_id": goal["id"]})]
+    return woken + _wake_parent(k, goal)
+
+
+def _wake_parent(k: Kernel, goal: dict[str, Any]) -> list[str]:
+    return [goal["parent_id"]] if goal.get("parent_id") else []
+
+
+def failure(exc: PermanentError) -> str:
+    return exc.failure_mode

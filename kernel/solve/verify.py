@@ -1,0 +1,139 @@
+"""Step 6, VERIFY: one check per selected constraint; sigma_v = min over them.
+
+* logic, ``{"check": "arith", "expr": ...}``: decided by Z3 over the facts the kernel
+  knows (the output's metrics, what the goal spent); sigma = 1.0;
+* logic, ``{"check": "test", "tests": [...]}``: the output's code and tests run in the
+  sandbox (codex-tools-0, a recorded proposal); the constraint holds when its tests
+  pass (all tests when it names none); sigma = 1.0;
+* semantic (and logic constraints with no deterministic checker, which are then
+  judged and say so): one batched judgment for the whole node; sigma in [0, 1].
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kernel.core.envelopes import Check, Constraint, ConstraintType, Verification
+from kernel.core.units import micros_to_usd, ms_to_seconds
+from kernel.solve import arith
+from kernel.solve.gate import Denied, SandboxProposer, SandboxRun, ask
+from kernel.solve.kernel import Kernel
+from resolvers.base import ResolveRequest
+from resolvers.claude.models import ResolutionOutput, SemanticVerification
+
+_RESULT_LINE = re.compile(r"^(PASSED|FAILED|ERROR) (\S+)", re.MULTILINE)
+
+
+def verify(k: Kernel, goal: dict[str, Any], constraints: list[Constraint],
+           output: ResolutionOutput) -> Verification | Denied:
+    checks: dict[str, Check] = {}
+    judged: list[Constraint] = []
+    arithmetic = [c for c in constraints if c.type == ConstraintType.LOGIC
+                  and c.payload.get("check") == "arith"]
+    tested = [c for c in constraints if c.type == ConstraintType.LOGIC
+              and c.payload.get("check") == "test"]
+    facts = {**output.metrics, "cost_usd": micros_to_usd(goal["cost_spent"]),
+             "seconds": ms_to_seconds(goal["time_spent"])}
+    for constraint in arithmetic:
+        checks[constraint.id] = _arith_check(constraint, facts)
+    if tested:
+        outcome = _run_tests(k, goal, tested, output)
+        if isinstance(outcome, Denied):
+            return outcome
+        checks.update(outcome)
+    for constraint in constraints:
+        if constraint.id not in checks:
+            judged.append(constraint)
+    if judged:
+        outcome = _judge(k, goal, judged, output)
+        if isinstance(outcome, Denied):
+            return outcome
+        checks.update(outcome)
+    ordered = [checks[c.id] for c in sorted(constraints, key=lambda c: c.id)]
+    failed = sum(1 for c in ordered if not c.passed)
+    return Verification.from_checks(
+        ordered, trace_summary=f"{len(ordered) - failed}/{len(ordered)} checks passed; "
+                               f"distance from convergence {failed}")
+
+
+def _arith_check(constraint: Constraint, facts: dict[str, float]) -> Check:
+    expression = str(constraint.payload.get("expr", ""))
+    try:
+        holds, detail = arith.check(expression, facts)
+    except arith.ExpressionError as exc:
+        return Check(constraint_id=constraint.id, passed=False, sigma_i=1.0,
+                     detail={"expression": expression, "error": str(exc)},
+                     repair_suggestion={"provide": "report the missing metrics in the output"})
+    suggestion = None if holds else {"violated_by": detail["violated_by"]}
+    return Check(constraint_id=constraint.id, passed=holds, sigma_i=1.0, detail=detail,
+                 repair_suggestion=suggestion)
+
+
+def _run_tests(k: Kernel, goal: dict[str, Any], tested: list[Constraint],
+               output: ResolutionOutput) -> dict[str, Check] | Denied:
+    files = dict(output.files)
+    if output.content and output.format == "python" and "main.py" not in files:
+        files["main.py"] = output.content
+    files.update(output.tests)
+    command = ["python3", "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider",
+               *sorted(output.tests)]
+    request = ResolveRequest(operation="run_tests", goal_id=goal["id"],
+                             payload={"files": files, "commands": [command]})
+    proposal = ask(k, goal["id"], request, resolver_id="resolver:codex-tools-0",
+                   output_model=SandboxRun, proposer=SandboxProposer(k))
+    if isinstance(proposal, Denied):
+        return proposal
+    run: SandboxRun = proposal.output  # type: ignore[assignment]
+    result = run.results[0] if run.results else {}
+    text = str(result.get("stdout", ""))
+    outcomes = {name: status for status, name in _RESULT_LINE.findall(text)}
+    checks = {}
+    for constraint in tested:
+        wanted = [str(t) for t in constraint.payload.get("tests", [])]
+        if wanted:
+            statuses = {t: next((s for n, s in outcomes.items() if n.endswith(t)), "MISSING")
+                        for t in wanted}
+            passed = all(s == "PASSED" for s in statuses.values())
+        else:
+            statuses = {"suite": "PASSED" if run.passed else "FAILED"}
+            passed = run.passed
+        detail = {"tests": statuses, "exit_code": result.get("exit_code"),
+                  "reason": result.get("reason")}
+        if not passed:
+            detail["output_tail"] = text[-1500:] + str(result.get("stderr", ""))[-500:]
+        checks[constraint.id] = Check(
+            constraint_id=constraint.id, passed=passed, sigma_i=1.0, detail=detail,
+            repair_suggestion=None if passed else {"fix": "make these tests pass",
+                                                   "failing": sorted(t for t, s in statuses.items()
+                                                                     if s != "PASSED")})
+    return checks
+
+
+def _judge(k: Kernel, goal: dict[str, Any], judged: list[Constraint],
+           output: ResolutionOutput) -> dict[str, Check] | Denied:
+    request = ResolveRequest(operation="verify_semantic", goal_id=goal["id"],
+                             goal_description=goal["description"], constraints=judged,
+                             payload={"output": output.model_dump(mode="json")})
+    proposal = ask(k, goal["id"], request)
+    if isinstance(proposal, Denied):
+        return proposal
+    verdicts: SemanticVerification = proposal.output  # type: ignore[assignment]
+    by_name = {c.constraint_id: c for c in verdicts.checks}  # an id, or the exact title
+    checks = {}
+    for constraint in judged:
+        judgment = by_name.get(constraint.id) or by_name.get(constraint.title)
+        fallback = constraint.type == ConstraintType.LOGIC
+        if judgment is None:  # the judge skipped it: the kernel does not assume it holds
+            checks[constraint.id] = Check(constraint_id=constraint.id, passed=False, sigma_i=0.0,
+                                          detail={"judge": "no judgment returned"})
+            continue
+        detail = {"rubric_trace": judgment.rubric_trace}
+        if fallback:
+            detail["note"] = "logic constraint without a deterministic checker; judged instead"
+        checks[constraint.id] = Check(
+            constraint_id=constraint.id, passed=judgment.passed, sigma_i=judgment.sigma,
+            detail=detail,
+            repair_suggestion={"fix": judgment.repair_suggestion} if judgment.repair_suggestion
+            else None)
+    return checks

@@ -1,0 +1,78 @@
+"""The spec's CSV CLI example, end to end: scripted proposals, real verification.
+
+The generated code and its tests run in the sandbox; the first attempt's bug is caught
+(UNSAT), the feedback drives a second attempt, and every logic constraint comes out
+with sigma = 1.0."""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from pathlib import Path
+
+import pytest
+
+from kernel.core.envelopes import ConstraintSpec, Provenance
+from kernel.core.ledger import load_entries, verify_chain
+from kernel.paths import seeds_dir
+from kernel.solve.dispatch import solve
+from kernel.solve.start import start
+from kernel.store import GraphStore
+from resolvers.sandbox.runner import _wrapper, default_workspace_root
+from resolvers.scripted import ScriptedProposer
+
+GOAL = ("Build a Python CLI tool that reads a CSV file and outputs the top 10 rows sorted by "
+        "a user-specified column")
+CORE = [ConstraintSpec(type="logic", domain="software", title="exits 1 when the column is missing",
+                       payload={"check": "test", "tests": ["test_missing_column"]},
+                       provenance=Provenance(source="human"))]
+
+pytestmark = pytest.mark.skipif(_wrapper(True)[0] is None,
+                                reason="network namespaces unavailable: the sandbox refuses")
+
+
+@pytest.fixture
+def workspaces() -> Path:
+    root = default_workspace_root() / f"e2e-{uuid.uuid4().hex[:8]}"
+    root.mkdir(mode=0o711)
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def test_the_csv_cli_example_resolves_with_real_verification(
+        initialised_graph: GraphStore, tmp_path: Path, workspaces: Path) -> None:
+    proposer = ScriptedProposer.from_file(seeds_dir() / "examples" / "csv-cli.script.yaml")
+    kernel, root = start(initialised_graph, GOAL, CORE, budget_usd=5.0, time_seconds=600,
+                         proposer=proposer, data_dir=tmp_path, workspace_root=workspaces)
+    outcome = solve(kernel, root)
+    assert (outcome.status, outcome.stopped) == ("resolved", None)
+
+    attempts = kernel.attempts.of_goal(root)
+    assert [a.verdict for a in attempts] == ["UNSAT", "SAT"]
+    first, second = attempts
+    failed = {c.constraint_id for c in first.verification.failed()}
+    titles = {c.id: c.title for c in kernel.constraints.get_many(
+        [c.constraint_id for c in second.verification.checks])}
+    assert {titles[i] for i in failed} == {"exits 1 when the column is missing"}
+    trace = next(c for c in first.verification.checks if c.constraint_id in failed)
+    assert trace.detail["tests"] == {"test_missing_column": "FAILED"}
+    assert trace.repair_suggestion == {"fix": "make these tests pass",
+                                       "failing": ["test_missing_column"]}
+    logic = [c for c in second.verification.checks
+             if titles[c.constraint_id] != "error messages are helpful"]
+    assert len(logic) == 4 and all(c.passed and c.sigma_i == 1.0 for c in logic)
+    assert second.verification.sigma_v == 0.85
+    goal = kernel.tree.node(root)
+    assert goal.leaf_kind == "atomic" and goal.sigma_path == 0.85
+    assert outcome.sigma_system == 0.85
+    assert first.failure_mode.startswith("failure:unsatisfied_")
+    # The human's core constraint and the identified one with the same content are one.
+    roles = kernel.constraints.roles(root)
+    assert set(roles["core"]) <= set(roles["selected"]) and len(roles["selected"]) == 5
+    head, size, entries = load_entries(initialised_graph, kernel.run.run_id)
+    assert verify_chain(entries, head=head, size=size) == []
+    assert [e.operation for e in entries if e.kind == "proposal"] == [
+        "identify_constraints", "select_constraints", "resolve", "run_tests", "verify_semantic",
+        "generate_feedback", "resolve", "run_tests", "verify_semantic", "classify_leaf"]
+    spent = kernel.budget.ledger_totals(root)
+    assert spent["cost_spent"] == 12_000 + 50_000 * 2 + 10_000 * 2 + 10_000 + 20_000
