@@ -33,6 +33,11 @@ class DivergenceError(KernelError):
 class NoProposalError(KernelError):
     """The proposer has nothing for this request (a scripted run ran out, say)."""
 
+    def __init__(self, message: str, operation: str = "", goal: str = "") -> None:
+        super().__init__(message)
+        self.operation = operation
+        self.goal = goal
+
 
 class Proposer(Protocol):
     """A source of untrusted proposals."""

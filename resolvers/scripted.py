@@ -122,7 +122,8 @@ class ScriptedProposer:
 
         raise NoProposalError(
             f"the script has no proposal for {request.operation} call #{occurrence + 1} on "
-            f"goal {summary!r}: add an entry or a fallback for {request.operation}")
+            f"goal {summary!r}: add an entry or a fallback for {request.operation}",
+            operation=request.operation, goal=summary)
 
     def estimate(self, request: ResolveRequest, occurrence: int) -> Estimate:
         entry = self._entry(request, occurrence)

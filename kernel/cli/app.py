@@ -43,7 +43,7 @@ def _configure(
 
 
 def _register() -> None:
-    from kernel.cli import bench, db, graph, ledger, query, status, tree
+    from kernel.cli import bench, db, graph, ledger, query, solve, status, tree
 
     app.add_typer(db.app, name="db")
     app.add_typer(graph.app, name="graph")
@@ -51,6 +51,9 @@ def _register() -> None:
     app.add_typer(ledger.app, name="ledger")
     app.command("query")(query.query)
     app.command("status")(status.status)
+    app.command("solve")(solve.solve_command)
+    app.command("resume")(solve.resume_command)
+    app.command("replay")(solve.replay_command)
     app.command("tree")(tree.tree)
     app.command("runs")(tree.runs)
 

@@ -10,6 +10,7 @@ from rich.tree import Tree
 from kernel.cli.common import out, print_json, print_table, store_of
 from kernel.core.run import Run
 from kernel.core.units import micros_to_usd, ms_to_seconds
+from kernel.store.base import GraphStore
 
 
 def _sigma(value: float | None) -> str:
@@ -37,10 +38,14 @@ def tree(
     run_id = run_id if run_id.startswith("run:") else f"run:{run_id}"
     with store_of(ctx) as store:
         Run.load(store, run_id)  # a clear error for an unknown run
-        goals = store.run("goal/tree", {"run_id": run_id})
-    if as_json:
-        print_json(goals)
-        return
+        if as_json:
+            print_json(store.run("goal/tree", {"run_id": run_id}))
+            return
+        out.print(render_tree(store, run_id))
+
+
+def render_tree(store: GraphStore, run_id: str) -> Tree:
+    goals = store.run("goal/tree", {"run_id": run_id})
     nodes: dict[str, Tree] = {}
     roots = []
     for goal in goals:  # parents come first (ordered by depth)
@@ -50,7 +55,7 @@ def tree(
         nodes[goal["id"]] = branch
     top = Tree(f"[bold]{run_id}[/]")
     top.children.extend(roots)
-    out.print(top)
+    return top
 
 
 def runs(

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from ulid import ULID
+
 from kernel.core.ids import entity_id, new_run_ulid
 from kernel.errors import KernelError
 from kernel.store.base import GraphStore, Row
@@ -46,9 +48,10 @@ class Run:
 
     @classmethod
     def start(cls, store: GraphStore, caption: str, config: Mapping[str, Any] | None = None,
-              ) -> Run:
-        """Create a run; its id and start time are recorded and never recomputed."""
-        ulid = new_run_ulid()
+              ulid: ULID | None = None) -> Run:
+        """Create a run; its id and start time are recorded and never recomputed (a replay
+        passes the recorded ``ulid`` to recreate the same run)."""
+        ulid = ulid or new_run_ulid()
         run_id = f"run:{ulid}"
         started = datetime.fromtimestamp(ulid.timestamp, tz=UTC).isoformat(timespec="milliseconds")
         store.run("run/create", {
@@ -64,6 +67,10 @@ class Run:
             raise UnknownRunError(f"no run {run_id!r}; 'kernel runs' lists them")
         consumed = int(rows[0]["proposals"] or 0)
         return cls(store, run_id, int(rows[0]["base_ms"]), int(rows[0]["seq"]), consumed, consumed)
+
+    def config(self) -> dict[str, Any]:
+        rows = self.store.run("run/get", {"run_id": self.run_id})
+        return json.loads(rows[0]["config"] or "{}")
 
     def new_id(self, kind: str, salt: str = "") -> str:
         """The id an entity created by the *next* commit gets."""

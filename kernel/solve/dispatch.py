@@ -41,7 +41,8 @@ class Outcome:
     stopped: str | None = None
 
 
-def solve(k: Kernel, root_id: str) -> Outcome:
+def solve(k: Kernel, root_id: str, on_step: Callable[[str], None] | None = None) -> Outcome:
+    """Run until nothing is left to do; ``on_step`` sees each goal after its step."""
     queue: deque[str] = deque(r["id"] for r in k.store.run("goal/unfinished",
                                                            {"run_id": k.run.run_id}))
     queued = set(queue)
@@ -58,6 +59,8 @@ def solve(k: Kernel, root_id: str) -> Outcome:
                 queue.append(woken)
                 queued.add(woken)
         count += 1
+        if on_step is not None:
+            on_step(goal_id)
     return _outcome(k, root_id, count)
 
 
@@ -74,8 +77,8 @@ def _step(k: Kernel, goal_id: str) -> list[str]:
     try:
         return HANDLERS[action](k, goal_id)
     except NoProposalError as exc:
-        return _refuse(k, goal, RefusalReason.NO_PROPOSALS, str(exc), operation=action.value,
-                       goal=goal["summary"])
+        return _refuse(k, goal, RefusalReason.NO_PROPOSALS, str(exc),
+                       operation=exc.operation or action.value, goal=goal["summary"])
     except PermanentError as exc:
         return _refuse(k, goal, RefusalReason.UNVERIFIABLE_INVARIANTS,
                        f"{action.value}: {exc} ({exc.failure_mode})", constraint=goal["summary"])
@@ -93,11 +96,11 @@ def _waiting_on_children(k: Kernel, goal: dict) -> list[str]:
     return []
 
 
-def _refuse(k: Kernel, goal: dict, reason: RefusalReason, detail: str, **facts: str) -> list[str]:
-    report = refuse(k.ledger, goal["id"], reason, detail, **facts)
-    k.tree.transition(goal["id"], S.INFEASIBLE)
-    k.log.flow(goal["id"], f"infeasible: {report.to_proceed[0]}")
-    return [goal["parent_id"]] if goal.get("parent_id") else []
+def _refuse(k: Kernel, row: dict, reason: RefusalReason, detail: str, **facts: str) -> list[str]:
+    report = refuse(k.ledger, row["id"], reason, detail, **facts)
+    k.tree.transition(row["id"], S.INFEASIBLE)
+    k.log.flow(row["id"], f"infeasible: {report.to_proceed[0]}")
+    return [row["parent_id"]] if row.get("parent_id") else []
 
 
 def _outcome(k: Kernel, root_id: str, count: int, stopped: str | None = None) -> Outcome:

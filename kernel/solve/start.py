@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
+
+from ulid import ULID
 
 from kernel.core.budget import Amount
 from kernel.core.envelopes import ConstraintSpec
 from kernel.core.goals import GoalSpec
+from kernel.core.ledger import LedgerEntry
 from kernel.core.run import Run
 from kernel.core.units import seconds_to_ms, usd_to_micros
 from kernel.proposals import Proposer
@@ -18,13 +22,16 @@ from kernel.store.base import GraphStore
 
 def start(store: GraphStore, goal: str, core: Sequence[ConstraintSpec], budget_usd: float,
           time_seconds: float, proposer: Proposer | None, data_dir: Path, workspace_root: Path,
-          config: SolveConfig | None = None, max_attempts: int = 5) -> tuple[Kernel, str]:
+          config: SolveConfig | None = None, max_attempts: int = 5,
+          extra: dict | None = None, ulid: ULID | None = None,
+          recorded: list[LedgerEntry] | None = None) -> tuple[Kernel, str]:
+    """Create the run (its inputs recorded on it), the root goal and its budget."""
     config = config or SolveConfig()
-    run = Run.start(store, goal[:80], {
-        "goal": goal, "budget_usd": budget_usd, "time_seconds": time_seconds,
-        "tau_local": config.tau_local, "tau_global": config.tau_global,
-        "max_attempts": max_attempts, "core": [c.model_dump(mode="json") for c in core]})
-    kernel = Kernel.build(run, proposer, data_dir, workspace_root, config)
+    inputs = {"goal": goal, "budget_usd": budget_usd, "time_seconds": time_seconds,
+              "max_attempts": max_attempts, "core": [c.model_dump(mode="json") for c in core],
+              "solve": asdict(config), **(extra or {})}
+    run = Run.start(store, goal[:80], inputs, ulid=ulid)
+    kernel = Kernel.build(run, proposer, data_dir, workspace_root, config, recorded=recorded)
     core_ids = kernel.constraints.upsert(list(core))
     root = kernel.tree.create_root(GoalSpec(goal, max_attempts=max_attempts), core_ids=core_ids)
     kernel.budget.allocate_root(root, Amount(usd_to_micros(budget_usd),

@@ -1,0 +1,147 @@
+"""``kernel solve``, ``kernel resume``, ``kernel replay``: run the SOLVE loop."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.live import Live
+
+from kernel.cli.common import out, print_json, settings_of, store_of
+from kernel.cli.tree import render_tree
+from kernel.core.envelopes import ConstraintSpec, ConstraintType, Provenance
+from kernel.core.summary import summary_hash
+from kernel.errors import ConfigError
+from kernel.solve import arith
+from kernel.solve.dispatch import Outcome
+from kernel.solve.kernel import SolveConfig
+from kernel.solve.session import make_proposer, replay, resume, start_and_solve
+from kernel.store.base import GraphStore
+
+CONSTRAINT_HELP = ("TYPE[:DOMAIN]:TEXT, e.g. 'logic:cost:cost_usd <= 5' (an arithmetic "
+                   "expression is checked by Z3) or 'semantic:usability:errors are helpful'")
+
+
+def parse_constraint(text: str) -> ConstraintSpec:
+    parts = [p.strip() for p in text.split(":", 2)]
+    if len(parts) < 2 or parts[0] not in ("logic", "semantic") or not parts[-1]:
+        raise ConfigError(f"--constraint {text!r} is not {CONSTRAINT_HELP}")
+    kind, domain, title = (parts[0], parts[1], parts[2]) if len(parts) == 3 else \
+        (parts[0], "general", parts[1])
+    payload: dict = {}
+    if kind == "logic":
+        try:
+            arith.parse(title)
+            payload = {"check": "arith", "expr": title}
+        except arith.ExpressionError:
+            payload = {}
+    return ConstraintSpec(type=ConstraintType(kind), domain=domain, title=title, payload=payload,
+                          provenance=Provenance(source="human"))
+
+
+class _LiveTree:
+    """Redraws the run's tree at most a few times a second while it grows."""
+
+    def __init__(self, store: GraphStore) -> None:
+        self.store = store
+        self.live: Live | None = None
+        self.run_id = ""
+        self.last = 0.0
+
+    def started(self, kernel, root_id: str) -> None:
+        self.run_id = kernel.run.run_id
+        self.live = Live(render_tree(self.store, self.run_id), console=out, refresh_per_second=4)
+        self.live.start()
+
+    def step(self, goal_id: str) -> None:
+        if self.live is not None and time.monotonic() - self.last > 0.25:
+            self.last = time.monotonic()
+            self.live.update(render_tree(self.store, self.run_id))
+
+    def stop(self) -> None:
+        if self.live is not None:
+            self.live.update(render_tree(self.store, self.run_id))
+            self.live.stop()
+            out.print()
+
+
+def _report(store: GraphStore, outcome: Outcome, as_json: bool) -> None:
+    digest = summary_hash(store, outcome.run_id)
+    data = {"run": outcome.run_id, "root": outcome.root_id, "status": outcome.status,
+            "sigma_system": outcome.sigma_system, "steps": outcome.steps,
+            "stopped": outcome.stopped, "summary_hash": digest}
+    if as_json:
+        print_json(data)
+        return
+    out.print(f"run {outcome.run_id}: {outcome.status}"
+              + (f", σ_system={outcome.sigma_system:.2f}" if outcome.sigma_system is not None
+                 else "") + (f" (stopped: {outcome.stopped})" if outcome.stopped else ""))
+    out.print(f"summary hash {digest}")
+
+
+def solve_command(
+    ctx: typer.Context,
+    goal: Annotated[str, typer.Argument(help="the goal, in words")],
+    constraint: Annotated[list[str] | None, typer.Option("--constraint", "-c",
+                                                         help=CONSTRAINT_HELP)] = None,
+    budget: Annotated[float, typer.Option(help="cost budget in USD")] = 5.0,
+    time_limit: Annotated[float, typer.Option("--time", help="time budget in seconds")] = 600,
+    proposer: Annotated[str, typer.Option(help="auto | anthropic | scripted")] = "auto",
+    script: Annotated[Path | None, typer.Option(help="scripted proposals (YAML)")] = None,
+    max_attempts: Annotated[int, typer.Option(help="T_max per goal")] = 5,
+    max_wall: Annotated[float, typer.Option(help="hard wall-time cap in seconds")] = 600,
+    interactive: Annotated[bool, typer.Option(help="ask a human in the terminal on HIRE")]
+    = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print the outcome as JSON")] = False,
+) -> None:
+    """Solve GOAL: constraints, resolvers, verification, decomposition, until done or refused."""
+    if budget <= 0 or time_limit <= 0:
+        raise ConfigError("--budget and --time must be positive")
+    core = [parse_constraint(c) for c in constraint or []]
+    chosen, recorded = make_proposer(proposer, script)
+    settings = settings_of(ctx)
+    config = SolveConfig(tau_local=settings.tau_local, tau_global=settings.tau_global,
+                         max_wall_seconds=max_wall)
+    with store_of(ctx) as store:
+        view = _LiveTree(store) if not as_json else None
+        try:
+            outcome = start_and_solve(
+                settings, store, goal, core, budget, time_limit, chosen,
+                {**recorded, "interactive": interactive}, config, max_attempts,
+                on_start=view.started if view else None, on_step=view.step if view else None)
+        finally:
+            if view:
+                view.stop()
+        _report(store, outcome, as_json)
+
+
+def resume_command(
+    ctx: typer.Context,
+    run_id: Annotated[str, typer.Argument(help="run id")],
+    as_json: Annotated[bool, typer.Option("--json", help="print the outcome as JSON")] = False,
+) -> None:
+    """Continue a run that stopped (a crash, a cap, a parked HIRE) from its committed state."""
+    run_id = run_id if run_id.startswith("run:") else f"run:{run_id}"
+    settings = settings_of(ctx)
+    with store_of(ctx) as store:
+        outcome = resume(store, run_id, settings.data_dir)
+        _report(store, outcome, as_json)
+
+
+def replay_command(
+    ctx: typer.Context,
+    run_id: Annotated[str, typer.Argument(help="run id")],
+) -> None:
+    """Re-run a recorded run with its recorded proposals; the summary hash must match."""
+    run_id = run_id if run_id.startswith("run:") else f"run:{run_id}"
+    result = replay(settings_of(ctx), run_id)
+    if result.divergence:
+        typer.echo(f"{run_id}: replay diverged: {result.divergence}", err=True)
+        raise typer.Exit(1)
+    if not result.identical:
+        typer.echo(f"{run_id}: replay reached a different state: summary hash "
+                   f"{result.replay_hash} != {result.original_hash}", err=True)
+        raise typer.Exit(1)
+    out.print(f"{run_id}: replay identical (summary hash {result.original_hash})")

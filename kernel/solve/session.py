@@ -1,0 +1,133 @@
+"""Starting, resuming and replaying runs from what the run recorded about itself."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ulid import ULID
+
+from kernel.core.envelopes import ConstraintSpec
+from kernel.core.ledger import load_entries
+from kernel.core.run import Run
+from kernel.core.summary import summary_hash
+from kernel.errors import ConfigError
+from kernel.proposals import ClaudeProposer, DivergenceError, Proposer
+from kernel.schema import init_schema
+from kernel.settings import KernelSettings
+from kernel.solve.dispatch import Outcome, solve
+from kernel.solve.kernel import Kernel, SolveConfig
+from kernel.solve.start import start
+from kernel.store import open_store
+from kernel.store.base import GraphStore
+from resolvers.sandbox.runner import default_workspace_root
+from resolvers.scripted import ScriptedProposer
+
+PROPOSERS = ("auto", "anthropic", "scripted")
+
+
+def make_proposer(kind: str, script: Path | None) -> tuple[Proposer, dict[str, Any]]:
+    """The proposer and how to find it again on resume."""
+    if kind not in PROPOSERS:
+        raise ConfigError(f"--proposer must be one of {', '.join(PROPOSERS)} (or use "
+                          "'kernel replay' to replay a recorded run)")
+    if kind == "scripted" or (kind == "auto" and script is not None):
+        if script is None:
+            raise ConfigError("--proposer scripted needs --script FILE "
+                              "(examples: seeds/examples/*.script.yaml)")
+        path = script.expanduser().resolve()
+        return ScriptedProposer.from_file(path), {"proposer": "scripted", "script": str(path)}
+    if not os.environ.get("ANTHROPIC_API_KEY"):
+        raise ConfigError("no ANTHROPIC_API_KEY is set: export it to solve with Claude, or run "
+                          "offline with --proposer scripted --script FILE "
+                          "(examples in seeds/examples/)")
+    from resolvers.claude.adapter import ClaudeCode, ClaudeSettings
+
+    settings = ClaudeSettings(model=os.environ.get("KERNEL_CLAUDE_MODEL", "claude-opus-5"))
+    return ClaudeProposer(ClaudeCode(settings)), {"proposer": "anthropic",
+                                                  "model": settings.model}
+
+
+def _proposer_from(config: dict[str, Any]) -> Proposer:
+    if config.get("proposer") == "scripted":
+        return make_proposer("scripted", Path(config["script"]))[0]
+    return make_proposer("anthropic", None)[0]
+
+
+def _core(config: dict[str, Any]) -> list[ConstraintSpec]:
+    return [ConstraintSpec.model_validate(c) for c in config.get("core", [])]
+
+
+def resume(store: GraphStore, run_id: str, data_dir: Path,
+           proposer: Proposer | None = None,
+           on_step: Callable[[str], None] | None = None) -> Outcome:
+    """Continue a run where its committed state stands (recorded proposals first)."""
+    run = Run.load(store, run_id)
+    config = run.config()
+    root = store.run("run/get", {"run_id": run_id})[0]["root_id"]
+    kernel = Kernel.build(run, proposer or _proposer_from(config), data_dir,
+                          default_workspace_root(), SolveConfig(**config.get("solve", {})))
+    return solve(kernel, root, on_step)
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    run_id: str
+    original_hash: str
+    replay_hash: str | None
+    divergence: str | None
+
+    @property
+    def identical(self) -> bool:
+        return self.divergence is None and self.original_hash == self.replay_hash
+
+
+def replay(settings: KernelSettings, run_id: str) -> ReplayResult:
+    """Re-run a recorded run from the boot graph in a scratch graph, serving every proposal
+    from its ledger, and compare the summary hashes."""
+    with open_store(settings) as original:
+        run = Run.load(original, run_id)
+        config = run.config()
+        recorded = load_entries(original, run_id)[2]
+        original_hash = summary_hash(original, run_id)
+    scratch_settings = KernelSettings(graph="embedded", data_dir=settings.data_dir,
+                                      graph_name=f"{settings.graph_name}-replay")
+    scratch = open_store(scratch_settings)
+    try:
+        scratch.drop_all()
+        init_schema(scratch)
+        known = {"goal", "budget_usd", "time_seconds", "max_attempts", "core", "solve"}
+        with tempfile.TemporaryDirectory() as blobs:
+            kernel, root = start(
+                scratch, config["goal"], _core(config), config["budget_usd"],
+                config["time_seconds"], None, Path(blobs), default_workspace_root(),
+                SolveConfig(**config.get("solve", {})), config.get("max_attempts", 5),
+                extra={k: v for k, v in config.items() if k not in known},
+                ulid=ULID.from_str(run_id.removeprefix("run:")), recorded=recorded)
+            try:
+                solve(kernel, root)
+            except DivergenceError as exc:
+                return ReplayResult(run_id, original_hash, None, str(exc))
+        return ReplayResult(run_id, original_hash, summary_hash(scratch, run_id), None)
+    finally:
+        scratch.drop_all()
+        scratch.close()
+
+
+def start_and_solve(settings: KernelSettings, store: GraphStore, goal: str,
+                    core: list[ConstraintSpec], budget_usd: float, time_seconds: float,
+                    proposer: Proposer, proposer_config: dict[str, Any], config: SolveConfig,
+                    max_attempts: int,
+                    on_start: Callable[[Kernel, str], None] | None = None,
+                    on_step: Callable[[str], None] | None = None) -> Outcome:
+    init_schema(store)
+    kernel, root = start(store, goal, core, budget_usd, time_seconds, proposer,
+                         settings.data_dir, default_workspace_root(), config, max_attempts,
+                         extra=proposer_config)
+    if on_start is not None:
+        on_start(kernel, root)
+    return solve(kernel, root, on_step)
