@@ -23,6 +23,10 @@ class RefusalReason(StrEnum):
     CONTRADICTION_BUDGET_EXCEEDED = "CONTRADICTION_BUDGET_EXCEEDED"
     UNVERIFIABLE_INVARIANTS = "UNVERIFIABLE_INVARIANTS"
     HIRE_DECLINED = "HIRE_DECLINED"
+    ATTEMPTS_EXHAUSTED = "ATTEMPTS_EXHAUSTED"
+    NO_CAPABLE_TOOL = "NO_CAPABLE_TOOL"
+    INVALID_PROPOSAL = "INVALID_PROPOSAL"
+    SUBGOAL_INFEASIBLE = "SUBGOAL_INFEASIBLE"
 
 
 REMEDIES: dict[RefusalReason, str] = {
@@ -45,6 +49,18 @@ REMEDIES: dict[RefusalReason, str] = {
     RefusalReason.HIRE_DECLINED:
         "the human declined capability '{capability}': register a tool that provides it "
         "('kernel hire answer') or change the goal so it is not needed",
+    RefusalReason.ATTEMPTS_EXHAUSTED:
+        "{attempts} attempts did not satisfy {constraints}: allow more with --max-attempts, "
+        "or provide a tool that can (BUILD or 'kernel hire answer')",
+    RefusalReason.NO_CAPABLE_TOOL:
+        "no registered tool provides {capabilities}: register one ('kernel hire answer') "
+        "or let the kernel build one",
+    RefusalReason.INVALID_PROPOSAL:
+        "the proposal for {operation} was unusable ({failure}): fix the script entry, or "
+        "check the model's output in the ledger (kernel ledger export)",
+    RefusalReason.SUBGOAL_INFEASIBLE:
+        "subgoal(s) {children} could not be resolved: see their own refusals, fix what they "
+        "name, then 'kernel resume {run_id}'",
 }
 
 
@@ -76,6 +92,9 @@ def refuse(ledger: Ledger, goal_id: str | None, reason: RefusalReason, detail: s
     remedy = REMEDIES[reason].format(run_id=ledger.run.run_id, **facts)
     report = RefusalReport(run_id=ledger.run.run_id, goal_id=goal_id, reasons=[reason],
                            detail=detail, evidence=evidence, to_proceed=[remedy])
-    ledger.append("refusal", reason.value, "kernel", report.model_dump(mode="json"),
-                  goal_id=goal_id)
+    last = entries[-1] if entries else None
+    if not (last and last.kind == "refusal" and last.data() == report.model_dump(mode="json")):
+        # a resumed run that refuses again the same way does not record it twice
+        ledger.append("refusal", reason.value, "kernel", report.model_dump(mode="json"),
+                      goal_id=goal_id)
     return report

@@ -77,9 +77,15 @@ class Artifacts:
 
     def register(self, goal_id: str, content: bytes | str, *, type: str, format: str,
                  lineage: Lineage, metadata: Mapping[str, Any] | None = None,
-                 sigma: float | None = None) -> Artifact:
+                 sigma: float | None = None, key: str | None = None) -> Artifact:
+        """Store the bytes and register the artifact. With a ``key`` (the proposal it came
+        from, say) registering again returns the artifact already registered."""
         data = content.encode() if isinstance(content, str) else content
         digest = self.blobs.put(data)
+        if key is not None:
+            found = self.run.store.run("artifact/by_key", {"key": key})
+            if found:
+                return self.get(found[0]["id"])
         artifact = Artifact(
             id=self.run.new_id("artifact"), node_id=goal_id, type=type, format=format,
             uri=URI_SCHEME + digest, sha256=digest, size_bytes=len(data),
@@ -89,6 +95,7 @@ class Artifacts:
             "uri": artifact.uri, "sha256": digest, "size_bytes": len(data),
             "metadata": json.dumps(artifact.metadata, sort_keys=True),
             "lineage": lineage.model_dump_json(), "sigma": sigma, "seq": self.run.seq,
+            "key": key,
             "caption": f"{type}:{format} {digest[:8]}",
         }
         self.run.commit("artifact/create", {

@@ -57,10 +57,12 @@ class Confidence:
         above = self.path(goal_id)
         base = path_sigma([n.sigma_v for n in above[:-1]])
         values: dict[str, float] = {}
+        stored: dict[str, float | None] = {}
         for row in self.store.run("goal/subtree", {"goal_id": goal_id}):  # parents first
             parent = base if row["id"] == goal_id else values[row["parent_id"]]
             values[row["id"]] = path_sigma([parent, row["sigma_v"]])
-        if values:
+            stored[row["id"]] = row["sigma_path"]
+        if values and values != stored:  # nothing to write when nothing changed
             self.run.commit("goal/set_sigma_paths", {
                 "rows": [{"id": k, "sigma_path": v} for k, v in sorted(values.items())],
             }, what=f"recompute sigma_path under {goal_id}")

@@ -167,7 +167,8 @@ class Dependencies:
         cycle = find_cycle(proposed)
         if cycle:
             raise CycleError(cycle)
-        if edges:
+        present = {(n.id, d) for n in siblings.values() for d in n.depends_on}
+        if set(edges) - present:
             run.commit("dag/add_dependencies", {
                 "rows": [{"goal_id": g, "depends_on_id": d} for g, d in sorted(set(edges))],
             }, what=f"add dependencies among the children of {parent_id}")

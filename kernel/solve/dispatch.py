@@ -80,8 +80,8 @@ def _step(k: Kernel, goal_id: str) -> list[str]:
         return _refuse(k, goal, RefusalReason.NO_PROPOSALS, str(exc),
                        operation=exc.operation or action.value, goal=goal["summary"])
     except PermanentError as exc:
-        return _refuse(k, goal, RefusalReason.UNVERIFIABLE_INVARIANTS,
-                       f"{action.value}: {exc} ({exc.failure_mode})", constraint=goal["summary"])
+        return _refuse(k, goal, RefusalReason.INVALID_PROPOSAL, f"{action.value}: {exc}",
+                       operation=action.value, failure=exc.failure_mode)
 
 
 def _waiting_on_children(k: Kernel, goal: dict) -> list[str]:
@@ -91,8 +91,8 @@ def _waiting_on_children(k: Kernel, goal: dict) -> list[str]:
         return steps.compose(k, goal["id"])
     if S.INFEASIBLE.value in statuses and not statuses - FINISHED:
         blocked = [c["id"] for c in children if c["status"] == S.INFEASIBLE.value]
-        return _refuse(k, goal, RefusalReason.UNVERIFIABLE_INVARIANTS,
-                       f"children {blocked} are infeasible", constraint=goal["summary"])
+        return _refuse(k, goal, RefusalReason.SUBGOAL_INFEASIBLE,
+                       f"children {blocked} are infeasible", children=", ".join(blocked))
     return []
 
 

@@ -7,6 +7,7 @@ children of an unfinished decomposition are found by their key.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -112,9 +113,9 @@ def select_resolver(k: Kernel, goal_id: str) -> list[str]:
     candidates = [c for c in k.registry.candidates(capabilities, goal["modality"])
                   if c.id != "resolver:self-model-0"]
     if not candidates:
-        report = refuse(k.ledger, goal_id, RefusalReason.UNVERIFIABLE_INVARIANTS,
+        report = refuse(k.ledger, goal_id, RefusalReason.NO_CAPABLE_TOOL,
                         f"no registered tool provides {capabilities}",
-                        constraint=", ".join(capabilities))
+                        capabilities=", ".join(capabilities))
         k.tree.transition(goal_id, S.INFEASIBLE)
         k.log.flow(goal_id, f"infeasible: {report.to_proceed[0]}")
         return _wake_parent(k, goal)
@@ -137,10 +138,12 @@ def select_resolver(k: Kernel, goal_id: str) -> list[str]:
         plan = ToolPlan(steps=steps or [ToolStep(resolver_id=candidates[0].id,
                                                  capability=capabilities[0])])
         rationale = ranked.rationale if steps else "proposal named no candidate; kernel rank 1"
+    text = plan.model_dump_json()
     artifact = k.artifacts.register(
-        goal_id, plan.model_dump_json(), type="tool_plan", format="json",
+        goal_id, text, type="tool_plan", format="json",
         lineage=Lineage(node_id=goal_id, resolver_id=CLAUDE_ID,
-                        constraint_ids=k.constraints.roles(goal_id)["selected"]))
+                        constraint_ids=k.constraints.roles(goal_id)["selected"]),
+        key=f"plan:{goal_id}:{goal['attempt_count']}:{hashlib.sha256(text.encode()).hexdigest()}")
     k.tree.transition(goal_id, S.RESOLVING, {
         "plan_artifact_id": artifact.id,
         "resolver_id": plan.final_resolver_id if len(plan.steps) == 1 else None})
@@ -156,6 +159,10 @@ def resolve(k: Kernel, goal_id: str) -> list[str]:
         k.tree.transition(goal_id, S.RESOLVING)
         goal = k.tree.get(goal_id)
     plan = ToolPlan.model_validate_json(k.artifacts.read(goal["plan_artifact_id"]))
+    history = k.attempts.of_goal(goal_id)
+    if history and history[-1].verdict is None and history[-1].output_artifact_id:
+        k.tree.transition(goal_id, S.VERIFYING)  # a crash came after the output was paid for
+        return [goal_id]
     attempt = _open_attempt(k, goal, plan)
     if attempt is None:
         return grow(k, goal_id)
@@ -172,7 +179,8 @@ def resolve(k: Kernel, goal_id: str) -> list[str]:
         metadata={"content_format": output.format, "ledger_index": proposal.ledger_index},
         lineage=Lineage(node_id=goal_id, resolver_id=plan.final_resolver_id,
                         constraint_ids=[c.id for c in selected],
-                        input_artifact_ids=goal.get("input_artifact_ids", [])))
+                        input_artifact_ids=goal.get("input_artifact_ids", [])),
+        key=f"proposal:{proposal.ledger_hash}")
     k.budget.record(goal_id, amount(proposal.cost_usd, proposal.seconds), plan.final_resolver_id,
                     "resolve", attempt_id=attempt, output_artifact_id=artifact.id,
                     proposal=proposal.ledger_hash)
@@ -283,9 +291,10 @@ def _stagnant(k: Kernel, history: list) -> bool:
 def grow(k: Kernel, goal_id: str) -> list[str]:
     """TRY is exhausted. Without a tool to build or a human to hire, the goal is refused."""
     goal = k.tree.get(goal_id)
-    report = refuse(k.ledger, goal_id, RefusalReason.UNVERIFIABLE_INVARIANTS,
+    report = refuse(k.ledger, goal_id, RefusalReason.ATTEMPTS_EXHAUSTED,
                     f"{goal['attempt_count']} attempts did not satisfy the selected constraints",
-                    constraint=", ".join(k.constraints.roles(goal_id)["selected"]))
+                    attempts=str(goal["attempt_count"]),
+                    constraints=", ".join(c.title for c in _constraints(k, goal_id, "selected")))
     k.tree.transition(goal_id, S.INFEASIBLE)
     k.log.flow(goal_id, f"infeasible after TRY: {report.detail}")
     return _wake_parent(k, goal)

@@ -32,7 +32,7 @@ class VectorSpec:
 
 LABELS: tuple[LabelSpec, ...] = (
     LabelSpec("Actor", "actor:", "name"),
-    LabelSpec("Artifact", "artifact:", "caption", indexed=("sha256", "goal_id")),
+    LabelSpec("Artifact", "artifact:", "caption", indexed=("sha256", "goal_id", "key")),
     LabelSpec("Attempt", "attempt:", "caption", indexed=("goal_id",)),
     LabelSpec("BudgetEvent", "budget:", "caption", indexed=("goal_id", "proposal")),
     LabelSpec("Capability", "capability:", "tag"),

@@ -33,7 +33,9 @@ def test_a_refusal_names_its_reason_evidence_and_remedy(run: Run) -> None:
 
 FACTS = {"operation": "resolve", "goal": "Ship it", "needed_usd": 1.5, "needed_seconds": 30,
          "cap_seconds": 600, "run_id": "run:X", "count": 3, "limit": 2,
-         "constraint": "p99 < 500ms", "capability": "thermal_analysis"}
+         "constraint": "p99 < 500ms", "capability": "thermal_analysis", "attempts": "5",
+         "constraints": "exit 1 on a missing column", "capabilities": "fault_localization",
+         "failure": "invalid_output", "children": "node:1, node:2"}
 
 
 @pytest.mark.parametrize("reason", list(RefusalReason))

@@ -1,0 +1,56 @@
+"""Build scripted-proposal files for end-to-end tests (semantic-only goals: no sandbox,
+so two executions are byte-identical)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+def identify(goal: str, *titles: str) -> dict[str, Any]:
+    return {"operation": "identify_constraints", "goal": goal, "cost_usd": 0.01, "seconds": 2,
+            "output": {"required_capabilities": ["generate_code"], "constraints": [
+                {"type": "semantic", "domain": "quality", "title": t, "explicit": True}
+                for t in titles]}}
+
+
+def resolve(goal: str, content: str, repeat: bool = False) -> dict[str, Any]:
+    return {"operation": "resolve", "goal": goal, "cost_usd": 0.05, "seconds": 10,
+            "repeat": repeat,
+            "output": {"artifact_type": "doc", "format": "markdown", "content": content}}
+
+
+def judge(goal: str, title: str, passed: bool, sigma: float, repeat: bool = False) -> dict:
+    return {"operation": "verify_semantic", "goal": goal, "cost_usd": 0.01, "seconds": 3,
+            "repeat": repeat, "output": {"checks": [
+                {"constraint_id": title, "passed": passed, "sigma": sigma,
+                 "rubric_trace": f"judged {'good' if passed else 'lacking'}"}]}}
+
+
+def leaf(goal: str, is_leaf: bool, repeat: bool = False) -> dict[str, Any]:
+    return {"operation": "classify_leaf", "goal": goal, "repeat": repeat, "output": {
+        "is_leaf": is_leaf, "leaf_kind": "atomic" if is_leaf else None,
+        "leaf_reason": "small enough" if is_leaf else "needs parts"}}
+
+
+def decompose(goal: str, children: list[tuple[str, str, float]],
+              dependencies: list[tuple[str, str]]) -> dict[str, Any]:
+    return {"operation": "decompose", "goal": goal, "cost_usd": 0.02, "seconds": 5, "output": {
+        "rationale": "parts in order",
+        "children": [{"key": k, "goal_description": d, "goal_summary": d,
+                      "relative_complexity": w} for k, d, w in children],
+        "dependencies": [{"child": c, "depends_on": d} for c, d in dependencies]}}
+
+
+def feedback(goal: str) -> dict[str, Any]:
+    return {"operation": "generate_feedback", "goal": goal, "cost_usd": 0.01, "seconds": 2,
+            "repeat": True, "output": {"summary": "be more specific",
+                                       "failure_mode": "too_vague"}}
+
+
+def write(path: Path, entries: list[dict[str, Any]], fallback: dict | None = None) -> Path:
+    path.write_text(yaml.safe_dump({"version": 1, "proposals": entries,
+                                    "fallback": fallback or {}}, sort_keys=False))
+    return path

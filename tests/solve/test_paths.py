@@ -1,0 +1,141 @@
+"""End-to-end paths of the SOLVE loop with scripted proposals, through the real store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from ulid import ULID
+
+from kernel.core.envelopes import ConstraintSpec
+from kernel.core.ledger import load_entries
+from kernel.core.summary import summary_hash
+from kernel.settings import KernelSettings
+from kernel.solve.dispatch import solve
+from kernel.solve.kernel import Kernel
+from kernel.solve.session import replay
+from kernel.solve.start import start
+from kernel.store import GraphStore
+from resolvers.sandbox.runner import default_workspace_root
+from resolvers.scripted import ScriptedProposer
+from tests.solve import scripts as s
+
+ESSAY = "Write a release note for the new CSV tool"
+PLAN = "Plan a product launch"
+
+
+def _start(graph: GraphStore, tmp_path: Path, goal: str, entries: list[dict],
+           budget: float = 5.0, core: list[ConstraintSpec] | None = None,
+           ulid: ULID | None = None) -> tuple[Kernel, str]:
+    script = s.write(tmp_path / f"script-{len(entries)}.yaml", entries)
+    return start(graph, goal, core or [], budget, 600, ScriptedProposer.from_file(script),
+                 tmp_path, default_workspace_root(), ulid=ulid)
+
+
+def direct_leaf() -> list[dict]:
+    return [s.identify("write a release*", "mentions the new flags"),
+            s.resolve("write a release*", "The CSV tool now takes --file and --column."),
+            s.judge("write a release*", "mentions the new flags", True, 0.9),
+            s.leaf("write a release*", True)]
+
+
+def test_a_direct_leaf_resolves(initialised_graph: GraphStore, tmp_path: Path) -> None:
+    kernel, root = _start(initialised_graph, tmp_path, ESSAY, direct_leaf())
+    outcome = solve(kernel, root)
+    assert (outcome.status, outcome.sigma_system) == ("resolved", 0.9)
+    ops = [e.operation for e in load_entries(initialised_graph, kernel.run.run_id)[2]]
+    # one eligible constraint and one candidate tool: neither choice needed a model call
+    assert ops == ["identify_constraints", "resolve", "verify_semantic", "classify_leaf"]
+
+
+def plan_entries() -> list[dict]:
+    part = "launch part*"
+    return [
+        s.identify("plan a product*", "covers every launch channel"),
+        s.resolve("plan a product*", "Outline: announce, docs, support."),
+        s.judge("plan a product*", "covers every launch channel", True, 0.9),
+        s.leaf("plan a product*", False),
+        s.decompose("plan a product*", [("docs", "launch part: write the docs", 1.0),
+                                        ("announce", "launch part: announce it", 2.0),
+                                        ("support", "launch part: brief support", 1.0)],
+                    [("announce", "docs"), ("support", "announce"), ("docs", "support")]),
+        s.identify(part, "is concrete"),
+        s.resolve(part, "Done, concretely.", repeat=True),
+        s.judge(part, "is concrete", True, 0.8, repeat=True),
+        s.leaf(part, True, repeat=True),
+        {**s.identify(part, "is concrete"), "repeat": True},
+    ]
+
+
+def test_decomposition_honours_dependencies(initialised_graph: GraphStore,
+                                            tmp_path: Path) -> None:
+    kernel, root = _start(initialised_graph, tmp_path, PLAN, plan_entries())
+    outcome = solve(kernel, root)
+    assert outcome.status == "resolved"
+    children = kernel.deps.children(root)
+    by_summary = {kernel.tree.get(c.id)["summary"]: c for c in children}
+    docs, announce, support = (by_summary[f"launch part: {x}"] for x in
+                               ("write the docs", "announce it", "brief support"))
+    # docs -> support would close a cycle: the kernel dropped that edge
+    assert announce.depends_on == (docs.id,) and support.depends_on == (announce.id,)
+    assert docs.depends_on == ()
+    resolved = [e.goal_id for e in load_entries(initialised_graph, kernel.run.run_id)[2]
+                if e.operation == "resolve" and e.goal_id != root]
+    assert resolved == [docs.id, announce.id, support.id]
+    assert outcome.sigma_system == pytest.approx(0.72)
+    weights = [kernel.budget.ledger_totals(c.id)["cost_allocated"] for c in
+               (docs, announce, support)]
+    assert weights[1] == 2 * weights[0] == 2 * weights[2]
+
+
+def test_low_path_confidence_gates_and_backtracks(initialised_graph: GraphStore,
+                                                  tmp_path: Path) -> None:
+    part = "launch part*"
+    entries = [
+        s.identify("plan a product*", "covers every launch channel"),
+        s.resolve("plan a product*", "A rough outline.", repeat=True),
+        s.judge("plan a product*", "covers every launch channel", True, 0.7),
+        s.judge("plan a product*", "covers every launch channel", True, 0.95, repeat=True),
+        s.leaf("plan a product*", False, repeat=True),
+        s.decompose("plan a product*", [("docs", "launch part: write the docs", 1.0)], []),
+        s.decompose("plan a product*", [("docs", "launch part: write the final docs", 1.0)], []),
+        {**s.identify(part, "is concrete"), "repeat": True},
+        s.resolve(part, "Done.", repeat=True),
+        s.judge("launch part: write the docs", "is concrete", True, 0.7),  # 0.7*0.7 < 0.5
+        s.judge("launch part: write the final*", "is concrete", True, 0.9),
+        s.leaf("launch part: write the docs", False),     # not a leaf: gated, not decomposed
+        s.leaf("launch part: write the final*", True),
+    ]
+    kernel, root = _start(initialised_graph, tmp_path, PLAN, entries)
+    outcome = solve(kernel, root)
+    assert outcome.status == "resolved"
+    stale = [g for g in initialised_graph.run("goal/tree", {"run_id": kernel.run.run_id})
+             if g["stale"]]
+    assert len(stale) == 1 and stale[0]["status"] == "pending"  # the gated child, kept
+    assert [a.sigma_v for a in kernel.attempts.of_goal(root)] == [0.7, 0.95]
+    assert outcome.sigma_system == pytest.approx(0.95 * 0.9)
+
+
+def test_a_budget_denial_is_refused_with_what_it_needs(initialised_graph: GraphStore,
+                                                       tmp_path: Path) -> None:
+    kernel, root = _start(initialised_graph, tmp_path, ESSAY, direct_leaf(), budget=0.005)
+    outcome = solve(kernel, root)
+    assert outcome.status == "infeasible"
+    refusal = next(e for e in load_entries(initialised_graph, kernel.run.run_id)[2]
+                   if e.kind == "refusal").data()
+    assert refusal["reasons"] == ["BUDGET_EXHAUSTED"]
+    assert "needs $0.0050" in refusal["to_proceed"][0]
+
+
+def test_a_replay_reaches_the_same_summary_hash(initialised_graph: GraphStore, tmp_path: Path,
+                                                data_dir: Path) -> None:
+    kernel, root = _start(initialised_graph, tmp_path, PLAN, plan_entries())
+    solve(kernel, root)
+    settings = KernelSettings(data_dir=data_dir, graph_name=_graph_name(initialised_graph))
+    result = replay(settings, kernel.run.run_id)
+    assert result.divergence is None and result.identical
+    assert result.replay_hash == summary_hash(initialised_graph, kernel.run.run_id)
+
+
+def _graph_name(store: GraphStore) -> str:
+    return store.describe()["graph"]
