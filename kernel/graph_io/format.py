@@ -56,6 +56,12 @@ def _check_props(props: dict[str, Any]) -> dict[str, Any]:
                 raise ValueError(f"property {name!r}: {item} is not a finite number")
             if isinstance(item, str) and "\x00" in item:
                 raise ValueError(f"property {name!r}: strings may not contain NUL (\\u0000)")
+            if isinstance(item, str) and not item.isascii():
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise ValueError(f"property {name!r}: not valid Unicode text "
+                                     "(a lone surrogate)") from None
     return props
 
 

@@ -45,10 +45,9 @@ class FalkorDBStore(GraphStore):
         return self._call("(ad-hoc)", text, dict(params), read_only=not write)
 
     def _call(self, name: str, text: str, params: dict[str, Any], *, read_only: bool) -> QueryResult:
-        if _has_nul(params):
-            # The client inlines parameters into a C string header, which a NUL would cut short.
-            raise StatementError(name, "a string parameter contains NUL (\\u0000), "
-                                       "which the embedded store cannot hold")
+        problem = _unstorable(params)
+        if problem:
+            raise StatementError(name, problem)
         try:
             run = self._graph.ro_query if read_only else self._graph.query
             result = run(text, params)
@@ -136,14 +135,27 @@ class FalkorDBStore(GraphStore):
         self._db.connection.close()
 
 
-def _has_nul(value: Any) -> bool:
+def _unstorable(value: Any) -> str | None:
+    """Why a parameter cannot travel to the server, if it cannot. The client inlines
+    parameters into a C-string header: a NUL would cut it short, and text must be
+    valid UTF-8."""
     if isinstance(value, str):
-        return "\x00" in value
+        if "\x00" in value:
+            return "a string parameter contains NUL (\\u0000), which the embedded store " \
+                   "cannot hold"
+        if not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return "a string parameter is not valid Unicode text (a lone surrogate)"
+        return None
     if isinstance(value, dict):
-        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
-    if isinstance(value, list | tuple):
-        return any(_has_nul(v) for v in value)
-    return False
+        items = [*value.keys(), *value.values()]
+    elif isinstance(value, list | tuple):
+        items = list(value)
+    else:
+        return None
+    return next((p for p in map(_unstorable, items) if p), None)
 
 
 def _column_name(header: Any) -> str:
