@@ -24,8 +24,12 @@ tests/cypher_lint/node_modules/.installed: tests/cypher_lint/package-lock.json
 	npm ci --prefix tests/cypher_lint --no-audit --no-fund --loglevel=error
 	touch $@
 
+# The main job, offline: the kernel solves the spec's CSV CLI example with scripted
+# proposals; the generated code runs against its tests in the sandbox.
 demo: $(BIN)/.installed
 	$(BIN)/kernel db init
+	$(BIN)/kernel solve "Build a Python CLI tool that reads a CSV file and outputs the top 10 rows sorted by a user-specified column" \
+	  --proposer scripted --script seeds/examples/csv-cli.script.yaml --budget 2 --time 600
 	$(BIN)/kernel status
 
 lint: $(BIN)/.installed

@@ -193,3 +193,25 @@ def test_ledger_verify_and_export(kernel: Kernel, data_dir: Path, tmp_path: Path
     assert code == 1 and "entry 1: altered" in out
     code, message = kernel("ledger", "verify", ok=False)
     assert code == 2 and "RUN id or --file" in message
+
+
+def test_solve_replay_and_resume_from_the_cli(kernel: Kernel, tmp_path: Path) -> None:
+    from tests.solve import scripts as s
+    from tests.solve.test_paths import ESSAY, direct_leaf
+
+    script = s.write(tmp_path / "essay.yaml", direct_leaf())
+    _, out = kernel("solve", ESSAY, "-c", "logic:cost:cost_usd <= 5", "--proposer", "scripted",
+                    "--script", str(script), "--budget", "1", "--json")
+    outcome = json.loads(out)
+    assert outcome["status"] == "infeasible"  # two eligible constraints, no scripted selection
+    _, out = kernel("solve", ESSAY, "--proposer", "scripted", "--script", str(script), "--json")
+    outcome = json.loads(out)
+    assert (outcome["status"], outcome["sigma_system"]) == ("resolved", 0.9)
+    _, out = kernel("replay", outcome["run"])
+    assert f"replay identical (summary hash {outcome['summary_hash']})" in out
+    _, out = kernel("resume", outcome["run"], "--json")
+    assert json.loads(out)["summary_hash"] == outcome["summary_hash"]
+    code, message = kernel("solve", ESSAY, ok=False)
+    assert code == 2 and "ANTHROPIC_API_KEY" in message and "--proposer scripted" in message
+    code, message = kernel("solve", ESSAY, "-c", "cost under five", ok=False)
+    assert code == 2 and "TYPE[:DOMAIN]:TEXT" in message

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from ulid import ULID
 
-from kernel.core.envelopes import ConstraintSpec
+from kernel.core.envelopes import ConstraintSpec, Provenance
 from kernel.core.ledger import load_entries
 from kernel.core.summary import summary_hash
 from kernel.settings import KernelSettings
@@ -139,3 +139,27 @@ def test_a_replay_reaches_the_same_summary_hash(initialised_graph: GraphStore, t
 
 def _graph_name(store: GraphStore) -> str:
     return store.describe()["graph"]
+
+
+@pytest.mark.parametrize(("limit", "status"), [(5, "resolved"), (0.01, "infeasible")])
+def test_an_arithmetic_core_constraint_is_decided_by_z3(
+        initialised_graph: GraphStore, tmp_path: Path, limit: float, status: str) -> None:
+    cap = ConstraintSpec(type="logic", domain="cost", title=f"cost_usd <= {limit}",
+                         payload={"check": "arith", "expr": f"cost_usd <= {limit}"},
+                         provenance=Provenance(source="human"))
+    entries = [*direct_leaf(),
+               {"operation": "select_constraints", "goal": "write a release*", "output": {
+                   "rationale": "both matter",
+                   "constraint_ids": ["mentions the new flags", f"cost_usd <= {limit}"]}},
+               {**s.judge("write a release*", "mentions the new flags", True, 0.9),
+                "repeat": True},
+               s.feedback("write a release*")]
+    kernel, root = _start(initialised_graph, tmp_path, ESSAY, entries, core=[cap])
+    outcome = solve(kernel, root)
+    assert outcome.status == status
+    check = next(c for c in kernel.attempts.of_goal(root)[0].verification.checks
+                 if c.constraint_id == cap.with_id().id)
+    assert check.sigma_i == 1.0 and check.detail["facts"] == {"cost_usd": 0.06}
+    assert check.passed is (status == "resolved")
+    if not check.passed:
+        assert check.detail["violated_by"] == {"cost_usd": 0.06}
