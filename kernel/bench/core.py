@@ -4,11 +4,9 @@ and whole-tree ordering at 10,000 goals."""
 from __future__ import annotations
 
 import random
-import statistics
 import time
-from collections.abc import Callable
 
-from kernel.bench.store import Figure
+from kernel.bench.store import Figure, median_ms
 from kernel.core.budget import Amount, BudgetEnforcer
 from kernel.core.constraints import ConstraintEngine
 from kernel.core.dag import Dependencies, critical_path, topological_order
@@ -17,15 +15,6 @@ from kernel.core.goals import GoalSpec, GoalTree
 from kernel.core.run import Run
 from kernel.core.state_machine import Status
 from kernel.store.base import GraphStore
-
-
-def _median_ms(action: Callable[[int], object], repeats: int) -> float:
-    samples = []
-    for i in range(repeats):
-        start = time.perf_counter()
-        action(i)
-        samples.append((time.perf_counter() - start) * 1000)
-    return statistics.median(samples)
 
 
 def _resolving_goal(run: Run) -> tuple[GoalTree, str, str]:
@@ -56,14 +45,14 @@ def bench_core(store: GraphStore, repeats: int = 200, tree_size: int = 10_000) -
         tree.transition(child, Status.VERIFYING if i % 2 == 0 else Status.RESOLVING)
 
     figures = [
-        Figure("state transition (read + guarded commit, median)", _median_ms(flip, repeats), "ms"),
+        Figure("state transition (read + guarded commit, median)", median_ms(flip, repeats), "ms"),
         Figure("budget record (spend with overrun check, median)",
-               _median_ms(lambda _: budget.record(child, Amount(1, 1), "r", "bench"), repeats),
+               median_ms(lambda _: budget.record(child, Amount(1, 1), "r", "bench"), repeats),
                "ms"),
         Figure("dependency check (unresolved dependencies, median)",
-               _median_ms(lambda _: deps.unresolved(child), repeats), "ms"),
+               median_ms(lambda _: deps.unresolved(child), repeats), "ms"),
         Figure("next_action view (median)",
-               _median_ms(lambda _: tree.view(child), repeats), "ms"),
+               median_ms(lambda _: tree.view(child), repeats), "ms"),
     ]
 
     big = Run.start(store, "benchmark tree")

@@ -20,7 +20,7 @@ class Figure:
     unit: str
 
 
-def _median_ms(action: Callable[[int], object], repeats: int) -> float:
+def median_ms(action: Callable[[int], object], repeats: int) -> float:
     samples = []
     for i in range(repeats):
         start = time.perf_counter()
@@ -33,9 +33,9 @@ def bench_store(store: GraphStore, rows: int = 10_000, repeats: int = 200) -> li
     """Measure on ``store``; writes only ``Run`` nodes with ``bench:`` ids and removes them."""
     figures = [
         Figure("RETURN 1 round trip (median)",
-               _median_ms(lambda _: store.run("admin/ping"), repeats), "ms"),
+               median_ms(lambda _: store.run("admin/ping"), repeats), "ms"),
         Figure("single-node MERGE (median)",
-               _median_ms(lambda i: store.run("bench/merge_node",
+               median_ms(lambda i: store.run("bench/merge_node",
                                               {"id": f"bench:single:{i}", "caption": "x"}),
                           repeats), "ms"),
     ]

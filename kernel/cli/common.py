@@ -31,6 +31,11 @@ def store_of(ctx: typer.Context) -> Iterator[GraphStore]:
         store.close()
 
 
+def run_id_arg(value: str) -> str:
+    """A run id as typed: with or without its ``run:`` prefix."""
+    return value if value.startswith("run:") else f"run:{value}"
+
+
 def print_json(data: Any) -> None:
     typer.echo(json.dumps(data, indent=2, sort_keys=True, default=str))
 

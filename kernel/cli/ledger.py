@@ -7,15 +7,11 @@ from typing import Annotated
 
 import typer
 
-from kernel.cli.common import out, store_of
+from kernel.cli.common import out, run_id_arg, store_of
 from kernel.core.ledger import dump_entries, load_entries, verify_chain, verify_file
 from kernel.errors import KernelError
 
 app = typer.Typer(help="The hash-chained ledger of proposals.", no_args_is_help=True)
-
-
-def _run_id(value: str) -> str:
-    return value if value.startswith("run:") else f"run:{value}"
 
 
 @app.command()
@@ -35,9 +31,9 @@ def verify(
         count = None
     else:
         with store_of(ctx) as store:
-            head, size, entries = load_entries(store, _run_id(run))
+            head, size, entries = load_entries(store, run_id_arg(run))
         problems = verify_chain(entries, head=head, size=size)
-        what, count = _run_id(run), len(entries)
+        what, count = run_id_arg(run), len(entries)
     if problems:
         for problem in problems:
             typer.echo(f"{what}: {problem}", err=True)
@@ -53,6 +49,6 @@ def export(
 ) -> None:
     """Write a run's ledger to FILE, one canonical entry per line."""
     with store_of(ctx) as store:
-        _, _, entries = load_entries(store, _run_id(run))
+        _, _, entries = load_entries(store, run_id_arg(run))
     file.write_text(dump_entries(entries), encoding="utf-8")
     out.print(f"wrote {len(entries)} entries to {file}")

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.live import Live
 
-from kernel.cli.common import out, print_json, settings_of, store_of
+from kernel.cli.common import out, print_json, run_id_arg, settings_of, store_of
 from kernel.cli.tree import render_tree
 from kernel.core.envelopes import ConstraintSpec, ConstraintType, Provenance
 from kernel.core.summary import summary_hash
@@ -123,7 +123,7 @@ def resume_command(
     as_json: Annotated[bool, typer.Option("--json", help="print the outcome as JSON")] = False,
 ) -> None:
     """Continue a run that stopped (a crash, a cap, a parked HIRE) from its committed state."""
-    run_id = run_id if run_id.startswith("run:") else f"run:{run_id}"
+    run_id = run_id_arg(run_id)
     settings = settings_of(ctx)
     with store_of(ctx) as store:
         outcome = resume(store, run_id, settings.data_dir)
@@ -135,7 +135,7 @@ def replay_command(
     run_id: Annotated[str, typer.Argument(help="run id")],
 ) -> None:
     """Re-run a recorded run with its recorded proposals; the summary hash must match."""
-    run_id = run_id if run_id.startswith("run:") else f"run:{run_id}"
+    run_id = run_id_arg(run_id)
     result = replay(settings_of(ctx), run_id)
     if result.divergence:
         typer.echo(f"{run_id}: replay diverged: {result.divergence}", err=True)

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 from rich.tree import Tree
 
-from kernel.cli.common import out, print_json, print_table, store_of
+from kernel.cli.common import out, print_json, print_table, run_id_arg, store_of
 from kernel.core.run import Run
 from kernel.core.units import micros_to_usd, ms_to_seconds
 from kernel.store.base import GraphStore
@@ -35,7 +35,7 @@ def tree(
     as_json: Annotated[bool, typer.Option("--json", help="print goals as JSON")] = False,
 ) -> None:
     """The goal tree of a run: status, σ_v, σ_path, budget spent/allocated per goal."""
-    run_id = run_id if run_id.startswith("run:") else f"run:{run_id}"
+    run_id = run_id_arg(run_id)
     with store_of(ctx) as store:
         Run.load(store, run_id)  # a clear error for an unknown run
         if as_json:

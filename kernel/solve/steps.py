@@ -33,6 +33,15 @@ def _request(goal: dict[str, Any], operation: str, constraints: list[Constraint]
                           payload={"goal_summary": goal["summary"], **payload})
 
 
+def _enter(k: Kernel, goal_id: str, state: Status) -> dict[str, Any]:
+    """The goal, moved into the step's state first if it is resuming from pending."""
+    goal = k.tree.get(goal_id)
+    if goal["status"] == S.PENDING:
+        k.tree.transition(goal_id, state)
+        goal = k.tree.get(goal_id)
+    return goal
+
+
 def _constraints(k: Kernel, goal_id: str, role: str) -> list[Constraint]:
     return k.constraints.get_many(k.constraints.roles(goal_id)[role])
 
@@ -57,9 +66,7 @@ def escalate(k: Kernel, goal: dict[str, Any], denied: Denied) -> list[str]:
 
 # -- step 2: identify constraints --------------------------------------------------------
 def identify(k: Kernel, goal_id: str) -> list[str]:
-    goal = k.tree.get(goal_id)
-    if goal["status"] == S.PENDING:
-        k.tree.transition(goal_id, S.IDENTIFYING_CONSTRAINTS)
+    goal = _enter(k, goal_id, S.IDENTIFYING_CONSTRAINTS)
     inherited = _constraints(k, goal_id, "inherited")
     proposal = ask(k, goal_id, _request(goal, "identify_constraints", inherited))
     if isinstance(proposal, Denied):
@@ -78,9 +85,7 @@ def identify(k: Kernel, goal_id: str) -> list[str]:
 
 # -- step 3: select constraints (parsimony) -----------------------------------------------
 def select_constraints(k: Kernel, goal_id: str) -> list[str]:
-    goal = k.tree.get(goal_id)
-    if goal["status"] == S.PENDING:
-        k.tree.transition(goal_id, S.SELECTING_CONSTRAINTS)
+    goal = _enter(k, goal_id, S.SELECTING_CONSTRAINTS)
     roles = k.constraints.roles(goal_id)
     eligible = roles["eligible"]
     if len(eligible) <= 1:
@@ -106,9 +111,7 @@ def select_constraints(k: Kernel, goal_id: str) -> list[str]:
 
 # -- step 4: select resolver (tool plan) ---------------------------------------------------
 def select_resolver(k: Kernel, goal_id: str) -> list[str]:
-    goal = k.tree.get(goal_id)
-    if goal["status"] == S.PENDING:
-        k.tree.transition(goal_id, S.SELECTING_RESOLVER)
+    goal = _enter(k, goal_id, S.SELECTING_RESOLVER)
     capabilities = goal.get("required_capabilities") or [DEFAULT_CAPABILITY]
     candidates = [c for c in k.registry.candidates(capabilities, goal["modality"])
                   if c.id != "resolver:self-model-0"]
@@ -154,10 +157,7 @@ def select_resolver(k: Kernel, goal_id: str) -> list[str]:
 
 # -- step 5: resolve (one TRY attempt) ----------------------------------------------------
 def resolve(k: Kernel, goal_id: str) -> list[str]:
-    goal = k.tree.get(goal_id)
-    if goal["status"] == S.PENDING:
-        k.tree.transition(goal_id, S.RESOLVING)
-        goal = k.tree.get(goal_id)
+    goal = _enter(k, goal_id, S.RESOLVING)
     plan = ToolPlan.model_validate_json(k.artifacts.read(goal["plan_artifact_id"]))
     history = k.attempts.of_goal(goal_id)
     if history and history[-1].verdict is None and history[-1].output_artifact_id:
