@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from kernel.errors import KernelError
 from resolvers.base import Estimate, PermanentError, Resolution, ResolveRequest
 from resolvers.sandbox import CommandRequest, Constitution, Sandbox
 
@@ -56,5 +55,3 @@ class CodexTools:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
 
-
-__all__ = ["CodexTools", "KernelError"]

@@ -4,7 +4,6 @@ estimate, pre-check (drawing from the parent if needed), obtain the proposal, re
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from pydantic import BaseModel
 
@@ -81,6 +80,3 @@ class SandboxProposer:
     def propose(self, request: ResolveRequest, occurrence: int) -> Resolution:
         return self._tools(request).resolve(request)
 
-
-def workspace_note(path: Path) -> str:
-    return f"workspace {path}"

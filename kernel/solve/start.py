@@ -15,7 +15,6 @@ from kernel.core.ledger import LedgerEntry
 from kernel.core.run import Run
 from kernel.core.units import seconds_to_ms, usd_to_micros
 from kernel.proposals import Proposer
-from kernel.solve.dispatch import Outcome, solve
 from kernel.solve.kernel import Kernel, SolveConfig
 from kernel.store.base import GraphStore
 
@@ -40,6 +39,3 @@ def start(store: GraphStore, goal: str, core: Sequence[ConstraintSpec], budget_u
                           f"${budget_usd} and {time_seconds}s")
     return kernel, root
 
-
-def run_to_end(kernel: Kernel, root_id: str) -> Outcome:
-    return solve(kernel, root_id)

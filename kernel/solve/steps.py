@@ -11,7 +11,7 @@ import hashlib
 import json
 from typing import Any
 
-from kernel.core.dag import DagNode, find_cycle
+from kernel.core.dag import DagNode, find_cycle, topological_order
 from kernel.core.envelopes import Constraint, ConstraintSpec, Lineage, Provenance, ToolPlan, ToolStep
 from kernel.core.goals import GoalSpec
 from kernel.core.state_machine import Status
@@ -19,7 +19,7 @@ from kernel.refusal import RefusalReason, refuse
 from kernel.solve.gate import CLAUDE_ID, Denied, amount, ask
 from kernel.solve.kernel import Kernel
 from kernel.solve.verify import verify
-from resolvers.base import PermanentError, ResolveRequest
+from resolvers.base import ResolveRequest
 from resolvers.claude import models
 
 S = Status
@@ -329,8 +329,6 @@ def decompose(k: Kernel, goal_id: str) -> list[str]:
         k.budget.allocate_children(goal_id, weights)
     k.tree.transition(goal_id, S.PENDING, {"decompositions": round_})
     k.log.flow(goal_id, f"decomposed into {len(ids)} children, {len(edges)} dependencies")
-    from kernel.core.dag import topological_order
-
     return topological_order(k.deps.children(goal_id))
 
 
@@ -388,6 +386,3 @@ def _wake_dependents(k: Kernel, goal: dict[str, Any]) -> list[str]:
 def _wake_parent(k: Kernel, goal: dict[str, Any]) -> list[str]:
     return [goal["parent_id"]] if goal.get("parent_id") else []
 
-
-def failure(exc: PermanentError) -> str:
-    return exc.failure_mode
