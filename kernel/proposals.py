@@ -101,6 +101,10 @@ class Proposals:
         if entry is not None:
             response = entry.data()["response"]
             return Estimate(cost_usd=response["cost_usd"], seconds=response["seconds"])
+        if self.replaying:
+            raise DivergenceError(f"the recorded ledger ends at {len(self._served)} proposals; "
+                                  f"the kernel asks for another ({request.operation} for "
+                                  f"{request.goal_id})")
         source = proposer or self.proposer
         if source is None:
             raise NoProposalError("no proposer is configured for this run")

@@ -209,6 +209,19 @@ def test_solve_replay_and_resume_from_the_cli(kernel: Kernel, tmp_path: Path) ->
     assert (outcome["status"], outcome["sigma_system"]) == ("resolved", 0.9)
     _, out = kernel("replay", outcome["run"])
     assert f"replay identical (summary hash {outcome['summary_hash']})" in out
+    exported = tmp_path / "ledger.jsonl"
+    kernel("ledger", "export", outcome["run"], str(exported))
+    _, out = kernel("replay", outcome["run"], "--ledger", str(exported))
+    assert "replay identical" in out
+    lines = exported.read_text().splitlines(keepends=True)
+    exported.write_text("".join(lines[:-1]))  # a ledger missing its last proposal
+    code, out = kernel("replay", outcome["run"], "--ledger", str(exported), ok=False)
+    assert code == 1 and "replay diverged" in out and "ledger ends at" in out
+    tampered = "".join(lines).replace("--column.", "--columns.")
+    assert tampered != "".join(lines)
+    exported.write_text(tampered)
+    code, message = kernel("replay", outcome["run"], "--ledger", str(exported), ok=False)
+    assert code == 2 and "altered" in message
     _, out = kernel("resume", outcome["run"], "--json")
     assert json.loads(out)["summary_hash"] == outcome["summary_hash"]
     code, message = kernel("solve", ESSAY, ok=False)

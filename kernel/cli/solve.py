@@ -133,10 +133,12 @@ def resume_command(
 def replay_command(
     ctx: typer.Context,
     run_id: Annotated[str, typer.Argument(help="run id")],
+    ledger: Annotated[Path | None, typer.Option(
+        "--ledger", help="replay an exported ledger file instead of the graph's")] = None,
 ) -> None:
     """Re-run a recorded run with its recorded proposals; the summary hash must match."""
     run_id = run_id_arg(run_id)
-    result = replay(settings_of(ctx), run_id)
+    result = replay(settings_of(ctx), run_id, ledger)
     if result.divergence:
         typer.echo(f"{run_id}: replay diverged: {result.divergence}", err=True)
         raise typer.Exit(1)

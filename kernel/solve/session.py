@@ -12,7 +12,7 @@ from typing import Any
 from ulid import ULID
 
 from kernel.core.envelopes import ConstraintSpec
-from kernel.core.ledger import load_entries
+from kernel.core.ledger import load_entries, parse_entries, verify_file
 from kernel.core.run import Run
 from kernel.core.summary import summary_hash
 from kernel.errors import ConfigError
@@ -86,14 +86,25 @@ class ReplayResult:
         return self.divergence is None and self.original_hash == self.replay_hash
 
 
-def replay(settings: KernelSettings, run_id: str) -> ReplayResult:
+def replay(settings: KernelSettings, run_id: str, ledger_file: Path | None = None,
+           ) -> ReplayResult:
     """Re-run a recorded run from the boot graph in a scratch graph, serving every proposal
-    from its ledger, and compare the summary hashes."""
+    from its ledger (the graph's, or an exported file, verified first), and compare the
+    summary hashes."""
     with open_store(settings) as original:
         run = Run.load(original, run_id)
         config = run.config()
         recorded = load_entries(original, run_id)[2]
         original_hash = summary_hash(original, run_id)
+    if ledger_file is not None:
+        data = ledger_file.read_bytes()
+        problems = verify_file(data)
+        if problems:
+            raise ConfigError(f"{ledger_file}: {problems[0]}")
+        recorded = parse_entries(data.decode())[0]
+        if recorded and recorded[0].run_id != run_id:
+            raise ConfigError(f"{ledger_file} is the ledger of {recorded[0].run_id}, "
+                              f"not of {run_id}")
     scratch_settings = KernelSettings(graph="embedded", data_dir=settings.data_dir,
                                       graph_name=f"{settings.graph_name}-replay")
     scratch = open_store(scratch_settings)
