@@ -136,7 +136,12 @@ class Sandbox:
                     break
             if reason:
                 break
-        _kill_group(proc)
+        if reason is None:  # output closed: let the command itself finish within its time
+            try:
+                proc.wait(timeout=max(deadline - time.monotonic(), 0.05))
+            except subprocess.TimeoutExpired:
+                reason = Reason.TIMEOUT
+        _kill_group(proc)  # whatever it left running in its group goes too
         selector.close()
         exit_code = proc.wait()
         seconds = time.monotonic() - start
