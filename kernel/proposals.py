@@ -14,6 +14,7 @@ now; the first that does not stops the run with the differing decision named.
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -93,6 +94,8 @@ class Proposals:
         self._own = [e for e in ledger.entries() if e.kind == "proposal"]
         source = recorded if recorded is not None else self._own
         self._served = [e for e in source if e.kind == "proposal"]
+        self._calls: Counter[tuple[str, str | None]] = Counter(
+            (e.operation, e.goal_id) for e in self._own)
 
     def estimate(self, request: ResolveRequest, proposer: Proposer | None = None) -> Estimate:
         """What the next proposal will cost: as recorded when it is recorded, otherwise the
@@ -134,7 +137,7 @@ class Proposals:
             if self.replaying:  # the replayed run gets the same ledger as the original
                 entry = self.ledger.append(entry.kind, entry.operation, entry.source,
                                            entry.data(), goal_id=entry.goal_id)
-                self._own.append(entry)
+                self._record(entry)
             response = entry.data()["response"]
             replayed = True
         else:
@@ -151,7 +154,7 @@ class Proposals:
             entry = self.ledger.append("proposal", request.operation, source.source,
                                        {"request": wanted, "response": response},
                                        goal_id=request.goal_id)
-            self._own.append(entry)
+            self._record(entry)
             replayed = False
         try:
             output = output_model.model_validate(response["output"])
@@ -169,7 +172,10 @@ class Proposals:
         index = self.run.proposals
         return self._served[index] if index < len(self._served) else None
 
+    def _record(self, entry: LedgerEntry) -> None:
+        self._own.append(entry)
+        self._calls[(entry.operation, entry.goal_id)] += 1
+
     def _occurrence(self, request: ResolveRequest) -> int:
         """How many proposals this run already holds for the same operation on the same goal."""
-        return sum(1 for e in self._own
-                   if e.operation == request.operation and e.goal_id == request.goal_id)
+        return self._calls[(request.operation, request.goal_id)]

@@ -228,3 +228,9 @@ def test_solve_replay_and_resume_from_the_cli(kernel: Kernel, tmp_path: Path) ->
     assert code == 2 and "ANTHROPIC_API_KEY" in message and "--proposer scripted" in message
     code, message = kernel("solve", ESSAY, "-c", "cost under five", ok=False)
     assert code == 2 and "TYPE[:DOMAIN]:TEXT" in message
+
+
+def test_bench_solve_prints_figures(kernel: Kernel) -> None:
+    _, out = kernel("bench", "solve", "--goals", "13")
+    assert "scripted run of 13 goals (fan-out 3)" in out
+    assert "kernel overhead per dispatch step" in out

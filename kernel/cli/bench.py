@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from kernel.bench.core import bench_core
+from kernel.bench.solve import bench_solve
 from kernel.bench.store import Figure, bench_store
 from kernel.cli.common import out, print_table, settings_of
 from kernel.errors import KernelError
@@ -46,6 +47,22 @@ def core_bench(
         raise KernelError("'kernel bench core' writes benchmark runs; run it on the embedded "
                           "store (or a scratch Neo4j database via --graph neo4j://...?database=)")
     _run_bench(ctx, "core benchmark", lambda store: bench_core(store, repeats, goals))
+
+
+@app.command("solve")
+def solve_bench(
+    ctx: typer.Context,
+    goals: Annotated[list[int] | None, typer.Option(
+        "--goals", help="tree sizes (repeatable); default 1000 and 10000")] = None,
+) -> None:
+    """Kernel overhead per dispatch step and wall time of scripted runs of 1,000 and
+    10,000 goals (a scratch graph on the embedded store)."""
+    if settings_of(ctx).target().backend != "embedded":
+        raise KernelError("'kernel bench solve' writes benchmark runs; run it on the embedded "
+                          "store")
+    for size in goals or [1000, 10_000]:
+        _run_bench(ctx, f"SOLVE benchmark, {size} goals",
+                   lambda store, size=size: bench_solve(store, size))
 
 
 def _run_bench(ctx: typer.Context, title: str,

@@ -107,7 +107,10 @@ class GoalTree:
         return GoalNode.model_validate(self.get(goal_id))
 
     def status(self, goal_id: str) -> Status:
-        return Status(self.get(goal_id)["status"])
+        rows = self.store.run("goal/status", {"goal_id": goal_id})
+        if not rows:
+            raise UnknownGoalError(f"no goal {goal_id!r}")
+        return Status(rows[0]["status"])
 
     def view(self, goal_id: str) -> NodeView:
         rows = self.store.run("goal/view", {"goal_id": goal_id})

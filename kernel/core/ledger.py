@@ -81,10 +81,16 @@ class Ledger:
     def __init__(self, run: Run) -> None:
         self.run = run
         self.store = run.store
+        self._head: tuple[str, int] | None = None  # (hash, size) after our last append
 
     def append(self, kind: EntryKind, operation: str, source: str, content: Any,
                goal_id: str | None = None) -> LedgerEntry:
-        head, size, _ = self._state()
+        # The chain head is read once, then kept: the append statement still checks it, so
+        # a chain another writer moved is refused, not forked.
+        if self._head is None:
+            head, size, _ = self._state()
+        else:
+            head, size = self._head
         text = canonical_json(content)
         content_hash = hashlib.sha256(text.encode()).hexdigest()
         entry = LedgerEntry(
@@ -101,7 +107,9 @@ class Ledger:
             "prev_id": entry_id(self.run.run_id, size - 1),
             "props": props})
         if not rows:
+            self._head = None
             raise LedgerError(f"the ledger of {self.run.run_id} moved while appending entry {size}")
+        self._head = (entry.hash, size + 1)
         return entry
 
     def entries(self) -> list[LedgerEntry]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from enum import StrEnum
 from pathlib import Path
 
@@ -34,9 +35,10 @@ class Reason(StrEnum):
     MEMORY_LIMIT = "MEMORY_LIMIT"
 
 
-DEFAULT_BINARIES = ("python3", "pytest", "ls", "cat", "head", "tail", "wc", "grep", "sort",
+DEFAULT_BINARIES = ("python3", "ls", "cat", "head", "tail", "wc", "grep", "sort",
                     "diff", "echo", "true", "false", "mkdir", "rm", "cp", "mv", "touch", "sh")
 DEFAULT_ENV = ("PATH", "LANG", "LC_ALL", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE")
+SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
 class Constitution(BaseModel):
@@ -55,10 +57,16 @@ class Constitution(BaseModel):
     max_file_bytes: int = Field(default=64 << 20, gt=0)
 
     def resolve_binary(self, name: str) -> str | None:
-        """The absolute path of an allowlisted binary, or None."""
+        """The absolute path of an allowlisted binary, or None.
+
+        Never the caller's PATH (it may point where the unprivileged user cannot go):
+        ``python3`` is the interpreter running the kernel, so sandboxed tests see the
+        kernel's packages; anything else comes from the system directories."""
         if name not in self.binaries:
             return None
-        return shutil.which(name)
+        if name == "python3":
+            return sys.executable
+        return shutil.which(name, path=SYSTEM_PATH)
 
 
 class CommandRequest(BaseModel):
@@ -107,9 +115,12 @@ def decide(policy: Constitution, request: CommandRequest, workspace: Path) -> De
         return refuse(Reason.NOT_AN_ARGV, f"{name!r} looks like a shell string; pass argv items")
     if "/" in name:
         return refuse(Reason.BINARY_NOT_ALLOWED, "binaries are named, not given by path")
+    if name not in policy.binaries:
+        return refuse(Reason.BINARY_NOT_ALLOWED, f"{name!r} is not on the allowlist")
     binary = policy.resolve_binary(name)
     if binary is None:
-        return refuse(Reason.BINARY_NOT_ALLOWED, f"{name!r} is not on the allowlist")
+        return refuse(Reason.BINARY_NOT_ALLOWED,
+                      f"{name!r} is allowed but not installed in {SYSTEM_PATH}")
     if name == "sh" and (len(request.argv) < 2 or request.argv[1] == "-c"):
         return refuse(Reason.NOT_AN_ARGV, "sh may run a script file in the workspace, not -c")
     cwd = _inside(root, root, request.cwd)
@@ -130,7 +141,7 @@ def decide(policy: Constitution, request: CommandRequest, workspace: Path) -> De
     for key in policy.env_allowlist:
         if key not in env and key in os.environ and key != "PATH":
             env[key] = os.environ[key]
-    env["PATH"] = "/usr/local/bin:/usr/bin:/bin"
+    env["PATH"] = SYSTEM_PATH
     env["HOME"] = str(root)
     dropped = sorted(set(request.env) - set(env))
     return Decision(allowed=True, binary=binary, cwd=str(cwd), env=env, dropped_env=dropped,
