@@ -224,6 +224,15 @@ def test_solve_replay_and_resume_from_the_cli(kernel: Kernel, tmp_path: Path) ->
     assert code == 2 and "altered" in message
     _, out = kernel("resume", outcome["run"], "--json")
     assert json.loads(out)["summary_hash"] == outcome["summary_hash"]
+    _, out = kernel("status", outcome["run"], "--json")
+    status = json.loads(out)
+    assert (status["status"], status["sigma_system"]) == ("resolved", 0.9)
+    assert status["goals"] == {"resolved": 1} and status["refusals"] == []
+    assert status["summary_hash"] == outcome["summary_hash"]
+    runs = json.loads(kernel("runs", "--json")[1])
+    refused = next(r["id"] for r in runs if r["status"] == "infeasible")
+    _, out = kernel("status", refused)
+    assert "refused" in out and "NO_PROPOSALS" in out and "to proceed" in out
     code, message = kernel("solve", ESSAY, ok=False)
     assert code == 2 and "ANTHROPIC_API_KEY" in message and "--proposer scripted" in message
     code, message = kernel("solve", ESSAY, "-c", "cost under five", ok=False)

@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
 import typer
 
-from kernel.cli.common import print_json, print_table, store_of
+from kernel.cli.common import out, print_json, print_table, run_id_arg, store_of
+from kernel.core.confidence import Confidence
+from kernel.core.run import Run
+from kernel.core.summary import summary_hash
+from kernel.core.units import micros_to_usd, ms_to_seconds
 from kernel.schema import LATEST_VERSION, schema_version
 
 
 def status(
     ctx: typer.Context,
+    run: Annotated[str | None, typer.Argument(help="a run id: show that run instead")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print as JSON")] = False,
 ) -> None:
-    """Backend, schema version, and node/relationship counts."""
+    """Backend, schema version and what the graph holds; or, given RUN, how that run stands."""
+    if run is not None:
+        _run_status(ctx, run_id_arg(run), as_json)
+        return
     with store_of(ctx) as store:
         info = store.describe()
         version = schema_version(store)
@@ -32,3 +41,40 @@ def status(
     print_table("nodes", ["label", "count"], [[r["label"], r["nodes"]] for r in labels])
     print_table("relationships", ["type", "count"],
                 [[r["type"], r["relationships"]] for r in types])
+
+
+def _run_status(ctx: typer.Context, run_id: str, as_json: bool) -> None:
+    with store_of(ctx) as store:
+        run = Run.load(store, run_id)
+        root_id = store.run("run/get", {"run_id": run_id})[0]["root_id"]
+        root = store.run("goal/get", {"goal_id": root_id})[0]["goal"] if root_id else {}
+        goals = store.run("goal/tree", {"run_id": run_id})
+        refusals = [json.loads(r["content"]) for r in store.run("run/refusals",
+                                                                 {"run_id": run_id})]
+        data = {
+            "run": run_id, "goal": root.get("summary"), "status": root.get("status"),
+            "sigma_system": Confidence(run).system_sigma() if root.get("status") == "resolved"
+            else None,
+            "goals": {s: sum(1 for g in goals if g["status"] == s and not g["stale"])
+                      for s in sorted({g["status"] for g in goals})},
+            "spent_usd": micros_to_usd(sum(g["cost_spent"] or 0 for g in goals)),
+            "budget_usd": micros_to_usd(root.get("cost_allocated", 0)),
+            "spent_seconds": ms_to_seconds(sum(g["time_spent"] or 0 for g in goals)),
+            "commits": run.seq, "proposals": run.proposals,
+            "refusals": [{"goal": r["goal_id"], "reasons": r["reasons"], "detail": r["detail"],
+                          "to_proceed": r["to_proceed"]} for r in refusals],
+            "summary_hash": summary_hash(store, run_id),
+        }
+    if as_json:
+        print_json(data)
+        return
+    out.print(f"[bold]{data['goal']}[/] — {data['status']}"
+              + (f", σ_system={data['sigma_system']:.2f}" if data["sigma_system"] is not None
+                 else ""))
+    out.print(f"goals: {data['goals']}; spent ${data['spent_usd']:.4f} of "
+              f"${data['budget_usd']:.2f}, {data['spent_seconds']:.1f}s; "
+              f"{data['commits']} commits, {data['proposals']} proposals")
+    for refusal in data["refusals"]:
+        out.print(f"[red]refused[/] {refusal['goal']}: {', '.join(refusal['reasons'])}: "
+                  f"{refusal['detail']}\n  to proceed: {refusal['to_proceed'][0]}")
+    out.print(f"summary hash {data['summary_hash']}")
