@@ -30,7 +30,7 @@ DEFAULT_MAX_ATTEMPTS = 5
 STEP_FIELDS = frozenset({
     "leaf_kind", "leaf_reason", "resolver_id", "plan_artifact_id", "input_artifact_ids",
     "output_artifact_id", "verification", "sigma_v", "sigma_path", "decompositions",
-    "rescope_requested", "required_capabilities", "feedback", "gated_reason",
+    "rescope_requested", "required_capabilities", "feedback", "gated_reason", "reopened",
 })
 
 

@@ -27,6 +27,7 @@ class SolveConfig:
     tau_global: float = 0.50
     stagnation_epsilon: float = 0.05
     max_depth: int = 6
+    max_reopens: int = 3  # backtracking budget per goal
     max_wall_seconds: float = 600.0
     raw_io: bool = False
 

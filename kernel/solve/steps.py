@@ -368,11 +368,21 @@ def backtrack(k: Kernel, gated_id: str) -> list[str]:
 
     path = k.confidence.path(gated_id)
     weakest = weakest_ancestor(path[:-1]) or weakest_ancestor(path)
-    if weakest is None or weakest == gated_id:
+    target = gated_id if weakest is None else weakest
+    reopened = int(k.tree.get(target).get("reopened") or 0)
+    if reopened >= k.config.max_reopens:
+        report = refuse(k.ledger, target, RefusalReason.CONTRADICTION_BUDGET_EXCEEDED,
+                        f"confidence stayed below tau_global after {reopened} reopenings",
+                        count=str(reopened), limit=str(k.config.max_reopens))
+        k.tree.transition(gated_id, S.PENDING)
+        k.tree.transition(gated_id, S.INFEASIBLE)
+        k.log.flow(gated_id, f"infeasible: {report.to_proceed[0]}")
+        return _wake_parent(k, k.tree.get(gated_id))
+    if target == gated_id:
         k.tree.transition(gated_id, S.PENDING)  # nothing above to blame: rerun it
-        k.tree.reopen(gated_id, S.SELECTING_RESOLVER)
+        k.tree.reopen(gated_id, S.SELECTING_RESOLVER, {"reopened": reopened + 1})
         return [gated_id]
-    invalidated = k.tree.reopen(weakest, S.SELECTING_RESOLVER)
+    invalidated = k.tree.reopen(weakest, S.SELECTING_RESOLVER, {"reopened": reopened + 1})
     k.log.decision(gated_id, "backtrack", candidates=[p.id for p in path], chosen=weakest,
                    rationale=f"weakest sigma_v on the path; {invalidated} goals invalidated")
     return [weakest]

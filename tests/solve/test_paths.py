@@ -26,9 +26,9 @@ PLAN = "Plan a product launch"
 
 def _start(graph: GraphStore, tmp_path: Path, goal: str, entries: list[dict],
            budget: float = 5.0, core: list[ConstraintSpec] | None = None,
-           ulid: ULID | None = None) -> tuple[Kernel, str]:
+           ulid: ULID | None = None, seconds: float = 600) -> tuple[Kernel, str]:
     script = s.write(tmp_path / f"script-{len(entries)}.yaml", entries)
-    return start(graph, goal, core or [], budget, 600, ScriptedProposer.from_file(script),
+    return start(graph, goal, core or [], budget, seconds, ScriptedProposer.from_file(script),
                  tmp_path, default_workspace_root(), ulid=ulid)
 
 
@@ -163,3 +163,28 @@ def test_an_arithmetic_core_constraint_is_decided_by_z3(
     assert check.passed is (status == "resolved")
     if not check.passed:
         assert check.detail["violated_by"] == {"cost_usd": 0.06}
+
+
+def test_backtracking_has_a_budget(initialised_graph: GraphStore, tmp_path: Path) -> None:
+    part = "launch part*"
+    entries = [
+        s.identify("plan a product*", "covers every launch channel"),
+        s.resolve("plan a product*", "A rough outline.", repeat=True),
+        s.judge("plan a product*", "covers every launch channel", True, 0.7, repeat=True),
+        s.leaf("plan a product*", False, repeat=True),
+        {**s.decompose("plan a product*", [("docs", "launch part: write the docs", 1.0)], []),
+         "repeat": True},
+        {**s.identify(part, "is concrete"), "repeat": True},
+        s.resolve(part, "Done.", repeat=True),
+        s.judge(part, "is concrete", True, 0.7, repeat=True),  # always 0.49 on the path
+        s.leaf(part, False, repeat=True),
+    ]
+    kernel, root = _start(initialised_graph, tmp_path, PLAN, entries, budget=100.0,
+                          seconds=100_000)
+    outcome = solve(kernel, root)
+    assert outcome.status == "infeasible"
+    refusals = [e.data() for e in load_entries(initialised_graph, kernel.run.run_id)[2]
+                if e.kind == "refusal"]
+    assert refusals[0]["reasons"] == ["CONTRADICTION_BUDGET_EXCEEDED"]
+    assert "after 3 reopenings" in refusals[0]["detail"]
+    assert kernel.tree.get(root)["reopened"] == 3
