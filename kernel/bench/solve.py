@@ -16,6 +16,7 @@ import yaml
 
 from kernel.bench.store import Figure
 from kernel.solve.dispatch import solve
+from kernel.solve.kernel import SolveConfig
 from kernel.solve.start import start
 from kernel.store.base import GraphStore
 from resolvers.sandbox.runner import default_workspace_root
@@ -61,13 +62,15 @@ def bench_solve(store: GraphStore, goals: int) -> list[Figure]:
         path = Path(tmp) / "bench.script.yaml"
         path.write_text(yaml.safe_dump(script_for(fanout)))
         kernel, root = start(store, "bench root goal", [], 1000.0, 10**7,
-                             ScriptedProposer.from_file(path), Path(tmp), default_workspace_root())
+                             ScriptedProposer.from_file(path), Path(tmp), default_workspace_root(),
+                             SolveConfig(max_wall_seconds=24 * 3600))
         started = time.perf_counter()
         outcome = solve(kernel, root)
         elapsed = time.perf_counter() - started
     total = 1 + fanout + fanout * fanout
     if outcome.status != "resolved":
-        raise RuntimeError(f"the benchmark run ended {outcome.status}")
+        raise RuntimeError(f"the benchmark run ended {outcome.status}"
+                           + (f" (stopped: {outcome.stopped})" if outcome.stopped else ""))
     return [
         Figure(f"scripted run of {total} goals (fan-out {fanout}), wall time", elapsed, "s"),
         Figure("dispatch steps", outcome.steps, "steps"),
