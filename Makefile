@@ -24,7 +24,7 @@ tests/cypher_lint/node_modules/.installed: tests/cypher_lint/package-lock.json
 	npm ci --prefix tests/cypher_lint --no-audit --no-fund --loglevel=error
 	touch $@
 
-# The main job, offline: the kernel solves the spec's CSV CLI example with scripted
+# The main job, offline: the kernel solves the design's CSV CLI example with scripted
 # proposals; the generated code runs against its tests in the sandbox.
 demo: $(BIN)/.installed
 	$(BIN)/kernel db init

@@ -179,7 +179,7 @@ class CapabilityRequest(_Envelope):
 
 
 class GoalNode(_Envelope):
-    """A goal as stored: the typed view of a Goal node (the spec's ``nodes`` row)."""
+    """A goal as stored: the typed view of a Goal node (the design's ``nodes`` row)."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 

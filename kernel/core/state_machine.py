@@ -1,7 +1,7 @@
 """The node state machine (axiom B5: the operation sequence is non-negotiable).
 
-The spec's transitions are listed first. Three small groups extend them, each
-because the spec's own dispatch needs it (see docs/state-machine.md):
+The design's transitions are listed first. Three small groups extend them, each
+because the design's own dispatch needs it (see docs/state-machine.md):
 resumption from ``pending`` into the state ``next_action`` names, composite
 resolution of a decomposed node once its children are resolved, and refusal
 (``infeasible``) from any budget-gated step. Reopening (backtracking) and
@@ -69,7 +69,7 @@ RESUME_TRANSITIONS: frozenset[tuple[Status, Status]] = frozenset({
 COMPOSITE_TRANSITIONS: frozenset[tuple[Status, Status]] = frozenset({(S.PENDING, S.RESOLVED)})
 
 # Refusal: a HIRE that is declined, or a budget that cannot be met, ends the node
-# wherever the budget-gated call was (the spec's escalate_to_hire sets infeasible).
+# wherever the budget-gated call was (the design's escalate_to_hire sets infeasible).
 REFUSAL_TRANSITIONS: frozenset[tuple[Status, Status]] = frozenset(
     (s, S.INFEASIBLE) for s in (S.PENDING, S.IDENTIFYING_CONSTRAINTS, S.SELECTING_CONSTRAINTS,
                                 S.RESOLVING, S.VERIFYING, S.DECOMPOSING)
@@ -124,7 +124,7 @@ _BY_STATUS = {
 
 
 def next_action(node: NodeView) -> Action:
-    """The spec's deterministic next_action."""
+    """The design's deterministic next_action."""
     if node.status == S.PENDING:
         if node.has_unresolved_dependencies:
             return Action.WAIT

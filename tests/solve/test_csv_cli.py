@@ -1,4 +1,4 @@
-"""The spec's CSV CLI example, end to end: scripted proposals, real verification.
+"""The design's CSV CLI example, end to end: scripted proposals, real verification.
 
 The generated code and its tests run in the sandbox; the first attempt's bug is caught
 (UNSAT), the feedback drives a second attempt, and every logic constraint comes out
