@@ -104,14 +104,7 @@ class Proposals:
         if entry is not None:
             response = entry.data()["response"]
             return Estimate(cost_usd=response["cost_usd"], seconds=response["seconds"])
-        if self.replaying:
-            raise DivergenceError(f"the recorded ledger ends at {len(self._served)} proposals; "
-                                  f"the kernel asks for another ({request.operation} for "
-                                  f"{request.goal_id})")
-        source = proposer or self.proposer
-        if source is None:
-            raise NoProposalError("no proposer is configured for this run")
-        return source.estimate(request, self._occurrence(request))
+        return self._live(request, proposer).estimate(request, self._occurrence(request))
 
     def get(self, request: ResolveRequest, output_model: type[BaseModel] | None = None,
             proposer: Proposer | None = None) -> Proposal:
@@ -141,13 +134,7 @@ class Proposals:
             response = entry.data()["response"]
             replayed = True
         else:
-            if self.replaying:
-                raise DivergenceError(f"the recorded ledger ends at {len(self._served)} "
-                                      f"proposals; the kernel asks for another "
-                                      f"({request.operation} for {request.goal_id})")
-            source = proposer or self.proposer
-            if source is None:
-                raise NoProposalError("no proposer is configured for this run")
+            source = self._live(request, proposer)
             resolution = source.propose(request, self._occurrence(request))
             response = {"output": resolution.output, "cost_usd": resolution.cost_usd,
                         "seconds": resolution.seconds, "metadata": resolution.metadata}
@@ -166,6 +153,17 @@ class Proposals:
         return Proposal(output=output, cost_usd=float(response["cost_usd"]),
                         seconds=float(response["seconds"]), metadata=response["metadata"],
                         ledger_index=entry.index, ledger_hash=entry.hash, replayed=replayed)
+
+    def _live(self, request: ResolveRequest, proposer: Proposer | None) -> Proposer:
+        """Who answers a request nothing recorded answers; a replay has no one."""
+        if self.replaying:
+            raise DivergenceError(f"the recorded ledger ends at {len(self._served)} proposals; "
+                                  f"the kernel asks for another ({request.operation} for "
+                                  f"{request.goal_id})")
+        source = proposer or self.proposer
+        if source is None:
+            raise NoProposalError("no proposer is configured for this run")
+        return source
 
     def _pending_entry(self) -> LedgerEntry | None:
         """The recorded proposal the next request must match, if any."""
