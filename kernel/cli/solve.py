@@ -92,8 +92,6 @@ def solve_command(
     script: Annotated[Path | None, typer.Option(help="scripted proposals (YAML)")] = None,
     max_attempts: Annotated[int, typer.Option(help="T_max per goal")] = 5,
     max_wall: Annotated[float, typer.Option(help="hard wall-time cap in seconds")] = 600,
-    interactive: Annotated[bool, typer.Option(help="ask a human in the terminal on HIRE")]
-    = False,
     as_json: Annotated[bool, typer.Option("--json", help="print the outcome as JSON")] = False,
 ) -> None:
     """Solve GOAL: constraints, resolvers, verification, decomposition, until done or refused."""
@@ -108,8 +106,8 @@ def solve_command(
         view = _LiveTree(store) if not as_json else None
         try:
             outcome = start_and_solve(
-                settings, store, goal, core, budget, time_limit, chosen,
-                {**recorded, "interactive": interactive}, config, max_attempts,
+                settings, store, goal, core, budget, time_limit, chosen, recorded, config,
+                max_attempts,
                 on_start=view.started if view else None, on_step=view.step if view else None)
         finally:
             if view:
