@@ -44,7 +44,7 @@ class Run:
     # Proposals consumed by committed state: every commit records it, so a resumed run
     # knows which recorded proposals its committed steps already used.
     proposals: int = 0
-    committed_proposals: int = -1  # -1: same as proposals (nothing consumed since the last commit)
+    committed_proposals: int = 0  # what the last commit recorded
 
     @classmethod
     def start(cls, store: GraphStore, caption: str, config: Mapping[str, Any] | None = None,
@@ -85,8 +85,7 @@ class Run:
         it has consumed); intermediate commits (spends, grants, an opened attempt) do
         not, so a crash between them and the step's end serves the same recorded
         proposals again on resume instead of asking for new ones."""
-        committed = self.committed_proposals if self.committed_proposals >= 0 else self.proposals
-        recorded = self.proposals if consumes else committed
+        recorded = self.proposals if consumes else self.committed_proposals
         rows = self.store.run(name, {**params, "run_id": self.run_id, "seq": self.seq,
                                      "proposals": recorded}, identifiers)
         if rows:

@@ -12,7 +12,15 @@ import json
 from typing import Any
 
 from kernel.core.dag import DagNode, find_cycle, topological_order
-from kernel.core.envelopes import Constraint, ConstraintSpec, Lineage, Provenance, ToolPlan, ToolStep
+from kernel.core.envelopes import (
+    Constraint,
+    ConstraintSpec,
+    Lineage,
+    Provenance,
+    ToolPlan,
+    ToolStep,
+    Verification,
+)
 from kernel.core.goals import GoalSpec
 from kernel.core.state_machine import Status
 from kernel.refusal import RefusalReason, refuse
@@ -163,9 +171,10 @@ def resolve(k: Kernel, goal_id: str) -> list[str]:
     if history and history[-1].verdict is None and history[-1].output_artifact_id:
         k.tree.transition(goal_id, S.VERIFYING)  # a crash came after the output was paid for
         return [goal_id]
-    attempt = _open_attempt(k, goal, plan)
-    if attempt is None:
+    opened = _open_attempt(k, goal, plan)
+    if opened is None:
         return grow(k, goal_id)
+    attempt, index = opened
     selected = _constraints(k, goal_id, "selected")
     feedback = json.loads(goal["feedback"]) if goal.get("feedback") else None
     request = _request(goal, "resolve", selected, inputs=goal.get("input_artifact_ids", []))
@@ -185,23 +194,23 @@ def resolve(k: Kernel, goal_id: str) -> list[str]:
                     "resolve", attempt_id=attempt, output_artifact_id=artifact.id,
                     proposal=proposal.ledger_hash)
     k.tree.transition(goal_id, S.VERIFYING)
-    k.log.flow(goal_id, f"RESOLVE using {plan.final_resolver_id} (attempt "
-                        f"{k.tree.get(goal_id)['attempt_count']})")
+    k.log.flow(goal_id, f"RESOLVE using {plan.final_resolver_id} (attempt {index})")
     return [goal_id]
 
 
-def _open_attempt(k: Kernel, goal: dict[str, Any], plan: ToolPlan) -> str | None:
-    """Continue an attempt a crash interrupted, or open the next one (None: exhausted)."""
+def _open_attempt(k: Kernel, goal: dict[str, Any], plan: ToolPlan) -> tuple[str, int] | None:
+    """(id, index) of the attempt a crash interrupted, or of the next one (None: exhausted)."""
     history = k.attempts.of_goal(goal["id"])
     if history and history[-1].verdict is None and history[-1].output_artifact_id is None:
-        return history[-1].id
+        return history[-1].id, history[-1].attempt_index
     if goal["attempt_count"] >= goal["max_attempts"]:
         return None
-    return k.attempts.open(goal["id"], plan.final_resolver_id,
-                           plan_artifact_id=goal["plan_artifact_id"],
-                           input_artifact_ids=goal.get("input_artifact_ids", []),
-                           feedback=json.loads(goal["feedback"]) if goal.get("feedback")
-                           else None).id
+    attempt = k.attempts.open(goal["id"], plan.final_resolver_id,
+                              plan_artifact_id=goal["plan_artifact_id"],
+                              input_artifact_ids=goal.get("input_artifact_ids", []),
+                              feedback=json.loads(goal["feedback"]) if goal.get("feedback")
+                              else None)
+    return attempt.id, attempt.attempt_index
 
 
 # -- step 6-9: verify, then leaf / decompose / gate / retry -------------------------------
@@ -217,8 +226,7 @@ def verify_step(k: Kernel, goal_id: str) -> list[str]:
         k.attempts.record_verification(attempt.id, verification,
                                        failure_slug=_failure_slug(failed) if failed else None)
         goal = k.tree.get(goal_id)
-    verification = k.tree.node(goal_id).verification
-    assert verification is not None
+    verification = Verification.model_validate_json(goal["verification"])
     sigma_path = k.confidence.recompute_subtree(goal_id)[goal_id]
     sat = verification.verdict == "SAT" and verification.sigma_v >= goal["tau_local"]
     if sat:
