@@ -53,6 +53,8 @@ def script_for(fanout: int) -> dict:
         "resolve": {"output": {"artifact_type": "doc", "format": "text", "content": "done"}},
         "classify_leaf": {"output": {"is_leaf": False, "leaf_kind": None,
                                      "leaf_reason": "has parts"}},
+        "check_global_consistency": {"output": {"verdict": "SAT", "conflicts": []}},
+        "assemble": {"output": {"content": "all parts", "format": "text"}},
     }}
 
 

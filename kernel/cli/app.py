@@ -43,12 +43,13 @@ def _configure(
 
 
 def _register() -> None:
-    from kernel.cli import bench, db, graph, ledger, query, solve, status, tree
+    from kernel.cli import bench, db, graph, hire, ledger, query, solve, status, tree
 
     app.add_typer(db.app, name="db")
     app.add_typer(graph.app, name="graph")
     app.add_typer(bench.app, name="bench")
     app.add_typer(ledger.app, name="ledger")
+    app.add_typer(hire.app, name="hire")
     app.command("query")(query.query)
     app.command("status")(status.status)
     app.command("solve")(solve.solve_command)

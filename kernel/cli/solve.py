@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.live import Live
@@ -67,17 +68,43 @@ class _LiveTree:
             out.print()
 
 
-def _report(store: GraphStore, outcome: Outcome, as_json: bool) -> None:
+def _prompt(interactive: bool, view: _LiveTree | None) -> Callable[[dict], Any] | None:
+    """The terminal prompt for HIRE questions (the live view pauses while it asks)."""
+    if not interactive:
+        return None
+    from kernel.cli.hire import terminal_prompt
+
+    def ask(payload: dict) -> Any:
+        if view is not None and view.live is not None:
+            view.live.stop()
+        try:
+            return terminal_prompt(payload)
+        finally:
+            if view is not None and view.live is not None:
+                view.live.start()
+
+    return ask
+
+
+def report(store: GraphStore, outcome: Outcome, as_json: bool) -> None:
     digest = summary_hash(store, outcome.run_id)
+    root = store.run("goal/get", {"goal_id": outcome.root_id})[0]["goal"]
     data = {"run": outcome.run_id, "root": outcome.root_id, "status": outcome.status,
             "sigma_system": outcome.sigma_system, "steps": outcome.steps,
-            "stopped": outcome.stopped, "summary_hash": digest}
+            "stopped": outcome.stopped, "summary_hash": digest,
+            "final_artifact": root.get("final_artifact_id"),
+            "waiting_on": list(outcome.waiting_on)}
     if as_json:
         print_json(data)
         return
     out.print(f"run {outcome.run_id}: {outcome.status}"
               + (f", σ_system={outcome.sigma_system:.2f}" if outcome.sigma_system is not None
                  else "") + (f" (stopped: {outcome.stopped})" if outcome.stopped else ""))
+    if root.get("final_artifact_id"):
+        out.print(f"final artifact {root['final_artifact_id']}")
+    for request_id in outcome.waiting_on:
+        out.print(f"parked: waiting on {request_id} (kernel hire list; kernel hire answer "
+                  f"{request_id} ...)")
     out.print(f"summary hash {digest}")
 
 
@@ -92,6 +119,8 @@ def solve_command(
     script: Annotated[Path | None, typer.Option(help="scripted proposals (YAML)")] = None,
     max_attempts: Annotated[int, typer.Option(help="T_max per goal")] = 5,
     max_wall: Annotated[float, typer.Option(help="hard wall-time cap in seconds")] = 600,
+    interactive: Annotated[bool, typer.Option(
+        help="ask HIRE questions in the terminal instead of parking the goal")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print the outcome as JSON")] = False,
 ) -> None:
     """Solve GOAL: constraints, resolvers, verification, decomposition, until done or refused."""
@@ -108,24 +137,28 @@ def solve_command(
             outcome = start_and_solve(
                 settings, store, goal, core, budget, time_limit, chosen, recorded, config,
                 max_attempts,
-                on_start=view.started if view else None, on_step=view.step if view else None)
+                on_start=view.started if view else None, on_step=view.step if view else None,
+                human_prompt=_prompt(interactive, view))
         finally:
             if view:
                 view.stop()
-        _report(store, outcome, as_json)
+        report(store, outcome, as_json)
 
 
 def resume_command(
     ctx: typer.Context,
     run_id: Annotated[str, typer.Argument(help="run id")],
+    interactive: Annotated[bool, typer.Option(
+        help="ask HIRE questions in the terminal instead of parking the goal")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print the outcome as JSON")] = False,
 ) -> None:
     """Continue a run that stopped (a crash, a cap, a parked HIRE) from its committed state."""
     run_id = run_id_arg(run_id)
     settings = settings_of(ctx)
     with store_of(ctx) as store:
-        outcome = resume(store, run_id, settings.data_dir)
-        _report(store, outcome, as_json)
+        outcome = resume(store, run_id, settings.data_dir,
+                         human_prompt=_prompt(interactive, None))
+        report(store, outcome, as_json)
 
 
 def replay_command(

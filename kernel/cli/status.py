@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from kernel.cli.common import out, print_json, print_table, run_id_arg, store_of
-from kernel.core.confidence import Confidence
 from kernel.core.run import Run
 from kernel.core.summary import summary_hash
 from kernel.core.units import micros_to_usd, ms_to_seconds
@@ -53,8 +52,9 @@ def _run_status(ctx: typer.Context, run_id: str, as_json: bool) -> None:
                                                                  {"run_id": run_id})]
         data = {
             "run": run_id, "goal": root.get("summary"), "status": root.get("status"),
-            "sigma_system": Confidence(run).system_sigma() if root.get("status") == "resolved"
+            "sigma_system": root.get("sigma_system") if root.get("status") == "resolved"
             else None,
+            "final_artifact": root.get("final_artifact_id"),
             "goals": {s: sum(1 for g in goals if g["status"] == s and not g["stale"])
                       for s in sorted({g["status"] for g in goals})},
             "spent_usd": micros_to_usd(sum(g["cost_spent"] or 0 for g in goals)),

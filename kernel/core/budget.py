@@ -51,11 +51,13 @@ class Split:
     reserve: Amount
 
 
-def split(remaining: Amount, weights: Mapping[str, float]) -> Split:
+def split(remaining: Amount, weights: Mapping[str, float],
+          share: Fraction | None = None) -> Split:
     """Proportional allocation with a 20% reserve; exact integers, deterministic.
 
     Each child gets floor(allocatable * w / sum(w)); what rounding leaves over stays
-    in the reserve, so allocations + reserve == remaining exactly."""
+    in the reserve, so allocations + reserve == remaining exactly. ``share`` replaces
+    the allocatable fraction (a build subgoal gets half, say)."""
     if not weights:
         raise BudgetError("no children to allocate to")
     exact = {k: Fraction(repr(float(w))) for k, w in weights.items()}
@@ -63,16 +65,17 @@ def split(remaining: Amount, weights: Mapping[str, float]) -> Split:
         raise BudgetError("child weights must not be negative")
     if sum(exact.values()) == 0:
         exact = dict.fromkeys(exact, Fraction(1))
-    cost = _shares(max(remaining.cost, 0), exact)
-    time = _shares(max(remaining.time, 0), exact)
+    cost = _shares(max(remaining.cost, 0), exact, share)
+    time = _shares(max(remaining.time, 0), exact, share)
     allocations = {k: Amount(cost[k], time[k]) for k in sorted(exact)}
     reserve = Amount(max(remaining.cost, 0) - sum(cost.values()),
                      max(remaining.time, 0) - sum(time.values()))
     return Split(allocations, reserve)
 
 
-def _shares(have: int, weights: Mapping[str, Fraction]) -> dict[str, int]:
-    allocatable = have - int(have * RESERVE_FRACTION)
+def _shares(have: int, weights: Mapping[str, Fraction],
+            share: Fraction | None = None) -> dict[str, int]:
+    allocatable = have - int(have * RESERVE_FRACTION) if share is None else int(have * share)
     total_weight = sum(weights.values())
     return {k: int(allocatable * w / total_weight) for k, w in weights.items()}
 
@@ -93,9 +96,10 @@ class BudgetEnforcer:
         row = self._state(goal_id)
         return Amount(int(row["cost_left"]), int(row["time_left"]))
 
-    def allocate_children(self, parent_id: str, weights: Mapping[str, float]) -> Split:
+    def allocate_children(self, parent_id: str, weights: Mapping[str, float],
+                          share: Fraction | None = None) -> Split:
         """Give each child its share of the parent's remaining budget, in one commit."""
-        plan = split(self.remaining(parent_id), weights)
+        plan = split(self.remaining(parent_id), weights, share)
         rows = [{"child_id": cid, "cost": a.cost, "time": a.time, "weight": float(weights[cid]),
                  "event_id": self.run.new_id("budget", cid)} for cid, a in plan.allocations.items()]
         self.run.commit("budget/allocate_children", {

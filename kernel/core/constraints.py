@@ -11,7 +11,8 @@ from kernel.core.run import Run
 from kernel.core.state_machine import Status, check_transition
 from kernel.store.base import GraphStore
 
-ROLES = ("core", "eligible", "selected", "inherited", "resolved")
+# coupling: added at a lowest common ancestor by a global conflict; always selected there.
+ROLES = ("core", "eligible", "selected", "inherited", "resolved", "coupling")
 # Budget-class domains say little about how to solve a goal, so the signature omits them.
 SIGNATURE_EXCLUDED_DOMAINS = frozenset({"cost", "schedule"})
 
@@ -77,6 +78,21 @@ class ConstraintEngine:
             "goal_id": goal_id, "role": role, "ids": wanted,
             "from": from_status.value, "to": to_status.value, "changes": changes or {},
         }, what=f"set {role} constraints of {goal_id}")
+
+
+    def add_roles(self, run: Run, goal_id: str, roles: dict[str, Sequence[str]],
+                  consumes: bool = False) -> None:
+        """Add constraints to roles of a goal, in one commit (no transition)."""
+        rows = [{"id": cid, "role": role} for role in sorted(roles)
+                for cid in sorted(set(roles[role]))]
+        unknown = set(roles) - set(ROLES)
+        if unknown:
+            raise ValueError(f"unknown roles {sorted(unknown)}")
+        if not rows:
+            return
+        self.get_many([r["id"] for r in rows])
+        run.commit("constraint/add_roles", {"goal_id": goal_id, "rows": rows},
+                   what=f"add constraint roles to {goal_id}", consumes=consumes)
 
 
 def constraint_signature(constraints: Iterable[Constraint]) -> Signature:

@@ -31,6 +31,8 @@ STEP_FIELDS = frozenset({
     "leaf_kind", "leaf_reason", "resolver_id", "plan_artifact_id", "input_artifact_ids",
     "output_artifact_id", "verification", "sigma_v", "sigma_path", "decompositions",
     "rescope_requested", "required_capabilities", "feedback", "gated_reason", "reopened",
+    "awaiting", "capability_gap", "max_attempts", "final_artifact_id", "sigma_system",
+    "consistency_rounds",
 })
 
 
@@ -45,6 +47,8 @@ class GoalSpec:
     modality: str = "text"
     input_artifact_ids: tuple[str, ...] = ()
     max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    purpose: str = "solve"  # "build": the goal builds a tool for its parent
+    builds_capability: str | None = None
 
 
 class GoalTree:
@@ -84,6 +88,8 @@ class GoalTree:
             "attempt_count": 0, "max_attempts": spec.max_attempts,
             "input_artifact_ids": list(spec.input_artifact_ids), "decompositions": 0,
             "stale": False, "decomposition_key": decomposition_key,
+            "try_allowance": spec.max_attempts, "purpose": spec.purpose,
+            "builds_capability": spec.builds_capability,
             **{f"{m}_{k}": 0 for m in ("cost", "time")
                for k in ("allocated", "spent", "granted", "refunded")},
         }
@@ -134,7 +140,7 @@ class GoalTree:
             self._check_guarded(goal_id, current, target)
         self.run.commit("goal/transition", {
             "goal_id": goal_id, "from": current.value, "to": target.value,
-            "changes": _step_changes(changes),
+            "changes": step_changes(changes),
         }, what=f"{goal_id}: {current} -> {target}")
 
     def _check_guarded(self, goal_id: str, current: Status, target: Status) -> None:
@@ -152,6 +158,13 @@ class GoalTree:
             raise InvalidTransitionError(
                 f"{current} -> {target} would skip a step: next_action is {action}")
 
+    def update(self, goal_id: str, status: Status, changes: Mapping[str, Any],
+               consumes: bool = True) -> None:
+        """Change step fields of a goal that stays in ``status`` (one guarded commit)."""
+        self.run.commit("goal/update", {
+            "goal_id": goal_id, "status": status.value, "changes": step_changes(changes),
+        }, what=f"update {goal_id} in {status}", consumes=consumes)
+
     def reopen(self, goal_id: str, target: Status,
                changes: Mapping[str, Any] | None = None) -> int:
         """Backtrack to this goal: reopen it, invalidate its subtree; returns how many
@@ -160,17 +173,17 @@ class GoalTree:
         check_reopen(current, target)
         rows = self.run.commit("goal/reopen", {
             "goal_id": goal_id, "from_states": [current.value], "to": target.value,
-            "changes": _step_changes(changes),
+            "changes": step_changes(changes),
         }, what=f"reopen {goal_id}")
         return int(rows[0]["invalidated"])
 
 
-def _step_changes(changes: Mapping[str, Any] | None) -> dict[str, Any]:
+def step_changes(changes: Mapping[str, Any] | None) -> dict[str, Any]:
     values = dict(changes or {})
     unknown = set(values) - STEP_FIELDS
     if unknown:
         raise InvalidTransitionError(f"a transition cannot change {sorted(unknown)}")
-    for key in ("verification", "feedback"):
+    for key in ("verification", "feedback", "capability_gap"):
         if key in values and not isinstance(values[key], str | None):
             values[key] = json.dumps(values[key], sort_keys=True)
     return values

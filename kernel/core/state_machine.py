@@ -65,6 +65,13 @@ RESUME_TRANSITIONS: frozenset[tuple[Status, Status]] = frozenset({
     (S.PENDING, S.VERIFYING),
 })
 
+# Growth from resolver selection: no registered tool provides what the goal needs, so
+# the goal waits on a build subgoal or a HIRE answer (the design's VERIFYING -> PENDING,
+# reached when selection finds no candidate at all rather than after a failed TRY).
+GROW_TRANSITIONS: frozenset[tuple[Status, Status]] = frozenset({
+    (S.SELECTING_RESOLVER, S.PENDING),
+})
+
 # A decomposed node waits in pending; it is resolved when all its children are.
 COMPOSITE_TRANSITIONS: frozenset[tuple[Status, Status]] = frozenset({(S.PENDING, S.RESOLVED)})
 
@@ -76,7 +83,8 @@ REFUSAL_TRANSITIONS: frozenset[tuple[Status, Status]] = frozenset(
 )
 
 TRANSITIONS: frozenset[tuple[Status, Status]] = (
-    SPEC_TRANSITIONS | RESUME_TRANSITIONS | COMPOSITE_TRANSITIONS | REFUSAL_TRANSITIONS
+    SPEC_TRANSITIONS | RESUME_TRANSITIONS | GROW_TRANSITIONS | COMPOSITE_TRANSITIONS
+    | REFUSAL_TRANSITIONS
 )
 
 # Backtracking reopens a node into constraint or resolver selection.

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from kernel.core.state_machine import Action, Status
 from kernel.proposals import NoProposalError
 from kernel.refusal import RefusalReason, refuse
-from kernel.solve import steps
+from kernel.solve import grow, hire, steps
 from kernel.solve.kernel import Kernel
 from resolvers.base import PermanentError
 
@@ -39,6 +39,7 @@ class Outcome:
     sigma_system: float | None
     steps: int
     stopped: str | None = None
+    waiting_on: tuple[str, ...] = ()  # capability requests a human has yet to answer
 
 
 def solve(k: Kernel, root_id: str, on_step: Callable[[str], None] | None = None) -> Outcome:
@@ -69,6 +70,10 @@ def _step(k: Kernel, goal_id: str) -> list[str]:
     status = Status(goal["status"])
     if status in FINISHED or status == S.GATED or goal.get("stale"):
         return []
+    if goal.get("awaiting"):  # a build subgoal or a HIRE answer
+        if goal["awaiting"].startswith("capreq:"):
+            return hire.on_answer(k, goal)
+        return grow.on_build_done(k, goal)
     if status == S.PENDING and int(goal.get("decompositions") or 0) > 0:
         return _waiting_on_children(k, goal)
     action = k.tree.next_action(goal_id)
@@ -105,5 +110,7 @@ def _refuse(k: Kernel, row: dict, reason: RefusalReason, detail: str, **facts: s
 
 def _outcome(k: Kernel, root_id: str, count: int, stopped: str | None = None) -> Outcome:
     root = k.tree.get(root_id)
-    sigma = k.confidence.system_sigma() if root["status"] == S.RESOLVED else None
-    return Outcome(k.run.run_id, root_id, root["status"], sigma, count, stopped)
+    sigma = root.get("sigma_system") if root["status"] == S.RESOLVED else None
+    waiting = tuple(sorted({r["awaiting"] for r in k.store.run("hire/waiting",
+                                                               {"run_id": k.run.run_id})}))
+    return Outcome(k.run.run_id, root_id, root["status"], sigma, count, stopped, waiting)

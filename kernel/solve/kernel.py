@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from kernel.core.artifacts import Artifacts, BlobStore
 from kernel.core.attempts import Attempts
@@ -29,6 +31,8 @@ class SolveConfig:
     max_depth: int = 6
     max_reopens: int = 3  # backtracking budget per goal
     max_wall_seconds: float = 600.0
+    build_min_usd: float = 0.05  # a build subgoal gets at least this much, or it is not tried
+    build_min_seconds: float = 30.0
     raw_io: bool = False
 
 
@@ -40,6 +44,8 @@ class Kernel:
     blobs: BlobStore
     workspace_root: Path
     policy: Constitution = field(default_factory=Constitution)
+    # Asks a person in the terminal (--interactive); None parks goals on HIRE instead.
+    human_prompt: Callable[[dict[str, Any]], Any] | None = None
     started: float = field(default_factory=time.monotonic)
 
     def __post_init__(self) -> None:

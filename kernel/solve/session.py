@@ -64,13 +64,15 @@ def _core(config: dict[str, Any]) -> list[ConstraintSpec]:
 
 def resume(store: GraphStore, run_id: str, data_dir: Path,
            proposer: Proposer | None = None,
-           on_step: Callable[[str], None] | None = None) -> Outcome:
+           on_step: Callable[[str], None] | None = None,
+           human_prompt: Callable[[dict[str, Any]], Any] | None = None) -> Outcome:
     """Continue a run where its committed state stands (recorded proposals first)."""
     run = Run.load(store, run_id)
     config = run.config()
     root = store.run("run/get", {"run_id": run_id})[0]["root_id"]
     kernel = Kernel.build(run, proposer or _proposer_from(config), data_dir,
                           default_workspace_root(), SolveConfig(**config.get("solve", {})))
+    kernel.human_prompt = human_prompt
     return solve(kernel, root, on_step)
 
 
@@ -134,11 +136,13 @@ def start_and_solve(settings: KernelSettings, store: GraphStore, goal: str,
                     proposer: Proposer, proposer_config: dict[str, Any], config: SolveConfig,
                     max_attempts: int,
                     on_start: Callable[[Kernel, str], None] | None = None,
-                    on_step: Callable[[str], None] | None = None) -> Outcome:
+                    on_step: Callable[[str], None] | None = None,
+                    human_prompt: Callable[[dict[str, Any]], Any] | None = None) -> Outcome:
     init_schema(store)
     kernel, root = start(store, goal, core, budget_usd, time_seconds, proposer,
                          settings.data_dir, default_workspace_root(), config, max_attempts,
                          extra=proposer_config)
+    kernel.human_prompt = human_prompt
     if on_start is not None:
         on_start(kernel, root)
     return solve(kernel, root, on_step)

@@ -24,8 +24,13 @@ from kernel.core.envelopes import (
 from kernel.core.goals import GoalSpec
 from kernel.core.state_machine import Status
 from kernel.refusal import RefusalReason, refuse
+from kernel.solve import consistency
+from kernel.solve.assemble import assemble
 from kernel.solve.gate import CLAUDE_ID, Denied, amount, ask
+from kernel.solve.grow import grow
+from kernel.solve.hire import hire
 from kernel.solve.kernel import Kernel
+from kernel.solve.tools import runner_for
 from kernel.solve.verify import verify
 from resolvers.base import ResolveRequest
 from resolvers.claude import models
@@ -62,14 +67,13 @@ def _by_id_or_title(constraints: list[Constraint], names: list[str]) -> set[str]
 
 
 def escalate(k: Kernel, goal: dict[str, Any], denied: Denied) -> list[str]:
-    """A budget denial ends the goal with a refusal naming what it would need."""
-    report = refuse(k.ledger, goal["id"], RefusalReason.BUDGET_EXHAUSTED,
-                    f"{denied.operation}: the pre-check denied the call",
-                    needed_usd=max(denied.estimate.cost - denied.remaining.cost, 0) / 1e6,
-                    needed_seconds=max(denied.estimate.time - denied.remaining.time, 0) / 1e3)
-    k.tree.transition(goal["id"], S.INFEASIBLE)
-    k.log.flow(goal["id"], f"infeasible: {report.to_proceed[0]}")
-    return _wake_parent(k, goal)
+    """A budget denial escalates to HIRE: a human may add budget (or decline)."""
+    from kernel.solve.grow import budget_gap
+
+    goal = k.tree.get(goal["id"])
+    gap = budget_gap(goal, denied.operation, denied.estimate, denied.remaining)
+    k.log.flow(goal["id"], f"{denied.operation}: budget pre-check denied; escalating to HIRE")
+    return hire(k, goal, gap, "over_budget", Status(goal["status"]))
 
 
 # -- step 2: identify constraints --------------------------------------------------------
@@ -105,9 +109,9 @@ def select_constraints(k: Kernel, goal_id: str) -> list[str]:
             return escalate(k, goal, proposal)
         picked: models.SelectedConstraints = proposal.output  # type: ignore[assignment]
         # The kernel decides: only eligible constraints count (named by id or exact title),
-        # and the human's core always stays.
+        # and the human's core and any coupling constraint always stay.
         named = _by_id_or_title(k.constraints.get_many(eligible), picked.constraint_ids)
-        chosen = named | (set(roles["core"]) & set(eligible))
+        chosen = named | ((set(roles["core"]) | set(roles["coupling"])) & set(eligible))
         if not chosen:
             chosen = set(eligible)
     k.constraints.set_role(k.run, goal_id, "selected", chosen, S.SELECTING_CONSTRAINTS,
@@ -123,13 +127,8 @@ def select_resolver(k: Kernel, goal_id: str) -> list[str]:
     capabilities = goal.get("required_capabilities") or [DEFAULT_CAPABILITY]
     candidates = [c for c in k.registry.candidates(capabilities, goal["modality"])
                   if c.id != "resolver:self-model-0"]
-    if not candidates:
-        report = refuse(k.ledger, goal_id, RefusalReason.NO_CAPABLE_TOOL,
-                        f"no registered tool provides {capabilities}",
-                        capabilities=", ".join(capabilities))
-        k.tree.transition(goal_id, S.INFEASIBLE)
-        k.log.flow(goal_id, f"infeasible: {report.to_proceed[0]}")
-        return _wake_parent(k, goal)
+    if not candidates:  # step 10: find, build or hire a tool for it
+        return grow(k, goal, missing=sorted(capabilities)[0])
     if len(candidates) == 1:
         plan = ToolPlan(steps=[ToolStep(resolver_id=candidates[0].id, capability=capabilities[0])])
         rationale = "the only candidate"
@@ -179,7 +178,8 @@ def resolve(k: Kernel, goal_id: str) -> list[str]:
     feedback = json.loads(goal["feedback"]) if goal.get("feedback") else None
     request = _request(goal, "resolve", selected, inputs=goal.get("input_artifact_ids", []))
     request = request.model_copy(update={"feedback": feedback})
-    proposal = ask(k, goal_id, request, resolver_id=plan.final_resolver_id, pay=False)
+    proposal = ask(k, goal_id, request, resolver_id=plan.final_resolver_id, pay=False,
+                   proposer=runner_for(k, plan.final_resolver_id))
     if isinstance(proposal, Denied):
         return escalate(k, goal, proposal)
     output: models.ResolutionOutput = proposal.output  # type: ignore[assignment]
@@ -250,8 +250,10 @@ def _after_sat(k: Kernel, goal: dict[str, Any], sigma_path: float) -> list[str]:
             return escalate(k, goal, proposal)
         leaf = proposal.output  # type: ignore[assignment]
     if leaf.is_leaf:
+        final = {} if goal.get("parent_id") else {  # a leaf root is its own final artifact
+            "final_artifact_id": goal["output_artifact_id"], "sigma_system": sigma_path}
         k.tree.transition(goal_id, S.RESOLVED, {"leaf_kind": leaf.leaf_kind or "atomic",
-                                                "leaf_reason": leaf.leaf_reason})
+                                                "leaf_reason": leaf.leaf_reason, **final})
         k.log.flow(goal_id, f"resolved as a {leaf.leaf_kind or 'atomic'} leaf "
                             f"(sigma_v={goal['sigma_v']})")
         return _wake_dependents(k, goal)
@@ -284,8 +286,7 @@ def _after_unsat(k: Kernel, goal: dict[str, Any], verification: Any) -> list[str
         k.log.flow(goal_id, f"RETRY {goal['attempt_count'] + 1}/{goal['max_attempts']} "
                             f"with feedback: {feedback.summary}")
         return [goal_id]
-    k.tree.transition(goal_id, S.SELECTING_RESOLVER, {"feedback": note})
-    return grow(k, goal_id)
+    return grow(k, goal, {"feedback": note})
 
 
 def _stagnant(k: Kernel, history: list) -> bool:
@@ -294,18 +295,6 @@ def _stagnant(k: Kernel, history: list) -> bool:
     if len(sigmas) < 3:
         return False
     return max(sigmas[-1] - sigmas[-2], sigmas[-2] - sigmas[-3]) < k.config.stagnation_epsilon
-
-
-def grow(k: Kernel, goal_id: str) -> list[str]:
-    """TRY is exhausted. Without a tool to build or a human to hire, the goal is refused."""
-    goal = k.tree.get(goal_id)
-    report = refuse(k.ledger, goal_id, RefusalReason.ATTEMPTS_EXHAUSTED,
-                    f"{goal['attempt_count']} attempts did not satisfy the selected constraints",
-                    attempts=str(goal["attempt_count"]),
-                    constraints=", ".join(c.title for c in _constraints(k, goal_id, "selected")))
-    k.tree.transition(goal_id, S.INFEASIBLE)
-    k.log.flow(goal_id, f"infeasible after TRY: {report.detail}")
-    return _wake_parent(k, goal)
 
 
 # -- step 8: decompose -----------------------------------------------------------------
@@ -363,8 +352,12 @@ def _acyclic_edges(k: Kernel, goal_id: str, plan: models.Decomposition,
 
 # -- composite resolution and backtracking -------------------------------------------------
 def compose(k: Kernel, goal_id: str) -> list[str]:
-    """All children resolved: the decomposed goal is resolved."""
+    """All children resolved: the decomposed goal is resolved (the root only after the
+    global consistency check, with its assembled artifact)."""
     goal = k.tree.get(goal_id)
+    if not goal.get("parent_id"):
+        again = consistency.check(k, goal)
+        return again if again is not None else assemble(k, goal)
     k.tree.transition(goal_id, S.RESOLVED, {"leaf_kind": None})
     k.log.flow(goal_id, "resolved: every child is resolved")
     return _wake_dependents(k, goal)

@@ -5,12 +5,16 @@
 * logic, ``{"check": "test", "tests": [...]}``: the output's code and tests run in the
   sandbox (codex-tools-0, a recorded proposal); the constraint holds when its tests
   pass (all tests when it names none); sigma = 1.0;
+* logic, ``{"check": "tool_contract"}``: a build's output is tool code that passes the
+  static check and defines ``run``, or a composite plan naming registered script tools;
+  decided by parsing, never by running; sigma = 1.0;
 * semantic (and logic constraints with no deterministic checker, which are then
   judged and say so): one batched judgment for the whole node; sigma in [0, 1].
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -37,6 +41,10 @@ def verify(k: Kernel, goal: dict[str, Any], constraints: list[Constraint],
              "seconds": ms_to_seconds(goal["time_spent"])}
     for constraint in arithmetic:
         checks[constraint.id] = _arith_check(constraint, facts)
+    for constraint in constraints:
+        if constraint.type == ConstraintType.LOGIC and \
+                constraint.payload.get("check") == "tool_contract":
+            checks[constraint.id] = _contract_check(k, constraint, output)
     if tested:
         outcome = _run_tests(k, goal, tested, output)
         if isinstance(outcome, Denied):
@@ -68,6 +76,30 @@ def _arith_check(constraint: Constraint, facts: dict[str, float]) -> Check:
     suggestion = None if holds else {"violated_by": detail["violated_by"]}
     return Check(constraint_id=constraint.id, passed=holds, sigma_i=1.0, detail=detail,
                  repair_suggestion=suggestion)
+
+
+def _contract_check(k: Kernel, constraint: Constraint, output: ResolutionOutput) -> Check:
+    from kernel.solve.tools import code_problems
+
+    if output.format == "tool_plan":
+        try:
+            steps = list(json.loads(output.content)["steps"])
+        except (ValueError, KeyError, TypeError):
+            steps, problems = [], ["a tool_plan is JSON with a 'steps' list of resolver ids"]
+        else:
+            problems = [f"step {s} is not a registered script tool" for s in steps
+                        if not _is_script_tool(k, s)] or ([] if steps else ["no steps"])
+    else:
+        problems = code_problems(output.content)
+    return Check(constraint_id=constraint.id, passed=not problems, sigma_i=1.0,
+                 detail={"problems": problems},
+                 repair_suggestion={"fix": problems} if problems else None)
+
+
+def _is_script_tool(k: Kernel, resolver_id: str) -> bool:
+    rows = k.store.run("registry/get", {"id": str(resolver_id)})
+    return bool(rows) and \
+        json.loads(rows[0]["resolver"].get("metadata") or "{}").get("kind") == "script"
 
 
 def _run_tests(k: Kernel, goal: dict[str, Any], tested: list[Constraint],

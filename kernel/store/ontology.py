@@ -68,11 +68,13 @@ REL_TYPES: tuple[str, ...] = (
     "FOLLOWS",          # LedgerEntry -> LedgerEntry (hash chain)
     "FOR",              # Attempt -> Goal
     "HAS_CONSTRAINT",   # Goal -> Constraint {role}
+    "IMPLEMENTED_BY",   # Resolver -> Artifact (the code a registered tool runs)
     "INSTANCE_OF",      # Goal -> GoalPattern
     "PAYS_FOR",         # BudgetEvent -> Attempt
     "PLANNED",          # Goal -> Artifact (tool plan)
     "PRODUCED",         # Attempt | Resolver -> Artifact
     "PROVIDES",         # Resolver -> Capability
+    "RAISED_FOR",       # CapabilityRequest -> Goal (the goals waiting on the answer)
     "RECORDED_IN",      # LedgerEntry -> Run
     "REPLACED_BY",      # Resolver -> Resolver
     "REQUIRES",         # GoalPattern -> Capability

@@ -44,6 +44,16 @@ def decompose(goal: str, children: list[tuple[str, str, float]],
         "dependencies": [{"child": c, "depends_on": d} for c, d in dependencies]}}
 
 
+def consistent(goal: str) -> dict[str, Any]:
+    return {"operation": "check_global_consistency", "goal": goal, "cost_usd": 0.02,
+            "seconds": 4, "output": {"verdict": "SAT", "conflicts": []}}
+
+
+def assemble(goal: str, content: str = "assembled") -> dict[str, Any]:
+    return {"operation": "assemble", "goal": goal, "cost_usd": 0.02, "seconds": 4,
+            "output": {"content": content, "format": "markdown"}}
+
+
 def feedback(goal: str) -> dict[str, Any]:
     return {"operation": "generate_feedback", "goal": goal, "cost_usd": 0.01, "seconds": 2,
             "repeat": True, "output": {"summary": "be more specific",

@@ -1,0 +1,115 @@
+"""``kernel hire list|answer``: the human side of step 11 (HIRE)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.prompt import Prompt
+from rich.table import Table
+
+from kernel.cli.common import out, print_json, settings_of, store_of
+from kernel.errors import ConfigError, KernelError
+from kernel.solve.hire import list_requests, record_answer, runs_waiting_on
+from kernel.solve.tools import load_tool_file
+from resolvers.human import HireAnswer
+
+app = typer.Typer(help="Capability requests the kernel asked a human for.",
+                  no_args_is_help=True)
+
+
+@app.command("list")
+def list_command(
+    ctx: typer.Context,
+    all_: Annotated[bool, typer.Option("--all", help="answered and declined ones too")] = False,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Requests waiting for an answer (all of them with --all)."""
+    with store_of(ctx) as store:
+        rows = list_requests(store, None if all_ else ["requested"])
+    if as_json:
+        print_json(rows)
+        return
+    if not rows:
+        out.print("no capability requests" + ("" if all_ else " waiting for an answer"))
+        return
+    table = Table("request", "status", "capability", "reason", "waiting goals", "why")
+    for row in rows:
+        goals = "\n".join(f"{g['summary']} ({g['run_id']})" for g in row["goals"])
+        table.add_row(row["id"], row["status"], row["capability_tag"], row["reason"], goals,
+                      row.get("rationale", ""))
+    out.print(table)
+    out.print("answer with: kernel hire answer ID --resolver FILE | --add-budget USD "
+              "[--add-time SECONDS] | --decline")
+
+
+@app.command("answer")
+def answer_command(
+    ctx: typer.Context,
+    request_id: Annotated[str, typer.Argument(help="the request id (capreq:...)")],
+    resolver: Annotated[Path | None, typer.Option(
+        "--resolver", help="a tool file (YAML/JSON) the kernel registers as reusable")] = None,
+    add_budget: Annotated[float | None, typer.Option(
+        "--add-budget", help="dollars to add to the waiting goal")] = None,
+    add_time: Annotated[float, typer.Option("--add-time", help="seconds to add")] = 0.0,
+    decline: Annotated[bool, typer.Option("--decline", help="refuse the request")] = False,
+    note: Annotated[str, typer.Option(help="a note kept with the answer")] = "",
+    resume_run: Annotated[bool, typer.Option(
+        "--resume/--no-resume", help="resume the waiting runs now")] = True,
+) -> None:
+    """Answer a request; the waiting runs pick the answer up when they resume."""
+    request_id = request_id if request_id.startswith("capreq:") else f"capreq:{request_id}"
+    answer = _answer(resolver, add_budget, add_time, decline, note)
+    settings = settings_of(ctx)
+    with store_of(ctx) as store:
+        record_answer(store, request_id, answer)
+        runs = runs_waiting_on(store, request_id)
+        out.print(f"{request_id}: answered ({answer.kind})")
+        if not resume_run:
+            for run_id in runs:
+                out.print(f"resume with: kernel resume {run_id}")
+            return
+        from kernel.cli.solve import report
+        from kernel.solve.session import resume
+
+        for run_id in runs:
+            report(store, resume(store, run_id, settings.data_dir), as_json=False)
+
+
+def _answer(resolver: Path | None, add_budget: float | None, add_time: float, decline: bool,
+            note: str) -> HireAnswer:
+    given = [x for x in (resolver is not None, add_budget is not None or add_time > 0, decline)
+             if x]
+    if len(given) != 1:
+        raise ConfigError("answer with exactly one of --resolver FILE, --add-budget USD "
+                          "[--add-time SECONDS], --decline")
+    if decline:
+        return HireAnswer(kind="decline", note=note)
+    if resolver is not None:
+        return HireAnswer(kind="resolver", tool=load_tool_file(resolver), note=note)
+    if (add_budget or 0) < 0 or add_time < 0:
+        raise ConfigError("--add-budget and --add-time cannot be negative")
+    return HireAnswer(kind="add_budget", add_usd=add_budget or 0.0, add_seconds=add_time,
+                      note=note)
+
+
+def terminal_prompt(payload: dict[str, Any]) -> HireAnswer:
+    """--interactive: ask in the terminal, until the answer is usable."""
+    out.rule(f"HIRE: the kernel needs '{payload['capability_tag']}'")
+    out.print(json.dumps({k: payload[k] for k in sorted(payload)}, indent=2))
+    while True:
+        choice = Prompt.ask("answer", choices=["resolver", "budget", "decline"],
+                            console=out)
+        try:
+            if choice == "resolver":
+                path = Path(Prompt.ask("tool file (YAML/JSON)", console=out))
+                return _answer(path, None, 0.0, False, "")
+            if choice == "budget":
+                usd = float(Prompt.ask("dollars to add", default="1.0", console=out))
+                seconds = float(Prompt.ask("seconds to add", default="0", console=out))
+                return _answer(None, usd, seconds, False, "")
+            return _answer(None, None, 0.0, True, Prompt.ask("why", default="", console=out))
+        except (KernelError, ValueError) as exc:  # an unusable answer: ask again
+            out.print(f"[red]{exc}[/red]")

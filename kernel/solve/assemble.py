@@ -1,0 +1,56 @@
+"""Step 13, assembly: the final artifact of a run, with full lineage and sigma_system.
+
+sigma_system is the minimum path confidence over the live leaves (each leaf's path
+confidence is the product of sigma_v from the root down). A root that is itself a leaf
+is its own final artifact (no call); otherwise the leaves' outputs, in creation order,
+go to one ``assemble`` proposal and the result is registered as derived from all of them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernel.core.envelopes import Lineage
+from kernel.core.state_machine import Status
+from kernel.solve.gate import CLAUDE_ID, Denied, ask
+from kernel.solve.kernel import Kernel
+from resolvers.base import ResolveRequest
+from resolvers.claude import models
+
+S = Status
+
+
+def assemble(k: Kernel, root: dict[str, Any]) -> list[str]:
+    """Resolve the decomposed root with its assembled artifact."""
+    leaves = k.store.run("goal/leaves", {"run_id": k.run.run_id})
+    sigma = k.confidence.system_sigma()
+    parts = []
+    for leaf in leaves:
+        goal = k.tree.get(leaf["id"])
+        output = models.ResolutionOutput.model_validate_json(
+            k.artifacts.read(goal["output_artifact_id"]))
+        parts.append({"goal_id": goal["id"], "goal_summary": goal["summary"],
+                      "artifact_id": goal["output_artifact_id"], "format": output.format,
+                      "content": output.content})
+    proposal = ask(k, root["id"], ResolveRequest(
+        operation="assemble", goal_id=root["id"], goal_description=root["description"],
+        payload={"goal_summary": root["summary"], "parts": parts}))
+    if isinstance(proposal, Denied):
+        from kernel.solve.steps import escalate
+
+        return escalate(k, root, proposal)
+    assembly: models.Assembly = proposal.output  # type: ignore[assignment]
+    inputs = [p["artifact_id"] for p in parts]
+    artifact = k.artifacts.register(
+        root["id"], assembly.content, type="final", format=assembly.format,
+        metadata={"sigma_system": sigma, "leaves": [p["goal_id"] for p in parts],
+                  "notes": assembly.notes},
+        lineage=Lineage(node_id=root["id"], resolver_id=CLAUDE_ID, input_artifact_ids=inputs),
+        sigma=sigma, key=f"final:{proposal.ledger_hash}")
+    k.tree.transition(root["id"], S.RESOLVED, {"leaf_kind": None,
+                                               "final_artifact_id": artifact.id,
+                                               "sigma_system": sigma})
+    k.log.flow(root["id"], f"goal achieved: final artifact {artifact.id} from "
+                           f"{len(parts)} parts, sigma_system={sigma}")
+    return []
+

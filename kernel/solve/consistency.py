@@ -1,0 +1,127 @@
+"""Step 12, global consistency: leaves that each satisfy their own constraints may
+still contradict each other.
+
+Coupling is found by a graph traversal (dependency paths, shared artifacts, shared
+selected constraints); only coupled pairs go to one batched model review, and with
+none there is no call. A conflict the review names adds its coupling constraints at
+the lowest common ancestor of the leaves involved (computed by the kernel), reopens
+that ancestor into constraint selection and invalidates its subtree, history kept.
+Each ancestor may be reopened so only ``max_reopens`` times (the contradiction budget).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernel.core.envelopes import ConstraintSpec, Provenance
+from kernel.core.state_machine import Status
+from kernel.refusal import RefusalReason, refuse
+from kernel.solve.gate import CLAUDE_ID, Denied, ask
+from kernel.solve.kernel import Kernel
+from resolvers.base import ResolveRequest
+from resolvers.claude import models
+
+S = Status
+EXCERPT = 2000
+MAX_REVIEWED_PAIRS = 100  # one prompt's worth; the rest are counted for the reviewer
+
+
+def check(k: Kernel, root: dict[str, Any]) -> list[str] | None:
+    """None when the tree is consistent; otherwise the goals to run next."""
+    pairs = coupled_pairs(k, root["id"])
+    if not pairs:
+        k.log.decision(root["id"], "global_consistency", candidates=[], chosen="SAT",
+                       rationale="no coupled leaves: nothing to review")
+        return None
+    reviewed = pairs[:MAX_REVIEWED_PAIRS]
+    leaves = sorted({p["a"] for p in reviewed} | {p["b"] for p in reviewed})
+    proposal = ask(k, root["id"], ResolveRequest(
+        operation="check_global_consistency", goal_id=root["id"],
+        goal_description=root["description"],
+        payload={"goal_summary": root["summary"], "couplings": reviewed,
+                 "couplings_not_shown": len(pairs) - len(reviewed),
+                 "leaves": [_leaf(k, goal_id) for goal_id in leaves]}))
+    if isinstance(proposal, Denied):
+        from kernel.solve.steps import escalate
+
+        return escalate(k, root, proposal)
+    review: models.ConsistencyReview = proposal.output  # type: ignore[assignment]
+    conflict = _first_actionable(k, review, leaves) if review.verdict == "UNSAT" else None
+    if conflict is None:
+        k.log.decision(root["id"], "global_consistency", candidates=leaves, chosen="SAT",
+                       rationale=f"review verdict {review.verdict}; no actionable conflict")
+        return None
+    involved, specs = conflict
+    lca = lowest_common_ancestor(k, involved)
+    target = k.tree.get(lca)
+    reopened = int(target.get("reopened") or 0)
+    if reopened >= k.config.max_reopens:
+        report = refuse(k.ledger, root["id"], RefusalReason.CONTRADICTION_BUDGET_EXCEEDED,
+                        f"{lca} was reopened {reopened} times for conflicts",
+                        count=str(reopened), limit=str(k.config.max_reopens))
+        k.tree.transition(root["id"], S.INFEASIBLE)
+        k.log.flow(root["id"], f"infeasible: {report.to_proceed[0]}")
+        return []
+    ids = k.constraints.upsert(specs)
+    k.constraints.add_roles(k.run, lca, {"eligible": ids, "coupling": ids})
+    invalidated = k.tree.reopen(lca, S.SELECTING_CONSTRAINTS, {"reopened": reopened + 1})
+    k.log.decision(root["id"], "global_conflict", candidates=involved, chosen=lca,
+                   rationale=f"coupling constraints added at the lowest common ancestor; "
+                             f"{invalidated} goals invalidated", constraints=ids)
+    return [lca]
+
+
+def coupled_pairs(k: Kernel, root_id: str) -> list[dict[str, Any]]:
+    """Coupled leaf pairs, each with how they are coupled; the most direct first
+    (a shared logic constraint, then an artifact, then a dependency path)."""
+    pairs: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in k.store.run("consistency/couplings", {"root_id": root_id}):
+        a, b = sorted((row["a"], row["b"]))
+        pair = pairs.setdefault((a, b), {"a": a, "b": b, "kinds": set(), "via": set()})
+        pair["kinds"].add(row["kind"])
+        if row["via"]:
+            pair["via"].add(row["via"])
+    rank = {"constraint": 0, "artifact": 1, "dependency": 2}
+    ordered = sorted(pairs.values(),
+                     key=lambda p: (min(rank[x] for x in p["kinds"]), p["a"], p["b"]))
+    return [{"a": p["a"], "b": p["b"], "kinds": sorted(p["kinds"]), "via": sorted(p["via"])}
+            for p in ordered]
+
+
+def _leaf(k: Kernel, goal_id: str) -> dict[str, Any]:
+    goal = k.tree.get(goal_id)
+    content = ""
+    if goal.get("output_artifact_id"):
+        output = models.ResolutionOutput.model_validate_json(
+            k.artifacts.read(goal["output_artifact_id"]))
+        content = output.content[:EXCERPT]
+    return {"id": goal_id, "summary": goal["summary"], "output": content}
+
+
+def _first_actionable(k: Kernel, review: models.ConsistencyReview, leaves: list[str],
+                      ) -> tuple[list[str], list[ConstraintSpec]] | None:
+    """The first conflict naming at least two coupled leaves (by id or exact summary)
+    and at least one coupling constraint; the kernel ignores the rest."""
+    by_summary = {k.tree.get(g)["summary"]: g for g in leaves}
+    for conflict in review.conflicts:
+        involved = sorted({n if n in leaves else by_summary[n] for n in conflict.nodes_involved
+                           if n in leaves or n in by_summary})
+        if len(involved) >= 2 and conflict.coupling_constraints:
+            specs = [ConstraintSpec(type=c.type, domain=c.domain, title=c.title,
+                                    payload=c.payload,
+                                    provenance=Provenance(source="resolver",
+                                                          resolver_id=CLAUDE_ID))
+                     for c in conflict.coupling_constraints]
+            return involved, specs
+        k.log.decision(None, "conflict_ignored", candidates=conflict.nodes_involved,
+                       chosen=None, rationale="names fewer than two coupled leaves or no "
+                                              "coupling constraint")
+    return None
+
+
+def lowest_common_ancestor(k: Kernel, goal_ids: list[str]) -> str:
+    paths = [[n.id for n in k.confidence.path(g)] for g in goal_ids]
+    common = paths[0]
+    for path in paths[1:]:
+        common = [a for a, b in zip(common, path, strict=False) if a == b]
+    return common[-1]

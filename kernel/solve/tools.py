@@ -1,0 +1,244 @@
+"""Tools the system grows (BUILD) or is given (HIRE), and how the kernel runs them.
+
+A *script tool* is a Python module with ``run(request: dict) -> dict``; it must pass the
+static check before it is registered, and it runs in the sandbox through a harness the
+kernel owns, so the tool itself never needs stdin, files or the network. A *composite*
+is a fixed chain of registered script tools, each fed the previous one's result. What a
+tool returns is an untrusted proposal like any other: recorded in the ledger first.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from kernel.core.envelopes import Lineage
+from kernel.core.goals import step_changes
+from kernel.errors import KernelError
+from kernel.solve.kernel import Kernel
+from resolvers.base import Estimate, Resolution, ResolveRequest
+from resolvers.claude.models import ResolutionOutput
+from resolvers.codex_tools import CodexTools
+from resolvers.sandbox.static_check import check_tool_code
+
+HARNESS = Path(__file__).with_name("tool_harness.py")
+TAG = r"^[a-z0-9_]+$"
+
+
+class ToolDefinitionError(KernelError):
+    """A tool cannot be registered as given; the message says what to change."""
+
+
+class ToolDefinition(BaseModel):
+    """What a human's answer, a tool file or a finished build declares about a tool."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str | None = Field(default=None, pattern=r"^resolver:[A-Za-z0-9_.\-]+$")
+    label: str = Field(min_length=1)
+    description: str = ""
+    capabilities: list[str] = Field(min_length=1)
+    type: Literal["digital", "physical", "hybrid"] = "digital"
+    code: str | None = None
+    steps: list[str] = Field(default_factory=list, description="resolver ids, in order")
+    cost_per_invocation: float = Field(default=0.0, ge=0)
+    latency_estimate: float = Field(default=5.0, ge=0)
+
+    @model_validator(mode="after")
+    def _one_body(self) -> ToolDefinition:
+        if (self.code is None) == (not self.steps):
+            raise ValueError("a tool has either 'code' (a script tool) or 'steps' "
+                             "(a composite of registered tools), not both and not neither")
+        bad = [c for c in self.capabilities if not _is_tag(c)]
+        if bad:
+            raise ValueError(f"capability tags are snake_case: {bad}")
+        return self
+
+    @property
+    def kind(self) -> str:
+        return "script" if self.code is not None else "composite"
+
+
+def load_tool_file(path: Path) -> ToolDefinition:
+    """A tool file (YAML or JSON): the definition's fields, with ``script: FILE`` (relative
+    to the tool file) instead of inline ``code`` if you like."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise ToolDefinitionError(f"{path}: cannot read it as YAML or JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ToolDefinitionError(f"{path}: expected a mapping of tool fields")
+    script = data.pop("script", None)
+    if script is not None:
+        try:
+            data["code"] = (path.parent / str(script)).read_text()
+        except OSError as exc:
+            raise ToolDefinitionError(f"{path}: script {script!r}: {exc}") from exc
+    try:
+        tool = ToolDefinition.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "the tool"
+        raise ToolDefinitionError(f"{path}: {where}: {first['msg']}") from exc
+    if tool.code is not None and code_problems(tool.code):
+        raise ToolDefinitionError(f"{path}: the code would not pass the kernel's check: "
+                                  + "; ".join(code_problems(tool.code)))
+    return tool
+
+
+def _is_tag(text: str) -> bool:
+    import re
+
+    return re.fullmatch(TAG, text) is not None
+
+
+def code_problems(code: str) -> list[str]:
+    """Why the kernel would not run this code as a tool (empty: it may)."""
+    import ast
+
+    problems = [str(v) for v in check_tool_code(code)]
+    if not problems:
+        tree = ast.parse(code)
+        if not any(isinstance(n, ast.FunctionDef) and n.name == "run" for n in tree.body):
+            problems.append("the module defines no top-level run(request) function")
+    return problems
+
+
+def check_definition(k: Kernel, tool: ToolDefinition) -> None:
+    """Raise with every reason the tool cannot be registered."""
+    problems = code_problems(tool.code) if tool.code is not None else []
+    for step in tool.steps:
+        rows = k.store.run("registry/get", {"id": step})
+        if not rows:
+            problems.append(f"step {step} is not a registered resolver")
+        elif json.loads(rows[0]["resolver"].get("metadata") or "{}").get("kind") != "script":
+            problems.append(f"step {step} is not a script tool (a composite chains script tools)")
+    if problems:
+        raise ToolDefinitionError("; ".join(problems))
+
+
+def register(k: Kernel, tool: ToolDefinition, *, resolver_id: str, goal: dict[str, Any],
+             builder_id: str, lineage_inputs: list[str], replaces: list[str],
+             goal_changes: dict[str, Any], request_id: str | None = None,
+             key: str) -> str:
+    """Register the tool, its edges and the adopting goal's changes in one commit.
+
+    The code is stored as an artifact first (idempotent by ``key``), so a crash between
+    the two writes registers the same tool on resume."""
+    check_definition(k, tool)
+    metadata: dict[str, Any] = {"kind": tool.kind, "built_for_node_id": goal["id"]}
+    if tool.code is not None:
+        artifact = k.artifacts.register(
+            goal["id"], tool.code, type="tool_code", format="python",
+            lineage=Lineage(node_id=goal["id"], resolver_id=builder_id,
+                            input_artifact_ids=lineage_inputs), key=f"tool:{key}")
+        metadata["artifact_id"] = artifact.id
+    else:
+        metadata["steps"] = list(tool.steps)
+    props = {
+        "name": resolver_id.removeprefix("resolver:"), "caption": tool.label,
+        "label": tool.label, "description": tool.description, "type": tool.type,
+        "capabilities": sorted(set(tool.capabilities)),
+        "cost_per_invocation": tool.cost_per_invocation, "cost_per_token": 0.0,
+        "latency_estimate": tool.latency_estimate, "input_types": ["text", "code"],
+        "output_types": ["text", "code"],
+        "built_by": "human" if builder_id.startswith("actor:") else "system",
+        "built_for_node_id": goal["id"], "metadata": json.dumps(metadata, sort_keys=True),
+        "registered_seq": k.run.seq,
+    }
+    k.run.commit("grow/register_tool", {
+        "id": resolver_id, "props": props, "capabilities": sorted(set(tool.capabilities)),
+        "builder_id": builder_id, "artifact_id": metadata.get("artifact_id"),
+        "parts": [{"id": s, "order": i, "role": f"step {i + 1}"}
+                  for i, s in enumerate(tool.steps)],
+        "replaces": sorted(set(replaces) - {resolver_id}),
+        "goal_id": goal["id"], "status": goal["status"],
+        "changes": step_changes(goal_changes), "request_id": request_id,
+    }, what=f"register {resolver_id} for {goal['id']}")
+    return resolver_id
+
+
+class ToolRunner:
+    """Runs a registered script or composite tool in a fresh sandbox workspace."""
+
+    def __init__(self, k: Kernel, resolver: dict[str, Any]) -> None:
+        self.k = k
+        self.resolver = resolver
+        self.source = resolver["id"]
+        self.metadata = json.loads(resolver.get("metadata") or "{}")
+
+    def estimate(self, request: ResolveRequest, occurrence: int) -> Estimate:
+        return Estimate(cost_usd=float(self.resolver.get("cost_per_invocation") or 0.0),
+                        seconds=float(self.resolver.get("latency_estimate") or 5.0))
+
+    def propose(self, request: ResolveRequest, occurrence: int) -> Resolution:
+        start = time.perf_counter()
+        modules = self._modules()
+        files = {f"{name}.py": code for name, code in modules}
+        files["_harness.py"] = HARNESS.read_text()
+        files["request.json"] = json.dumps({
+            "steps": [name for name, _ in modules], "request": self._payload(request)},
+            sort_keys=True)
+        name = f"{self.k.run.run_id.removeprefix('run:')}-tool-{self.k.run.proposals:05d}"
+        tools = CodexTools(self.k.workspace_root / name, self.k.policy)
+        ran = tools.resolve(ResolveRequest(operation="run_tool", goal_id=request.goal_id,
+                                           payload={"files": files,
+                                                    "commands": [["python3", "_harness.py"]]}))
+        result = ran.output["results"][0] if ran.output["results"] else {}
+        output = _parse(result)
+        return Resolution(output=output.model_dump(mode="json"),
+                          cost_usd=float(self.resolver.get("cost_per_invocation") or 0.0),
+                          seconds=time.perf_counter() - start,
+                          metadata={"tool": self.source, "exit_code": result.get("exit_code")})
+
+    def _modules(self) -> list[tuple[str, str]]:
+        if self.metadata.get("kind") == "composite":
+            ids = list(self.metadata.get("steps", []))
+        else:
+            ids = [self.source]
+        modules = []
+        for i, resolver_id in enumerate(ids):
+            row = self.k.store.run("registry/get", {"id": resolver_id})[0]["resolver"]
+            artifact_id = json.loads(row.get("metadata") or "{}")["artifact_id"]
+            modules.append((f"tool_{i}", self.k.artifacts.read(artifact_id).decode()))
+        return modules
+
+    def _payload(self, request: ResolveRequest) -> dict[str, Any]:
+        inputs = {a: self.k.artifacts.read(a).decode(errors="replace")
+                  for a in request.payload.get("inputs", [])}
+        return {"goal": request.goal_description,
+                "summary": request.payload.get("goal_summary", ""),
+                "constraints": [{"id": c.id, "type": c.type.value, "title": c.title,
+                                 "payload": c.payload} for c in request.constraints],
+                "inputs": inputs, "feedback": request.feedback}
+
+
+def _parse(result: dict[str, Any]) -> ResolutionOutput:
+    """The tool's result, or a failed output that verification will reject with its reason."""
+    if result.get("exit_code") == 0 and result.get("reason") is None:
+        try:
+            return ResolutionOutput.model_validate(json.loads(result.get("stdout") or ""))
+        except (ValueError, ValidationError) as exc:
+            detail = f"the tool's result is not a resolution output: {str(exc)[:300]}"
+    else:
+        detail = (f"the tool failed (exit {result.get('exit_code')}, "
+                  f"{result.get('reason') or 'no sandbox reason'}): "
+                  f"{str(result.get('stderr', ''))[-500:]}")
+    return ResolutionOutput(artifact_type="error", format="text", content=detail,
+                            notes="tool failure")
+
+
+def runner_for(k: Kernel, resolver_id: str) -> ToolRunner | None:
+    """The runner of a registered script or composite tool; None for model-backed tools."""
+    rows = k.store.run("registry/get", {"id": resolver_id})
+    if not rows:
+        return None
+    resolver = rows[0]["resolver"]
+    kind = json.loads(resolver.get("metadata") or "{}").get("kind")
+    return ToolRunner(k, resolver) if kind in ("script", "composite") else None

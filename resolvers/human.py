@@ -1,0 +1,76 @@
+"""The human as a resolver (step 11, HIRE).
+
+A human answers a capability request in one of three ways: a tool (which the kernel
+registers, so the answer is reusable: B8), more budget, or a refusal. The answer reaches
+the kernel like any proposal and is recorded in the run's ledger before it is used, so
+a replay needs no human. Headless, an unanswered request parks the goal (``Parked``);
+``kernel hire answer`` stores the answer and the resumed run picks it up. Interactive,
+the kernel asks in the terminal through ``prompt``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from kernel.errors import KernelError
+from kernel.solve.tools import ToolDefinition
+from kernel.store.base import GraphStore
+from resolvers.base import Estimate, Resolution, ResolveRequest
+
+HUMAN_ID = "actor:human"
+
+
+class Parked(KernelError):
+    """The request has no answer yet; the goal waits for one."""
+
+
+class HireAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["resolver", "add_budget", "decline"]
+    tool: ToolDefinition | None = None
+    add_usd: float = Field(default=0.0, ge=0)
+    add_seconds: float = Field(default=0.0, ge=0)
+    note: str = ""
+
+    @model_validator(mode="after")
+    def _complete(self) -> HireAnswer:
+        if self.kind == "resolver" and self.tool is None:
+            raise ValueError("a 'resolver' answer carries the tool")
+        if self.kind == "add_budget" and self.add_usd == 0 and self.add_seconds == 0:
+            raise ValueError("an 'add_budget' answer adds dollars, seconds or both")
+        return self
+
+
+Prompt = Callable[[dict[str, Any]], HireAnswer]
+
+
+class HumanProposer:
+    """Answers from the request node (given with ``kernel hire answer``) or the terminal."""
+
+    source = HUMAN_ID
+
+    def __init__(self, store: GraphStore, prompt: Prompt | None = None) -> None:
+        self.store = store
+        self.prompt = prompt
+
+    def estimate(self, request: ResolveRequest, occurrence: int) -> Estimate:
+        return Estimate(cost_usd=0.0, seconds=0.0)  # a person's time is not the run's budget
+
+    def propose(self, request: ResolveRequest, occurrence: int) -> Resolution:
+        request_id = request.payload["request_id"]
+        rows = self.store.run("hire/get", {"id": request_id})
+        stored = rows[0]["request"].get("answer") if rows else None
+        if stored:
+            answer = HireAnswer.model_validate_json(stored)
+            via = "kernel hire answer"
+        elif self.prompt is not None:
+            answer = self.prompt(request.payload)
+            via = "terminal"
+        else:
+            raise Parked(f"{request_id} waits for an answer: kernel hire answer {request_id}")
+        return Resolution(output=answer.model_dump(mode="json"), cost_usd=0.0, seconds=0.0,
+                          metadata={"request_id": request_id, "answered_via": via})

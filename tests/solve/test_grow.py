@@ -1,0 +1,281 @@
+"""BUILD, lookup-before-build, HIRE and budget escalation, end to end on the embedded store.
+
+Built and hired tools really run: their code executes in the sandbox through the
+kernel's harness, and what they return is what gets verified.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from kernel.cli.app import app
+from kernel.core.ledger import load_entries
+from kernel.solve.dispatch import solve
+from kernel.solve.hire import list_requests, record_answer
+from kernel.solve.kernel import Kernel
+from kernel.solve.session import resume
+from kernel.solve.start import start
+from kernel.store import GraphStore
+from resolvers.human import HireAnswer
+from resolvers.sandbox.runner import default_workspace_root
+from resolvers.scripted import ScriptedProposer
+from tests.solve import scripts as s
+
+SUMMARY_TOOL = '''
+def run(request):
+    words = request["goal"].split()
+    return {"artifact_type": "doc", "format": "text",
+            "content": "summary tool read " + str(len(words)) + " words of the goal"}
+'''
+THERMAL_TOOL = '''
+def run(request):
+    return {"artifact_type": "data", "format": "json", "content": "peak 71.5 C",
+            "metrics": {"peak_celsius": 71.5}}
+'''
+
+
+def _needs(goal: str, capability: str, title: str) -> dict:
+    entry = s.identify(goal, title)
+    entry["output"]["required_capabilities"] = [capability]
+    return entry
+
+
+def _build_entries() -> list[dict]:
+    return [
+        _needs("summarise the sales*", "csv_summary", "states what it read"),
+        {"operation": "identify_constraints", "goal": "build tool: csv_summary",
+         "output": {"required_capabilities": ["generate_code"], "constraints": []}},
+        {"operation": "resolve", "goal": "build tool: csv_summary", "cost_usd": 0.2,
+         "seconds": 30, "output": {"artifact_type": "code", "format": "python",
+                                   "content": SUMMARY_TOOL, "notes": "counts words"}},
+        s.leaf("build tool: csv_summary", True),
+        s.judge("summarise the sales*", "states what it read", True, 0.9),
+        s.leaf("summarise the sales*", True),
+    ]
+
+
+def _start(graph: GraphStore, tmp_path: Path, goal: str, entries: list[dict],
+           name: str, budget: float = 5.0, max_attempts: int = 5) -> tuple[Kernel, str]:
+    script = s.write(tmp_path / f"{name}.yaml", entries)
+    return start(graph, goal, [], budget, 600, ScriptedProposer.from_file(script), tmp_path,
+                 default_workspace_root(), max_attempts=max_attempts)
+
+
+def _resolver(graph: GraphStore, capability: str) -> dict:
+    rows = graph.run("grow/lookup_before_build", {"tag": capability})[0]["tools"]
+    assert len(rows) == 1, rows
+    return graph.run("registry/get", {"id": rows[0]["id"]})[0]["resolver"]
+
+
+def _edges(graph: GraphStore, resolver_id: str) -> set[tuple[str, str]]:
+    rows = graph.run("graph_io/export_relationships", {"ids": [resolver_id]},
+                     {"label": "Resolver"})
+    return {(r["type"], r["to_id"]) for r in rows}
+
+
+def test_build_registers_a_tool_and_a_later_goal_finds_it(initialised_graph: GraphStore,
+                                                           tmp_path: Path) -> None:
+    kernel, root = _start(initialised_graph, tmp_path, "Summarise the sales CSV",
+                          _build_entries(), "build")
+    outcome = solve(kernel, root)
+    assert outcome.status == "resolved"
+    tool = _resolver(initialised_graph, "csv_summary")
+    assert tool["built_by"] == "system"
+    edges = _edges(initialised_graph, tool["id"])
+    assert ("BUILT_BY", "resolver:claude-code-0") in edges
+    assert ("PROVIDES", "capability:csv_summary") in edges
+    assert any(t == "IMPLEMENTED_BY" for t, _ in edges)
+    attempts = kernel.attempts.of_goal(root)
+    assert [a.resolver_id for a in attempts] == [tool["id"]]
+    output = json.loads(kernel.artifacts.read(attempts[0].output_artifact_id))
+    assert output["content"] == "summary tool read 4 words of the goal"  # the tool ran
+
+    # A later goal: claude-code-0 fails, the gap names the same capability, and the
+    # mandatory lookup finds the built tool: nothing is built again.
+    later = [
+        _needs("summarise the returns*", "generate_code", "states what it read"),
+        s.resolve("summarise the returns*", "I could not read it."),
+        s.judge("summarise the returns*", "states what it read", False, 0.2),
+        s.feedback("summarise the returns*"),
+        {"operation": "detect_capability_gap", "goal": "summarise the returns*",
+         "output": {"capability_tag": "csv_summary", "buildable": True,
+                    "rationale": "needs to read CSV files"}},
+        s.judge("summarise the returns*", "states what it read", True, 0.85),
+        s.leaf("summarise the returns*", True),
+    ]
+    kernel2, root2 = _start(initialised_graph, tmp_path, "Summarise the returns CSV", later,
+                            "later", max_attempts=1)
+    outcome2 = solve(kernel2, root2)
+    assert outcome2.status == "resolved"
+    assert [a.resolver_id for a in kernel2.attempts.of_goal(root2)] == \
+        ["resolver:claude-code-0", tool["id"]]
+    goals = initialised_graph.run("goal/tree", {"run_id": kernel2.run.run_id})
+    assert len(goals) == 1  # no build subgoal
+    ops = [e.operation for e in load_entries(initialised_graph, kernel2.run.run_id)[2]]
+    assert ops.count("resolve") == 2 and "hire" not in ops
+
+
+def test_a_failed_build_is_not_tried_again(initialised_graph: GraphStore,
+                                           tmp_path: Path) -> None:
+    entries = [e for e in _build_entries() if e["goal"] != "build tool: csv_summary"]
+    entries += [
+        {"operation": "identify_constraints", "goal": "build tool: csv_summary",
+         "output": {"required_capabilities": ["generate_code"], "constraints": []}},
+        {"operation": "resolve", "goal": "build tool: csv_summary", "repeat": True,
+         "output": {"artifact_type": "code", "format": "python",
+                    "content": "import os\n\ndef run(request):\n    return {}\n"}},
+        {**s.feedback("build tool: csv_summary")},
+        {"operation": "detect_capability_gap", "goal": "build tool: csv_summary",
+         "output": {"capability_tag": "python_sandbox_escape", "buildable": False,
+                    "rationale": "wants os"}},
+    ]
+    kernel, root = _start(initialised_graph, tmp_path, "Summarise the sales CSV", entries,
+                          "failing-build", max_attempts=2)
+    outcome = solve(kernel, root)
+    # the build's TRY fails the static check twice and its own gap goes to a human
+    assert outcome.status == "pending" and len(outcome.waiting_on) == 1
+    builds = [g for g in initialised_graph.run("goal/tree", {"run_id": kernel.run.run_id})
+              if g["summary"] == "build tool: csv_summary"]
+    assert len(builds) == 1
+    check = kernel.attempts.of_goal(builds[0]["id"])[0].verification.checks[0]
+    assert not check.passed and "FORBIDDEN_IMPORT" in check.detail["problems"][0]
+    # declined: the build fails, and the goal asks a human for csv_summary itself
+    record_answer(initialised_graph, outcome.waiting_on[0], HireAnswer(kind="decline"))
+    proposer = kernel.proposals.proposer
+    resumed = resume(initialised_graph, kernel.run.run_id, tmp_path, proposer=proposer)
+    assert kernel.tree.get(builds[0]["id"])["status"] == "infeasible"
+    assert resumed.status == "pending" and len(resumed.waiting_on) == 1
+    asked = list_requests(initialised_graph, ["requested"])
+    assert [(r["capability_tag"], r["reason"]) for r in asked] == \
+        [("csv_summary", "build_failed")]
+
+    # A later goal needing csv_summary: lookup-before-build sees the failed build, so it
+    # does not build; the same request is open, so it waits on it instead of asking again.
+    kernel2, root2 = _start(initialised_graph, tmp_path, "Summarise the sales CSV", entries,
+                            "failing-build-2", max_attempts=2)
+    later = solve(kernel2, root2)
+    assert later.waiting_on == resumed.waiting_on
+    goals = initialised_graph.run("goal/tree", {"run_id": kernel2.run.run_id})
+    assert len(goals) == 1  # no second build
+    assert len(list_requests(initialised_graph, ["requested"])) == 1
+
+
+def _cli(data_dir: Path, graph: GraphStore, *args: str) -> str:
+    env = {"KERNEL_DATA_DIR": str(data_dir), "KERNEL_GRAPH_NAME": graph.describe()["graph"],
+           "COLUMNS": "200"}
+    result = CliRunner().invoke(app, list(args), env=env, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def _thermal_entries(goal: str) -> list[dict]:
+    return [
+        _needs(goal, "generate_code", "reports the peak temperature"),
+        s.resolve(goal, "It is probably warm."),
+        s.judge(goal, "reports the peak temperature", False, 0.1),
+        s.feedback(goal),
+        {"operation": "detect_capability_gap", "goal": goal, "output": {
+            "capability_tag": "thermal_measurement", "buildable": False,
+            "rationale": "a physical measurement of the board"}},
+        {**s.judge(goal, "reports the peak temperature", True, 0.95), "repeat": True},
+        {**s.leaf(goal, True), "repeat": True},
+    ]
+
+
+def test_hire_parks_is_answered_from_the_cli_and_is_never_asked_again(
+        initialised_graph: GraphStore, tmp_path: Path, data_dir: Path) -> None:
+    script = s.write(tmp_path / "thermal.yaml", _thermal_entries("measure the*"))
+    out = _cli(data_dir, initialised_graph, "solve", "Measure the PCB temperature",
+               "--proposer", "scripted", "--script", str(script), "--max-attempts", "1",
+               "--json")
+    parked = json.loads(out)
+    assert parked["status"] == "pending" and len(parked["waiting_on"]) == 1
+    request_id = parked["waiting_on"][0]
+    listed = json.loads(_cli(data_dir, initialised_graph, "hire", "list", "--json"))
+    assert [r["id"] for r in listed] == [request_id]
+    assert listed[0]["capability_tag"] == "thermal_measurement"
+    assert listed[0]["reason"] == "not_buildable"
+
+    (tmp_path / "thermal.py").write_text(THERMAL_TOOL)
+    (tmp_path / "thermal-tool.yaml").write_text(yaml.safe_dump({
+        "label": "thermal camera reading", "capabilities": ["thermal_measurement"],
+        "type": "hybrid", "script": "thermal.py", "cost_per_invocation": 0.5}))
+    _cli(data_dir, initialised_graph, "hire", "answer", request_id,
+         "--resolver", str(tmp_path / "thermal-tool.yaml"))
+    run_id = parked["run"]
+    status = json.loads(_cli(data_dir, initialised_graph, "status", run_id, "--json"))
+    assert status["status"] == "resolved"
+    tool = _resolver(initialised_graph, "thermal_measurement")
+    assert tool["built_by"] == "human"
+    assert ("BUILT_BY", "actor:human") in _edges(initialised_graph, tool["id"])
+    # claude-code-0 failed on the goal the tool was given for
+    assert ("REPLACED_BY", tool["id"]) in _edges(initialised_graph, "resolver:claude-code-0")
+    answered = list_requests(initialised_graph)
+    assert [(r["status"], r["resolver_id"]) for r in answered] == [("delivered", tool["id"])]
+    entries = load_entries(initialised_graph, run_id)[2]
+    hire_entry = next(e for e in entries if e.operation == "hire")
+    assert hire_entry.source == "actor:human"  # the answer is in the ledger
+
+    # The same gap later: the human's tool is found, nobody is asked.
+    script2 = s.write(tmp_path / "thermal2.yaml", _thermal_entries("measure the case*"))
+    again = json.loads(_cli(data_dir, initialised_graph, "solve",
+                            "Measure the case temperature", "--proposer", "scripted",
+                            "--script", str(script2), "--max-attempts", "1", "--json"))
+    assert again["status"] == "resolved" and again["waiting_on"] == []
+    assert len(list_requests(initialised_graph)) == 1
+
+
+def test_a_declined_request_is_never_asked_again(initialised_graph: GraphStore,
+                                                 tmp_path: Path) -> None:
+    kernel, root = _start(initialised_graph, tmp_path, "Measure the PCB temperature",
+                          _thermal_entries("measure the*"), "decline", max_attempts=1)
+    outcome = solve(kernel, root)
+    record_answer(initialised_graph, outcome.waiting_on[0],
+                  HireAnswer(kind="decline", note="no thermal camera here"))
+    assert resume(initialised_graph, kernel.run.run_id, tmp_path,
+                  proposer=kernel.proposals.proposer).status == "infeasible"
+    refusal = [e.data() for e in load_entries(initialised_graph, kernel.run.run_id)[2]
+               if e.kind == "refusal"][-1]
+    assert refusal["reasons"] == ["HIRE_DECLINED"]
+
+    kernel2, root2 = _start(initialised_graph, tmp_path, "Measure the PCB temperature",
+                            _thermal_entries("measure the*"), "decline2", max_attempts=1)
+    outcome2 = solve(kernel2, root2)
+    assert outcome2.status == "infeasible" and outcome2.waiting_on == ()
+    assert len(list_requests(initialised_graph)) == 1  # not asked again
+    ops = [e.operation for e in load_entries(initialised_graph, kernel2.run.run_id)[2]]
+    assert "hire" not in ops
+
+
+@pytest.mark.parametrize("answer", ["add_budget", "decline"])
+def test_a_budget_denial_escalates_to_hire(initialised_graph: GraphStore, tmp_path: Path,
+                                           answer: str) -> None:
+    entries = [s.identify("write a release*", "mentions the new flags"),
+               s.resolve("write a release*", "The CSV tool now takes --file and --column."),
+               s.judge("write a release*", "mentions the new flags", True, 0.9),
+               s.leaf("write a release*", True)]
+    kernel, root = _start(initialised_graph, tmp_path, "Write a release note", entries,
+                          f"budget-{answer}", budget=0.005)
+    outcome = solve(kernel, root)
+    assert outcome.status == "identifying_constraints" and len(outcome.waiting_on) == 1
+    request = list_requests(initialised_graph, ["requested"])[0]
+    assert (request["capability_tag"], request["reason"]) == ("budget", "over_budget")
+    given = HireAnswer(kind="add_budget", add_usd=1.0, add_seconds=100) \
+        if answer == "add_budget" else HireAnswer(kind="decline")
+    record_answer(initialised_graph, request["id"], given)
+    final = resume(initialised_graph, kernel.run.run_id, tmp_path,
+                   proposer=kernel.proposals.proposer)
+    if answer == "add_budget":
+        assert final.status == "resolved"
+        assert kernel.budget.ledger_totals(root)["cost_allocated"] == 1_005_000
+    else:
+        assert final.status == "infeasible"
+        refusal = [e.data() for e in load_entries(initialised_graph, kernel.run.run_id)[2]
+                   if e.kind == "refusal"][-1]
+        assert refusal["reasons"] == ["BUDGET_EXHAUSTED"]
+        assert "needs $0.0050" in refusal["to_proceed"][0]
