@@ -79,6 +79,15 @@ def fingerprint(request: ResolveRequest) -> str:
     return hashlib.sha256(canonical_json(request.model_dump(mode="json")).encode()).hexdigest()
 
 
+def _wanted(request: ResolveRequest) -> dict[str, Any]:
+    return {"operation": request.operation, "goal_id": request.goal_id,
+            "fingerprint": fingerprint(request)}
+
+
+def _key(wanted: dict[str, Any]) -> str:
+    return canonical_json(wanted)
+
+
 class Proposals:
     """The kernel's single way to obtain a proposal."""
 
@@ -96,15 +105,34 @@ class Proposals:
         self._served = [e for e in source if e.kind == "proposal"]
         self._calls: Counter[tuple[str, str | None]] = Counter(
             (e.operation, e.goal_id) for e in self._own)
+        # A replay meets the same budget denials as the original: the estimates that led
+        # to them are in the ledger (estimates of served proposals are their costs).
+        self._denials: dict[str, list[dict[str, Any]]] = {}
+        for entry in recorded or []:
+            if entry.kind == "denial":
+                data = entry.data()
+                self._denials.setdefault(_key(data["request"]), []).append(data["estimate"])
 
     def estimate(self, request: ResolveRequest, proposer: Proposer | None = None) -> Estimate:
         """What the next proposal will cost: as recorded when it is recorded, otherwise the
         proposer's (``proposer`` overrides the run's, e.g. for sandbox runs)."""
+        wanted = _wanted(request)
         entry = self._pending_entry()
-        if entry is not None:
+        if entry is not None and entry.data()["request"] == wanted:
             response = entry.data()["response"]
             return Estimate(cost_usd=response["cost_usd"], seconds=response["seconds"])
+        denials = self._denials.get(_key(wanted))
+        if denials:
+            return Estimate.model_validate(denials.pop(0))
         return self._live(request, proposer).estimate(request, self._occurrence(request))
+
+    def record_denial(self, request: ResolveRequest, estimate: Estimate) -> None:
+        """A pre-check denied this request at this estimate: recorded, so a replay is
+        denied the same way without asking anyone for an estimate."""
+        self.ledger.append("denial", request.operation, "kernel",
+                           {"request": _wanted(request),
+                            "estimate": estimate.model_dump(mode="json")},
+                           goal_id=request.goal_id)
 
     def get(self, request: ResolveRequest, output_model: type[BaseModel] | None = None,
             proposer: Proposer | None = None) -> Proposal:
@@ -116,8 +144,7 @@ class Proposals:
                 raise PermanentError(f"no proposal type for {request.operation!r}",
                                      failure_mode="capability_mismatch")
             output_model = operation.output
-        wanted = {"operation": request.operation, "goal_id": request.goal_id,
-                  "fingerprint": fingerprint(request)}
+        wanted = _wanted(request)
         entry = self._pending_entry()
         if entry is not None:
             recorded = entry.data()["request"]

@@ -40,6 +40,7 @@ def ask(k: Kernel, goal_id: str, request: ResolveRequest, *, resolver_id: str = 
     needed = amount(estimate.cost_usd, estimate.seconds)
     check = k.budget.pre_check(goal_id, needed)
     if check.decision == Decision.DENIED:
+        k.proposals.record_denial(request, estimate)
         k.log.flow(goal_id, f"{request.operation}: budget pre-check DENIED "
                             f"(needs {needed}, has {check.remaining})")
         return Denied(request.operation, needed, check.remaining)

@@ -133,7 +133,7 @@ def _why_not_build(k: Kernel, goal: dict[str, Any], gap: models.CapabilityGap,
     share = k.budget.remaining(goal["id"])
     if share.cost * BUILD_SHARE < k.config.build_min_usd * 1e6 or \
             share.time * BUILD_SHARE < k.config.build_min_seconds * 1e3:
-        return "over_budget"
+        return "build_unaffordable"
     return None
 
 

@@ -279,3 +279,82 @@ def test_a_budget_denial_escalates_to_hire(initialised_graph: GraphStore, tmp_pa
                    if e.kind == "refusal"][-1]
         assert refusal["reasons"] == ["BUDGET_EXHAUSTED"]
         assert "needs $0.0050" in refusal["to_proceed"][0]
+
+
+COUNTER = '''
+def run(request):
+    return {"artifact_type": "data", "format": "text",
+            "content": str(len(request["goal"].split())), "metrics": {}}
+'''
+
+
+def test_interactive_hire_then_a_composite_build_of_the_hired_tool(
+        initialised_graph: GraphStore, tmp_path: Path, data_dir: Path) -> None:
+    asked: list[dict] = []
+
+    def prompt(payload: dict) -> HireAnswer:
+        asked.append(payload)
+        from kernel.solve.tools import ToolDefinition
+
+        if payload["capability_tag"] == "budget":
+            return HireAnswer(kind="add_budget", add_usd=0.5)
+        return HireAnswer(kind="resolver", tool=ToolDefinition(
+            id="resolver:word-counter", label="word counter", capabilities=["word_count"],
+            code=COUNTER))
+
+    entries = [
+        _needs("count the words*", "word_count", "gives a number"),
+        {"operation": "detect_capability_gap", "goal": "count the words*", "output": {
+            "capability_tag": "word_count", "buildable": False, "rationale": "policy"}},
+        {**s.judge("count the words*", "gives a number", True, 0.9), "repeat": True},
+        {**s.leaf("count the words*", True), "repeat": True},
+    ]
+    kernel, root = _start(initialised_graph, tmp_path, "Count the words here", entries,
+                          "interactive", budget=0.01)  # too little to build: HIRE
+    kernel.human_prompt = prompt
+    outcome = solve(kernel, root)
+    assert outcome.status == "resolved"
+    assert [(a["capability_tag"], a["reason"]) for a in asked] == \
+        [("word_count", "build_unaffordable"), ("budget", "over_budget")]
+    output = json.loads(kernel.artifacts.read(kernel.tree.get(root)["output_artifact_id"]))
+    assert output["content"] == "4"
+
+    # A composite: a build whose output chains registered script tools.
+    build = [
+        _needs("report the word*", "word_report", "gives a number"),
+        {"operation": "identify_constraints", "goal": "build tool: word_report",
+         "output": {"required_capabilities": ["generate_code"], "constraints": []}},
+        {"operation": "resolve", "goal": "build tool: word_report", "output": {
+            "artifact_type": "tool_plan", "format": "tool_plan",
+            "content": json.dumps({"steps": ["resolver:word-counter"]})}},
+        s.leaf("build tool: word_report", True),
+        {**s.judge("report the word*", "gives a number", True, 0.9), "repeat": True},
+        {**s.leaf("report the word*", True), "repeat": True},
+    ]
+    kernel2, root2 = _start(initialised_graph, tmp_path, "Report the word count of this",
+                            build, "composite")
+    assert solve(kernel2, root2).status == "resolved"
+    tool = _resolver(initialised_graph, "word_report")
+    assert ("COMPOSED_OF", "resolver:word-counter") in _edges(initialised_graph, tool["id"])
+    output = json.loads(kernel2.artifacts.read(kernel2.tree.get(root2)["output_artifact_id"]))
+    assert output["content"] == "6"  # the chain ran
+
+
+def test_a_run_with_a_hire_answer_replays_identically(initialised_graph: GraphStore,
+                                                      tmp_path: Path, data_dir: Path) -> None:
+    from kernel.settings import KernelSettings
+    from kernel.solve.session import replay
+
+    kernel, root = _start(initialised_graph, tmp_path, "Write a release note", [
+        s.identify("write a release*", "mentions the new flags"),
+        s.resolve("write a release*", "The CSV tool now takes --file and --column."),
+        s.judge("write a release*", "mentions the new flags", True, 0.9),
+        s.leaf("write a release*", True)], "replay-hire", budget=0.005)
+    outcome = solve(kernel, root)
+    record_answer(initialised_graph, outcome.waiting_on[0],
+                  HireAnswer(kind="add_budget", add_usd=1.0))
+    assert resume(initialised_graph, kernel.run.run_id, tmp_path,
+                  proposer=kernel.proposals.proposer).status == "resolved"
+    settings = KernelSettings(data_dir=data_dir, graph_name=initialised_graph.describe()["graph"])
+    result = replay(settings, kernel.run.run_id)
+    assert result.divergence is None and result.identical
