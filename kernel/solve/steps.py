@@ -280,6 +280,16 @@ def _after_unsat(k: Kernel, goal: dict[str, Any], verification: Any) -> list[str
         return escalate(k, goal, proposal)
     feedback: models.Feedback = proposal.output  # type: ignore[assignment]
     note = {"violations": trace, "diagnosis": feedback.model_dump(mode="json")}
+    if feedback.rescope and goal.get("parent_id"):
+        parent = k.tree.get(goal["parent_id"])
+        reopened = int(parent.get("reopened") or 0)
+        if reopened < k.config.max_reopens:  # the parent's decomposition is at fault
+            k.tree.reopen(parent["id"], S.SELECTING_RESOLVER, {
+                "reopened": reopened + 1,
+                "feedback": {"rescope_from": goal_id, "summary": goal["summary"], **note}})
+            k.log.decision(goal_id, "rescope", candidates=[goal_id, parent["id"]],
+                           chosen=parent["id"], rationale=feedback.summary)
+            return [parent["id"]]
     if goal["attempt_count"] < goal["max_attempts"] and not _stagnant(k, history):
         k.tree.transition(goal_id, S.RESOLVING, {"feedback": note,
                                                  "rescope_requested": feedback.rescope})

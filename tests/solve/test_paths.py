@@ -180,3 +180,32 @@ def test_backtracking_has_a_budget(initialised_graph: GraphStore, tmp_path: Path
     assert refusals[0]["reasons"] == ["CONTRADICTION_BUDGET_EXCEEDED"]
     assert "after 3 reopenings" in refusals[0]["detail"]
     assert kernel.tree.get(root)["reopened"] == 3
+
+
+def test_a_child_can_ask_its_parent_to_rescope(initialised_graph: GraphStore,
+                                               tmp_path: Path) -> None:
+    entries = [
+        s.identify("plan a product*", "covers every launch channel"),
+        s.resolve("plan a product*", "Outline.", repeat=True),
+        s.judge("plan a product*", "covers every launch channel", True, 0.9, repeat=True),
+        s.leaf("plan a product*", False, repeat=True),
+        s.decompose("plan a product*", [("all", "launch part: do everything at once", 1.0)],
+                    []),
+        s.decompose("plan a product*", [("docs", "launch part: write the docs", 1.0)], []),
+        {**s.identify("launch part*", "is concrete"), "repeat": True},
+        s.resolve("launch part*", "Too much to do.", repeat=True),
+        s.judge("launch part: do everything*", "is concrete", False, 0.2),
+        {"operation": "generate_feedback", "goal": "launch part: do everything*", "output": {
+            "summary": "this part is the whole launch", "failure_mode": "too_broad",
+            "rescope": True}},
+        s.judge("launch part: write the docs", "is concrete", True, 0.9),
+        s.leaf("launch part*", True, repeat=True),
+        s.assemble("plan a product*"),
+    ]
+    kernel, root = _start(initialised_graph, tmp_path, PLAN, entries)
+    outcome = solve(kernel, root)
+    assert outcome.status == "resolved"
+    goal = kernel.tree.get(root)
+    assert goal["reopened"] == 1 and goal["decompositions"] == 2
+    tree = initialised_graph.run("goal/tree", {"run_id": kernel.run.run_id})
+    assert [g["summary"] for g in tree if g["stale"]] == ["launch part: do everything at once"]
