@@ -27,9 +27,14 @@ class RefusalReason(StrEnum):
     NO_CAPABLE_TOOL = "NO_CAPABLE_TOOL"
     INVALID_PROPOSAL = "INVALID_PROPOSAL"
     SUBGOAL_INFEASIBLE = "SUBGOAL_INFEASIBLE"
+    NO_FEASIBLE_REPAIR = "NO_FEASIBLE_REPAIR"
 
 
 REMEDIES: dict[RefusalReason, str] = {
+    RefusalReason.NO_FEASIBLE_REPAIR:
+        "constraint '{constraint}' cannot be met: the best surveyed plan reaches {best} "
+        "(mid estimate) against {op} {limit}; relax it to {best}, or add approaches for "
+        "the tasks in its wall",
     RefusalReason.NO_PROPOSALS:
         "give a proposal for {operation} on goal '{goal}': add a script entry or a fallback "
         "for {operation}, or run with --proposer anthropic and ANTHROPIC_API_KEY set",

@@ -57,11 +57,21 @@ class FallbackEntry(BaseModel):
     seconds: float = Field(default=0.0, ge=0)
 
 
+class Example(BaseModel):
+    """A shipped example: its goal, and the checks its plan must pass (``check-plan``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    goal: str
+    verifications: list[dict[str, Any]] = Field(default_factory=list)
+
+
 class Script(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     version: int = Field(ge=1, le=1)
     description: str = ""
+    example: Example | None = None
     proposals: list[ScriptedEntry] = Field(default_factory=list)
     fallback: dict[str, FallbackEntry] = Field(default_factory=dict)
 

@@ -43,7 +43,7 @@ def _configure(
 
 
 def _register() -> None:
-    from kernel.cli import bench, db, graph, hire, ledger, query, solve, status, tree
+    from kernel.cli import bench, db, graph, hire, ledger, plan, query, solve, status, tree
 
     app.add_typer(db.app, name="db")
     app.add_typer(graph.app, name="graph")
@@ -57,6 +57,9 @@ def _register() -> None:
     app.command("replay")(solve.replay_command)
     app.command("tree")(tree.tree)
     app.command("runs")(tree.runs)
+    app.command("plan")(plan.plan_command)
+    app.command("plan-report")(plan.plan_report_command)
+    app.command("check-plan")(plan.check_plan_command)
 
 
 _register()

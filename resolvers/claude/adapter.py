@@ -20,7 +20,7 @@ import anthropic
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from resolvers.base import Estimate, PermanentError, Resolution, ResolveRequest, RetryableError
-from resolvers.claude import models
+from resolvers.claude import models, plan_models
 
 RESOLVER_ID = "resolver:claude-code-0"
 # Tests switch this off; a real request then fails loudly instead of reaching a model.
@@ -95,6 +95,12 @@ OPERATIONS: dict[str, Operation] = {op.name: op for op in (
     Operation("check_global_consistency", "record_review", models.ConsistencyReview,
               "Record the consistency verdict and conflicts."),
     Operation("assemble", "record_assembly", models.Assembly, "Record the final deliverable."),
+    Operation("plan_constraints", "record_plan_constraints", plan_models.ExtractedConstraints,
+              "Record the goal's explicit and implicit constraints."),
+    Operation("plan_tasks", "record_task_dag", plan_models.TaskDag,
+              "Record the task DAG with estimates."),
+    Operation("survey_approaches", "record_surveys", plan_models.ApproachSurvey,
+              "Record the alternative approaches per task."),
 )}
 
 

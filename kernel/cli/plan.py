@@ -1,0 +1,137 @@
+"""``kernel plan``, ``kernel plan-report``, ``kernel check-plan``: planning mode."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from kernel.cli.common import out, print_json, run_id_arg, settings_of, store_of
+from kernel.errors import ConfigError
+from kernel.plan.checks import check_plan
+from kernel.plan.report import render_html
+from kernel.plan.session import example_goal, example_names, example_script, plan_goal
+from kernel.solve.session import make_proposer
+
+
+def plan_command(
+    ctx: typer.Context,
+    goal: Annotated[str | None, typer.Argument(help="the goal, in words")] = None,
+    example: Annotated[str | None, typer.Option(
+        help="a shipped example: " + ", ".join(example_names()))] = None,
+    proposer: Annotated[str, typer.Option(help="auto | anthropic | scripted")] = "auto",
+    script: Annotated[Path | None, typer.Option(help="scripted proposals (YAML)")] = None,
+    budget: Annotated[float, typer.Option(help="what planning may spend, USD")] = 5.0,
+    time_limit: Annotated[float, typer.Option("--time", help="planning time, seconds")] = 600,
+    output: Annotated[Path | None, typer.Option("--out", help="write the plan JSON here")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the plan as JSON")] = False,
+) -> None:
+    """Plan GOAL against its constraints before anything runs (offline: --example NAME)."""
+    verifications: list[dict[str, Any]] = []
+    if example is not None:
+        script = example_script(example)
+        example_text, verifications = example_goal(script)
+        goal = goal or example_text
+        if proposer == "auto":
+            proposer = "scripted"
+    if not goal:
+        raise ConfigError("give a GOAL, or --example NAME (" + ", ".join(example_names()) + ")")
+    chosen, recorded = make_proposer(proposer, script)
+    with store_of(ctx) as store:
+        document = plan_goal(store, settings_of(ctx).data_dir, goal, chosen, recorded, budget,
+                             time_limit, verifications)
+    if output is not None:
+        output.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+    if as_json:
+        print_json(document)
+        return
+    summarize(document)
+    if output is not None:
+        out.print(f"plan written to {output}; check it with: kernel check-plan {output}")
+
+
+def summarize(doc: dict[str, Any]) -> None:
+    out.rule(f"plan {doc['run_id']}")
+    out.print(doc["goal"])
+    table = Table("constraint", "kind", "rollup (low / mid / high)", "limit", "status",
+                  "after repair")
+    after = {r["constraint_id"]: r["status"] for r in (doc.get("repair") or {}).get("rollup", [])}
+    rolled = {r["constraint_id"]: r for r in doc["rollup"]}
+    for c in doc["constraints"]:
+        r = rolled.get(c["id"])
+        table.add_row(f"{c['id']}: {c['title']}", c["kind"],
+                      " / ".join(f"{r['totals'][e]:g}" for e in ("low", "mid", "high"))
+                      if r else "-", f"{r['op']} {r['limit']:g} {c.get('unit', '')}" if r else "-",
+                      r["status"] if r else "-", after.get(c["id"], ""))
+    out.print(table)
+    if doc.get("critical_path"):
+        cp = doc["critical_path"]
+        out.print(f"critical path ({cp['metric']}, mid {cp['totals']['mid']:g}): "
+                  + " -> ".join(cp["tasks"]))
+    for wall in doc["walls"]:
+        out.print(f"wall on {wall['constraint_id']}: {', '.join(wall['cluster']) or '-'}")
+    repair = doc.get("repair")
+    if repair:
+        out.print("repair: " + ("; ".join(f"{t} -> {a}" for t, a in repair["chosen"].items())
+                                if repair["feasible"] else "none feasible"))
+    if doc.get("refusal"):
+        for line in doc["refusal"]["to_proceed"]:
+            out.print(f"[red]refused[/]: {line}")
+    for flag in doc["flags"]:
+        out.print(f"[yellow]flag[/]: {flag}")
+    for question in doc["open_questions"]:
+        out.print(f"open question: {question}")
+
+
+def plan_report_command(
+    ctx: typer.Context,
+    run_id: Annotated[str, typer.Argument(help="the planning run")],
+    html: Annotated[Path, typer.Option("--html", help="where to write the report")],
+) -> None:
+    """Write a self-contained HTML report of a planning run (DAG, waterfall, constraints)."""
+    run_id = run_id_arg(run_id)
+    with store_of(ctx) as store:
+        document = load_plan(store, settings_of(ctx).data_dir, run_id)
+    html.write_text(render_html(document))
+    out.print(f"report written to {html}")
+
+
+def load_plan(store: Any, data_dir: Path, run_id: str) -> dict[str, Any]:
+    from kernel.core.artifacts import Artifacts, BlobStore
+    from kernel.core.run import Run
+
+    run = Run.load(store, run_id)
+    root = store.run("run/get", {"run_id": run_id})[0]["root_id"]
+    goal = store.run("goal/get", {"goal_id": root})[0]["goal"]
+    if not goal.get("plan_document_id"):
+        raise ConfigError(f"{run_id} is not a planning run (no plan document)")
+    artifacts = Artifacts(run, BlobStore(data_dir / "artifacts"))
+    return json.loads(artifacts.read(goal["plan_document_id"]))
+
+
+def check_plan_command(
+    file: Annotated[Path, typer.Argument(help="a plan JSON document")],
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Run the assertion framework on a plan document; exit 1 if any assertion fails."""
+    try:
+        document = json.loads(file.read_text())
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{file}: not a readable JSON plan: {exc}") from exc
+    if not isinstance(document, dict):
+        raise ConfigError(f"{file}: a plan document is a JSON object")
+    results = check_plan(document)
+    if as_json:
+        print_json([r.as_dict() for r in results])
+    else:
+        for r in results:
+            mark = "[green]pass[/]" if r.passed else "[red]FAIL[/]"
+            out.print(f"{mark} {r.id} {r.name}" + (f" — {r.detail}" if r.detail else ""))
+    failed = [r for r in results if not r.passed]
+    if not as_json:
+        out.print(f"{len(results) - len(failed)}/{len(results)} assertions passed")
+    if failed:
+        raise typer.Exit(1)

@@ -1,0 +1,290 @@
+"""Planning mode's numbers, all computed here from the model's estimates, never taken
+from its narrative.
+
+Every estimate is converted to integer milli-units first, so sums and paths are exact.
+
+**The status rule** (one rule, used everywhere): for a constraint with a limit, take the
+pessimistic end of the rolled-up range (``high`` for an upper limit such as cost <= 500,
+``low`` for a lower limit such as F1 >= 0.88).
+
+* SAT: the pessimistic end meets the limit;
+* UNSAT: the mid estimate misses it;
+* TIGHT: otherwise (the mid meets it, the pessimistic end does not).
+
+Rollups: ``sum`` adds task estimates of the constraint's metric, ``critical_path`` takes
+the longest dependency chain by that metric (each of low/mid/high on its own), and
+``projection`` uses the plan's projection of a property of the result.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from kernel.core.dag import DagNode, critical_path, find_cycle, topological_order
+from resolvers.claude.plan_models import (
+    Approach,
+    PlanConstraint,
+    PlanTask,
+    Range,
+    TaskSurvey,
+)
+
+SCALE = 1000
+ESTIMATES = ("low", "mid", "high")
+Status = Literal["SAT", "TIGHT", "UNSAT"]
+LOW_CONFIDENCE = 0.3
+MAX_COMBINATIONS = 200_000
+
+
+def units(value: float) -> int:
+    return round(value * SCALE)
+
+
+def plain(amount: int) -> float:
+    return amount / SCALE
+
+
+def meets(value: float, op: str, limit: float) -> bool:
+    return {"<=": value <= limit, "<": value < limit, ">=": value >= limit,
+            ">": value > limit}[op]
+
+
+def status(totals: Mapping[str, float], op: str, limit: float) -> Status:
+    pessimistic = totals["high"] if op in ("<=", "<") else totals["low"]
+    if meets(pessimistic, op, limit):
+        return "SAT"
+    if not meets(totals["mid"], op, limit):
+        return "UNSAT"
+    return "TIGHT"
+
+
+def checkable(constraint: PlanConstraint) -> bool:
+    return constraint.aggregation is not None and constraint.op is not None \
+        and constraint.limit is not None and constraint.metric is not None \
+        and (constraint.aggregation != "projection" or constraint.projection is not None)
+
+
+@dataclass(frozen=True)
+class Rollup:
+    constraint_id: str
+    metric: str
+    aggregation: str
+    op: str
+    limit: float
+    totals: dict[str, float]
+    status: Status
+    path: list[str] = field(default_factory=list)  # the mid critical path, when relevant
+
+    def as_dict(self) -> dict:
+        return {"constraint_id": self.constraint_id, "metric": self.metric,
+                "aggregation": self.aggregation, "op": self.op, "limit": self.limit,
+                "totals": self.totals, "status": self.status, "critical_path": self.path}
+
+
+def dag_nodes(tasks: Sequence[PlanTask], metric: str | None = None,
+              estimate: str = "mid") -> list[DagNode]:
+    return [DagNode(t.id, i, tuple(sorted(set(t.depends_on))),
+                    duration=units(_estimate(t, metric, estimate)) if metric else 0)
+            for i, t in enumerate(tasks)]
+
+
+def _estimate(task: PlanTask, metric: str | None, which: str) -> float:
+    found = task.estimates.get(metric or "")
+    return getattr(found, which) if found is not None else 0.0
+
+
+def longest_path(tasks: Sequence[PlanTask], metric: str, which: str) -> tuple[list[str], int]:
+    return critical_path(dag_nodes(tasks, metric, which))
+
+
+def rollup(constraints: Sequence[PlanConstraint], tasks: Sequence[PlanTask],
+           projections: Mapping[str, Range] | None = None) -> list[Rollup]:
+    """The rollup of every checkable constraint (``projections`` override the plan's)."""
+    result = []
+    for c in constraints:
+        if not checkable(c):
+            continue
+        assert c.metric is not None and c.op is not None and c.limit is not None
+        path: list[str] = []
+        if c.aggregation == "sum":
+            totals = {e: plain(sum(units(_estimate(t, c.metric, e)) for t in tasks))
+                      for e in ESTIMATES}
+        elif c.aggregation == "critical_path":
+            totals = {}
+            for e in ESTIMATES:
+                chain, length = longest_path(tasks, c.metric, e)
+                totals[e] = plain(length)
+                if e == "mid":
+                    path = chain
+        else:
+            projection = (projections or {}).get(c.id) or c.projection
+            assert projection is not None
+            totals = {e: getattr(projection, e) for e in ESTIMATES}
+        result.append(Rollup(c.id, c.metric, c.aggregation or "", c.op, c.limit, totals,
+                             status(totals, c.op, c.limit), path))
+    return result
+
+
+def waterfall(tasks: Sequence[PlanTask], metric: str, limit: float) -> list[dict]:
+    """Cumulative mid estimate of ``metric`` in dependency order, and what remains."""
+    by_id = {t.id: t for t in tasks}
+    spent = 0
+    rows = []
+    for task_id in topological_order(dag_nodes(tasks)):
+        spent += units(_estimate(by_id[task_id], metric, "mid"))
+        rows.append({"task_id": task_id, "cumulative": plain(spent),
+                     "remaining": plain(units(limit) - spent)})
+    return rows
+
+
+def walls(rollups: Sequence[Rollup], tasks: Sequence[PlanTask]) -> list[dict]:
+    """For each UNSAT constraint, the tasks pushing it there, largest contribution first,
+    and the smallest set of them whose removal would bring the mid estimate back."""
+    by_id = {t.id: t for t in tasks}
+    result = []
+    for r in rollups:
+        if r.status != "UNSAT" or r.aggregation == "projection":
+            if r.status == "UNSAT":
+                result.append({"constraint_id": r.constraint_id, "tasks": [], "cluster": [],
+                               "note": "a projected property of the result, not a task sum"})
+            continue
+        members = r.path if r.aggregation == "critical_path" else [t.id for t in tasks]
+        contributions = sorted(((units(_estimate(by_id[m], r.metric, "mid")), m)
+                                for m in members), key=lambda x: (-x[0], x[1]))
+        contributions = [(c, m) for c, m in contributions if c > 0]
+        excess = units(r.totals["mid"]) - units(r.limit)
+        cluster, removed = [], 0
+        for amount, task_id in contributions:
+            if meets(plain(units(r.totals["mid"]) - removed), r.op, r.limit):
+                break
+            cluster.append(task_id)
+            removed += amount
+        result.append({"constraint_id": r.constraint_id,
+                       "tasks": [{"task_id": m, "contribution": plain(c)}
+                                 for c, m in contributions],
+                       "cluster": cluster, "excess": plain(excess)})
+    return result
+
+
+def survey_triggers(tasks: Sequence[PlanTask], wall_list: Sequence[dict]) -> dict[str, list[str]]:
+    """Tasks that must be surveyed, with why: low confidence, or a wall's cluster."""
+    reasons: dict[str, list[str]] = {}
+    for t in tasks:
+        if t.confidence < LOW_CONFIDENCE:
+            reasons.setdefault(t.id, []).append(f"confidence {t.confidence} < {LOW_CONFIDENCE}")
+    for wall in wall_list:
+        for task_id in wall["cluster"]:
+            reasons.setdefault(task_id, []).append(f"pushes {wall['constraint_id']} to UNSAT")
+    return {k: reasons[k] for k in sorted(reasons)}
+
+
+@dataclass(frozen=True)
+class Repair:
+    chosen: dict[str, str]                 # task id -> approach id ("keep": the original)
+    tasks: list[PlanTask]
+    rollups: list[Rollup]
+    feasible: bool
+    cost: dict[str, float]
+    blocking: list[dict]                   # when infeasible: what cannot be met, best reached
+
+
+def apply(tasks: Sequence[PlanTask], chosen: Mapping[str, Approach | None]) -> list[PlanTask]:
+    revised = []
+    for t in tasks:
+        approach = chosen.get(t.id)
+        if approach is None:
+            revised.append(t)
+        else:
+            estimates = {**t.estimates, **approach.estimates}
+            revised.append(t.model_copy(update={"estimates": estimates,
+                                                "confidence": approach.confidence}))
+    return revised
+
+
+def repair(constraints: Sequence[PlanConstraint], tasks: Sequence[PlanTask],
+           surveys: Iterable[TaskSurvey]) -> Repair:
+    """The cheapest choice of approaches (total mid estimate of the cost metrics, then the
+    highest mean confidence, then ids) that leaves no constraint UNSAT."""
+    options: list[tuple[str, list[Approach | None]]] = [
+        (s.task_id, [None, *s.approaches]) for s in sorted(surveys, key=lambda s: s.task_id)]
+    cost_metrics = sorted({c.metric for c in constraints if checkable(c)
+                           and c.aggregation == "sum" and c.metric
+                           and c.metric.startswith("cost")}) or \
+        sorted({c.metric for c in constraints if checkable(c) and c.aggregation == "sum"
+                and c.metric})
+    combos = itertools.product(*[choices for _, choices in options])
+    best: tuple | None = None
+    best_any: dict[str, float] = {}
+    for count, combo in enumerate(combos):
+        if count >= MAX_COMBINATIONS:
+            break
+        chosen = {task_id: a for (task_id, _), a in zip(options, combo, strict=True)}
+        revised = apply(tasks, chosen)
+        projections = {cid: p for a in combo if a is not None for cid, p in a.projections.items()}
+        rolled = rollup(constraints, revised, projections)
+        for r in rolled:
+            best_any[r.constraint_id] = _better(best_any.get(r.constraint_id), r)
+        if any(r.status == "UNSAT" for r in rolled):
+            continue
+        cost = sum(units(_estimate(t, m, "mid")) for t in revised for m in cost_metrics)
+        confidence = sum(t.confidence for t in revised) / len(revised)
+        ids = tuple(a.id if a else "keep" for a in combo)
+        key = (cost, -confidence, ids)
+        if best is None or key < best[0]:
+            best = (key, chosen, revised, rolled)
+    if best is None:
+        original = rollup(constraints, tasks)
+        blocking = [{"constraint_id": r.constraint_id, "op": r.op, "limit": r.limit,
+                     "best_mid": best_any.get(r.constraint_id, r.totals["mid"])}
+                    for r in original if r.status == "UNSAT"]
+        return Repair({}, list(tasks), original, False, {}, blocking)
+    _, chosen, revised, rolled = best
+    return Repair({k: (a.id if a else "keep") for k, a in chosen.items()}, revised, rolled,
+                  True, {m: plain(sum(units(_estimate(t, m, "mid")) for t in revised))
+                         for m in cost_metrics}, [])
+
+
+def _better(best: float | None, r: Rollup) -> float:
+    mid = r.totals["mid"]
+    if best is None:
+        return mid
+    return min(best, mid) if r.op in ("<=", "<") else max(best, mid)
+
+
+def validate_dag(tasks: Sequence[PlanTask]) -> list[str]:
+    """What makes the task list an invalid DAG (empty: valid)."""
+    ids = [t.id for t in tasks]
+    problems = [f"task id {i} appears twice" for i in sorted({i for i in ids if ids.count(i) > 1})]
+    known = set(ids)
+    for t in tasks:
+        problems += [f"{t.id} depends on unknown task {d}" for d in t.depends_on if d not in known]
+    if problems:
+        return problems
+    cycle = find_cycle(dag_nodes(tasks))
+    if cycle:
+        return [f"dependency cycle: {' -> '.join(cycle)}"]
+    if not any(not t.depends_on for t in tasks):
+        problems.append("no entry task (every task depends on another)")
+    if not exit_tasks(tasks):
+        problems.append("no exit task that every other task leads to")
+    return problems
+
+
+def exit_tasks(tasks: Sequence[PlanTask]) -> list[str]:
+    """Tasks that every other task reaches through dependencies."""
+    deps = {t.id: set(t.depends_on) for t in tasks}
+    reach: dict[str, set[str]] = {}
+
+    def ancestors(task_id: str) -> set[str]:
+        if task_id not in reach:
+            found: set[str] = set()
+            for d in deps[task_id]:
+                found |= {d} | ancestors(d)
+            reach[task_id] = found
+        return reach[task_id]
+
+    everyone = set(deps)
+    return sorted(t for t in deps if ancestors(t) | {t} == everyone)

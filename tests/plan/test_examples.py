@@ -1,0 +1,103 @@
+"""The shipped planning examples run offline through the store and pass check-plan."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kernel.cli.app import app
+from kernel.core.ledger import load_entries
+from kernel.plan.checks import check_plan
+from kernel.plan.session import example_goal, example_names, example_script, plan_goal
+from kernel.store import GraphStore
+from resolvers.scripted import ScriptedProposer
+
+EXAMPLES = ["momentum-strategy", "rvl-cdip-classifier", "sensor-kits", "swe-agent"]
+
+
+def test_the_examples_are_shipped() -> None:
+    assert example_names() == EXAMPLES
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_an_example_plans_offline_and_passes_every_assertion(
+        name: str, initialised_graph: GraphStore, tmp_path: Path) -> None:
+    script = example_script(name)
+    goal, verifications = example_goal(script)
+    doc = plan_goal(initialised_graph, tmp_path, goal, ScriptedProposer.from_file(script),
+                    {"proposer": "scripted", "script": str(script)}, 5.0, 600, verifications)
+    results = check_plan(json.loads(json.dumps(doc)))
+    failed = [r for r in results if not r.passed]
+    assert not failed, failed
+    assert len([r for r in results if r.id.startswith("7.")]) == len(verifications) >= 4
+    # the plan lives in the graph: the document, and the tasks as goals with dependencies
+    root = initialised_graph.run("run/get", {"run_id": doc["run_id"]})[0]["root_id"]
+    goal_row = initialised_graph.run("goal/get", {"goal_id": root})[0]["goal"]
+    assert goal_row["plan_document_id"].startswith("artifact:")
+    tree = initialised_graph.run("goal/tree", {"run_id": doc["run_id"]})
+    assert len(tree) == 1 + len(doc["tasks"])
+    operations = [e.operation for e in load_entries(initialised_graph, doc["run_id"])[2]
+                  if e.kind == "proposal"]
+    assert operations == ["plan_constraints", "plan_tasks", "survey_approaches"]
+
+
+def test_the_swe_agent_example_flags_the_narrative_and_repairs_the_budget(
+        initialised_graph: GraphStore, tmp_path: Path) -> None:
+    script = example_script("swe-agent")
+    goal, checks = example_goal(script)
+    doc = plan_goal(initialised_graph, tmp_path, goal, ScriptedProposer.from_file(script),
+                    {}, 5.0, 600, checks)
+    c3 = next(r for r in doc["rollup"] if r["constraint_id"] == "c3")
+    assert (c3["totals"], c3["status"]) == ({"low": 480.0, "mid": 700.0, "high": 1030.0},
+                                            "UNSAT")
+    claim = next(c for c in doc["claims"] if c["estimate"] == "high")
+    assert (claim["value"], claim["computed"], claim["agrees"]) == (1000.0, 1030.0, False)
+    assert any("computed wins" in f for f in doc["flags"])
+    assert sorted(doc["survey"]["triggers"]) == ["t6", "t7"]  # the wall and a 0.25 confidence
+    assert doc["repair"]["chosen"] == {"t6": "t6-deterministic", "t7": "t7-tests"}
+    revised = next(r for r in doc["repair"]["rollup"] if r["constraint_id"] == "c3")
+    assert (revised["totals"]["mid"], revised["status"]) == (330.0, "SAT")
+
+
+def test_no_feasible_repair_is_a_refusal_naming_the_constraint(
+        initialised_graph: GraphStore, tmp_path: Path) -> None:
+    import yaml
+
+    data = yaml.safe_load(example_script("swe-agent").read_text())
+    for survey in data["proposals"][2]["output"]["surveys"]:
+        for approach in survey["approaches"]:
+            approach["estimates"]["cost_usd"] = {"low": 400, "mid": 450, "high": 500}
+    path = tmp_path / "expensive.plan.yaml"
+    path.write_text(yaml.safe_dump(data))
+    doc = plan_goal(initialised_graph, tmp_path, data["example"]["goal"],
+                    ScriptedProposer.from_file(path), {}, 5.0, 600)
+    assert doc["repair"]["feasible"] is False
+    assert doc["refusal"]["reason"] == "NO_FEASIBLE_REPAIR"
+    assert "'c3' cannot be met" in doc["refusal"]["to_proceed"][0]
+    failed = {r.id for r in check_plan(doc) if not r.passed}
+    assert failed == {"4.3", "5.1"}  # no approach is cheaper, so nothing repairs c3
+
+
+def test_the_cli_plans_reports_and_checks(initialised_graph: GraphStore, tmp_path: Path,
+                                          data_dir: Path) -> None:
+    env = {"KERNEL_DATA_DIR": str(data_dir), "KERNEL_GRAPH_NAME":
+           initialised_graph.describe()["graph"], "COLUMNS": "160"}
+    runner = CliRunner()
+    plan_file = tmp_path / "plan.json"
+    result = runner.invoke(app, ["plan", "--example", "momentum-strategy", "--out",
+                                 str(plan_file)], env=env, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "repair: o1 -> o1-grid" in result.output
+    doc = json.loads(plan_file.read_text())
+    checked = runner.invoke(app, ["check-plan", str(plan_file)], env=env)
+    assert checked.exit_code == 0 and "assertions passed" in checked.output
+    html = tmp_path / "plan.html"
+    report = runner.invoke(app, ["plan-report", doc["run_id"], "--html", str(html)], env=env,
+                           catch_exceptions=False)
+    assert report.exit_code == 0, report.output
+    assert "class='node critical'" in html.read_text()
+    missing = runner.invoke(app, ["plan", "--example", "nope"], env=env)
+    assert missing.exit_code != 0 and "the examples are" in str(missing.exception)
