@@ -11,7 +11,7 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.13.0
 PIP_TORCH_ARGS ?=
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench clean chromium
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,11 +31,21 @@ demo: $(BIN)/.installed
 	$(BIN)/kernel solve "Build a Python CLI tool that reads a CSV file and outputs the top 10 rows sorted by a user-specified column" \
 	  --proposer scripted --script seeds/examples/csv-cli.script.yaml --budget 2 --time 600
 	$(BIN)/kernel status
+	$(BIN)/kernel plan --example swe-agent --out swe-agent.plan.json
+	$(BIN)/kernel check-plan swe-agent.plan.json
+
+# The plan report's browser test needs Chromium; Debian's package is installed when it
+# is missing and apt-get can (the test is skipped, with its reason, where it cannot).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
+	  echo "note: no Chromium and no way to install it; the report's browser test will be skipped"
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .
 
-test: $(BIN)/.installed tests/cypher_lint/node_modules/.installed lint
+test: $(BIN)/.installed tests/cypher_lint/node_modules/.installed chromium lint
 	KERNEL_CHECK_QUERY_COVERAGE=1 $(BIN)/python -m pytest
 
 bench: $(BIN)/.installed

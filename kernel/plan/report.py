@@ -21,7 +21,7 @@ svg text { font: 12px system-ui, sans-serif; }
 .edge { stroke: #8592a6; stroke-width: 1.4; fill: none; marker-end: url(#arrow); }
 .edge.critical { stroke: #c0392b; stroke-width: 3.2; }
 .bar { fill: #5b7db1; } .limit { stroke: #c0392b; stroke-dasharray: 6 4; stroke-width: 2; }
-.flag { color: #8a5a00; }
+.flag { color: #8a5a00; } .scroll { overflow-x: auto; }
 """
 
 
@@ -34,7 +34,9 @@ def render_html(doc: dict[str, Any]) -> str:
         f"<p>Plan document {escape(doc['schema'])}, run {escape(doc['run_id'])}.</p>",
         "<h2>Constraints</h2>", _constraint_table(doc),
         "<h2>Task DAG</h2><p>The critical path (longest chain by time) is drawn in red.</p>",
+        "<div class='scroll'>",
         _dag_svg(doc["tasks"], set((doc.get("critical_path") or {}).get("tasks", []))),
+        "</div>",
         "<h2>Cost waterfall</h2>", _waterfall_svg(doc.get("waterfall")),
     ]
     if repair:
@@ -141,18 +143,18 @@ def _waterfall_svg(waterfall: dict[str, Any] | None) -> str:
     width = left + 20 + len(rows) * (bar_w + 12)
     scale = chart_h / top
     parts = [f"<svg class='waterfall' xmlns='http://www.w3.org/2000/svg' width='{width}' "
-             f"height='{chart_h + 70}'>"]
+             f"height='{chart_h + 90}'>"]
     previous = 0.0
     for i, row in enumerate(rows):
         x = left + i * (bar_w + 12)
-        y1, y2 = chart_h - row["cumulative"] * scale + 10, chart_h - previous * scale + 10
+        y1, y2 = chart_h - row["cumulative"] * scale + 30, chart_h - previous * scale + 30
         parts.append(f"<rect class='bar' x='{x}' y='{y1:.1f}' width='{bar_w}' "
                      f"height='{max(y2 - y1, 1):.1f}'><title>{escape(row['task_id'])}: "
                      f"{row['cumulative']:g}</title></rect>"
-                     f"<text x='{x}' y='{chart_h + 28}' transform='rotate(20 {x} "
-                     f"{chart_h + 28})'>{escape(row['task_id'])}</text>")
+                     f"<text x='{x}' y='{chart_h + 48}' transform='rotate(20 {x} "
+                     f"{chart_h + 48})'>{escape(row['task_id'])}</text>")
         previous = row["cumulative"]
-    limit_y = chart_h - waterfall["limit"] * scale + 10
+    limit_y = chart_h - waterfall["limit"] * scale + 30
     parts.append(f"<line class='limit' x1='{left - 10}' x2='{width}' y1='{limit_y:.1f}' "
                  f"y2='{limit_y:.1f}'/><text x='4' y='{limit_y - 4:.1f}'>limit "
                  f"{waterfall['limit']:g}</text></svg>")
