@@ -85,13 +85,13 @@ class Rollup:
 
 
 def dag_nodes(tasks: Sequence[PlanTask], metric: str | None = None,
-              estimate: str = "mid") -> list[DagNode]:
+              which: str = "mid") -> list[DagNode]:
     return [DagNode(t.id, i, tuple(sorted(set(t.depends_on))),
-                    duration=units(_estimate(t, metric, estimate)) if metric else 0)
+                    duration=units(estimate(t, metric, which)) if metric else 0)
             for i, t in enumerate(tasks)]
 
 
-def _estimate(task: PlanTask, metric: str | None, which: str) -> float:
+def estimate(task: PlanTask, metric: str | None, which: str) -> float:
     found = task.estimates.get(metric or "")
     return getattr(found, which) if found is not None else 0.0
 
@@ -110,7 +110,7 @@ def rollup(constraints: Sequence[PlanConstraint], tasks: Sequence[PlanTask],
         assert c.metric is not None and c.op is not None and c.limit is not None
         path: list[str] = []
         if c.aggregation == "sum":
-            totals = {e: plain(sum(units(_estimate(t, c.metric, e)) for t in tasks))
+            totals = {e: plain(sum(units(estimate(t, c.metric, e)) for t in tasks))
                       for e in ESTIMATES}
         elif c.aggregation == "critical_path":
             totals = {}
@@ -134,7 +134,7 @@ def waterfall(tasks: Sequence[PlanTask], metric: str, limit: float) -> list[dict
     spent = 0
     rows = []
     for task_id in topological_order(dag_nodes(tasks)):
-        spent += units(_estimate(by_id[task_id], metric, "mid"))
+        spent += units(estimate(by_id[task_id], metric, "mid"))
         rows.append({"task_id": task_id, "cumulative": plain(spent),
                      "remaining": plain(units(limit) - spent)})
     return rows
@@ -152,7 +152,7 @@ def walls(rollups: Sequence[Rollup], tasks: Sequence[PlanTask]) -> list[dict]:
                                "note": "a projected property of the result, not a task sum"})
             continue
         members = r.path if r.aggregation == "critical_path" else [t.id for t in tasks]
-        contributions = sorted(((units(_estimate(by_id[m], r.metric, "mid")), m)
+        contributions = sorted(((units(estimate(by_id[m], r.metric, "mid")), m)
                                 for m in members), key=lambda x: (-x[0], x[1]))
         contributions = [(c, m) for c, m in contributions if c > 0]
         excess = units(r.totals["mid"]) - units(r.limit)
@@ -229,7 +229,7 @@ def repair(constraints: Sequence[PlanConstraint], tasks: Sequence[PlanTask],
             best_any[r.constraint_id] = _better(best_any.get(r.constraint_id), r)
         if any(r.status == "UNSAT" for r in rolled):
             continue
-        cost = sum(units(_estimate(t, m, "mid")) for t in revised for m in cost_metrics)
+        cost = sum(units(estimate(t, m, "mid")) for t in revised for m in cost_metrics)
         confidence = sum(t.confidence for t in revised) / len(revised)
         ids = tuple(a.id if a else "keep" for a in combo)
         key = (cost, -confidence, ids)
@@ -243,7 +243,7 @@ def repair(constraints: Sequence[PlanConstraint], tasks: Sequence[PlanTask],
         return Repair({}, list(tasks), original, False, {}, blocking)
     _, chosen, revised, rolled = best
     return Repair({k: (a.id if a else "keep") for k, a in chosen.items()}, revised, rolled,
-                  True, {m: plain(sum(units(_estimate(t, m, "mid")) for t in revised))
+                  True, {m: plain(sum(units(estimate(t, m, "mid")) for t in revised))
                          for m in cost_metrics}, [])
 
 

@@ -113,18 +113,21 @@ def _check_claims(dag: TaskDag, constraints: list[PlanConstraint], tasks: list[P
     by_id = {c.id: c for c in constraints}
     rolled = {r.constraint_id: r for r in rollups}
     for r in rollups:  # the kernel's own arithmetic, checked independently
-        if r.aggregation == "sum":
-            assert sum_is([f._estimate(t, r.metric, "mid") for t in tasks], r.totals["mid"])
-        elif r.aggregation == "critical_path":
-            assert longest_chain_is({t.id: f._estimate(t, r.metric, "mid") for t in tasks},
-                                    {t.id: t.depends_on for t in tasks}, r.totals["mid"])
+        ok = sum_is([f.estimate(t, r.metric, "mid") for t in tasks], r.totals["mid"]) \
+            if r.aggregation == "sum" else longest_chain_is(
+                {t.id: f.estimate(t, r.metric, "mid") for t in tasks},
+                {t.id: t.depends_on for t in tasks}, r.totals["mid"]) \
+            if r.aggregation == "critical_path" else True
+        if not ok:
+            raise PlanRefused(f"internal check failed: Z3 disagrees with the rollup of "
+                              f"{r.constraint_id}")
     checked = []
     for claim in dag.claims:
         constraint, r = by_id.get(claim.constraint_id), rolled.get(claim.constraint_id)
         if constraint is None or r is None:
             flags.append(f"claim about {claim.constraint_id}: no such checkable constraint")
             continue
-        values = {t.id: f._estimate(t, r.metric, claim.estimate) for t in tasks}
+        values = {t.id: f.estimate(t, r.metric, claim.estimate) for t in tasks}
         agrees = sum_is(list(values.values()), claim.value) if r.aggregation == "sum" else \
             longest_chain_is(values, {t.id: t.depends_on for t in tasks}, claim.value) \
             if r.aggregation == "critical_path" else claim.value == r.totals[claim.estimate]

@@ -229,7 +229,6 @@ def list_requests(store: GraphStore, statuses: list[str] | None = None) -> list[
 
 
 def runs_waiting_on(store: GraphStore, request_id: str) -> list[str]:
-    rows = store.run("hire/get", {"id": request_id})
-    return sorted({g["run_id"] for r in store.run("hire/list", {"statuses": []})
-                   if r["request"]["id"] == request_id for g in r["goals"] if g.get("run_id")}) \
-        if rows else []
+    """The runs with a goal parked on the request (the ones to resume once answered)."""
+    return sorted({g["run_id"] for r in list_requests(store) if r["id"] == request_id
+                   for g in r["goals"] if g.get("run_id")})

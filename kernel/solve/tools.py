@@ -9,7 +9,9 @@ tool returns is an untrusted proposal like any other: recorded in the ledger fir
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any, Literal
@@ -93,15 +95,11 @@ def load_tool_file(path: Path) -> ToolDefinition:
 
 
 def _is_tag(text: str) -> bool:
-    import re
-
     return re.fullmatch(TAG, text) is not None
 
 
 def code_problems(code: str) -> list[str]:
     """Why the kernel would not run this code as a tool (empty: it may)."""
-    import ast
-
     problems = [str(v) for v in check_tool_code(code)]
     if not problems:
         tree = ast.parse(code)
