@@ -101,3 +101,45 @@ def test_the_cli_plans_reports_and_checks(initialised_graph: GraphStore, tmp_pat
     assert "class='node critical'" in html.read_text()
     missing = runner.invoke(app, ["plan", "--example", "nope"], env=env)
     assert missing.exit_code != 0 and "the examples are" in str(missing.exception)
+
+
+def test_planning_runs_against_claude_at_the_http_layer(initialised_graph: GraphStore,
+                                                        tmp_path: Path) -> None:
+    """With a key set, the same goal runs through claude-code-0: here its Messages API
+    answers are recorded bodies carrying the example's proposals as tool calls."""
+    import httpx
+    import yaml
+
+    from kernel.proposals import ClaudeProposer
+    from resolvers.claude.adapter import OPERATIONS, ClaudeCode, ClaudeSettings
+    from tests.resolvers.anthropic_http import MESSAGES_URL, mocked_claude
+
+    data = yaml.safe_load(example_script("swe-agent").read_text())
+
+    def body(entry: dict) -> httpx.Response:
+        return httpx.Response(200, json={
+            "id": f"msg_{entry['operation']}", "type": "message", "role": "assistant",
+            "model": "claude-opus-5", "stop_reason": "tool_use", "stop_sequence": None,
+            "content": [{"type": "tool_use", "id": f"toolu_{entry['operation']}",
+                         "name": OPERATIONS[entry["operation"]].tool,
+                         "input": entry["output"]}],
+            "usage": {"input_tokens": 3000, "output_tokens": 1500}})
+
+    with mocked_claude() as (router, client):
+        route = router.post(MESSAGES_URL).mock(
+            side_effect=[body(e) for e in data["proposals"]])
+        proposer = ClaudeProposer(ClaudeCode(ClaudeSettings(), client))
+        doc = plan_goal(initialised_graph, tmp_path, data["example"]["goal"], proposer,
+                        {"proposer": "anthropic"}, 5.0, 600,
+                        data["example"]["verifications"])
+    sent = [json.loads(call.request.content) for call in route.calls]
+    assert [b["tool_choice"]["name"] for b in sent] == [
+        "record_plan_constraints", "record_task_dag", "record_surveys"]
+    assert "SWE-bench Lite" in sent[0]["messages"][0]["content"]
+    assert all(r.passed for r in check_plan(doc))
+    root = initialised_graph.run("goal/get", {"goal_id": doc_root(initialised_graph, doc)})
+    assert root[0]["goal"]["cost_spent"] > 0  # the calls were priced and paid for
+
+
+def doc_root(graph: GraphStore, doc: dict) -> str:
+    return graph.run("run/get", {"run_id": doc["run_id"]})[0]["root_id"]
