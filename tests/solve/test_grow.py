@@ -358,3 +358,25 @@ def test_a_run_with_a_hire_answer_replays_identically(initialised_graph: GraphSt
     settings = KernelSettings(data_dir=data_dir, graph_name=initialised_graph.describe()["graph"])
     result = replay(settings, kernel.run.run_id)
     assert result.divergence is None and result.identical
+
+
+def test_solve_interactive_asks_in_the_terminal(initialised_graph: GraphStore, tmp_path: Path,
+                                                data_dir: Path) -> None:
+    script = s.write(tmp_path / "thermal-i.yaml", _thermal_entries("measure the*"))
+    (tmp_path / "thermal.py").write_text(THERMAL_TOOL)
+    (tmp_path / "tool.yaml").write_text(yaml.safe_dump({
+        "label": "thermal camera", "capabilities": ["thermal_measurement"],
+        "script": "thermal.py"}))
+    env = {"KERNEL_DATA_DIR": str(data_dir), "KERNEL_GRAPH_NAME": initialised_graph.describe()[
+        "graph"], "COLUMNS": "200"}
+    # first an unusable answer (no such file), then a usable one
+    answers = f"resolver\n{tmp_path / 'missing.yaml'}\nresolver\n{tmp_path / 'tool.yaml'}\n"
+    result = CliRunner().invoke(app, [
+        "solve", "Measure the PCB temperature", "--proposer", "scripted", "--script",
+        str(script), "--max-attempts", "1", "--interactive", "--json"], env=env,
+        input=answers, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "HIRE: the kernel needs 'thermal_measurement'" in result.output
+    assert "missing.yaml" in result.output  # the bad answer was refused, then asked again
+    outcome = json.loads(result.output[result.output.rindex("{\n  \"final_artifact\""):])
+    assert outcome["status"] == "resolved" and outcome["waiting_on"] == []
