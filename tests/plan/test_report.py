@@ -48,6 +48,8 @@ def test_the_report_renders_with_the_critical_path_drawn(initialised_graph: Grap
                        page.as_uri())
     assert result.returncode == 0 and shot.exists(), result.stderr[-2000:]
     image = Image.open(shot).convert("RGB")
-    reds = sum(1 for pixel in image.getdata()
-               if all(abs(a - b) <= 12 for a, b in zip(pixel, CRITICAL_RED, strict=True)))
-    assert reds > 500, "the critical path is not drawn in red"
+    width, height = image.size
+    pixels = image.load()
+    reds = sum(1 for x in range(0, width, 2) for y in range(0, height, 2)
+               if all(abs(a - b) <= 12 for a, b in zip(pixels[x, y], CRITICAL_RED, strict=True)))
+    assert reds > 125, "the critical path is not drawn in red"
