@@ -6,8 +6,11 @@
 //   artifact:   one consumes an artifact the other produced;
 //   constraint: both selected the same logic constraint (a shared resource or interface;
 //               a shared semantic rubric is judged per leaf and couples nothing).
-// Each traversal expands from one leaf at a time, so the cost grows with what is
-// reachable, not with the square of the number of leaves.
+// A leaf is recognised by its own properties (a resolved leaf carries its leaf_kind, and
+// the check runs once every leaf is resolved), never by searching a list; traversals
+// expand from one leaf at a time and filter after a WITH (so the planner keeps starting
+// from the indexed leaf), and shared constraints are grouped from the constraint side:
+// the cost grows with what is reachable, not with leaves times pairs.
 MATCH (g:Goal {root_id: $root_id})
 WHERE coalesce(g.stale, false) = false AND coalesce(g.purpose, 'solve') <> 'build'
 OPTIONAL MATCH (c:Goal)-[:CHILD_OF]->(g)
@@ -17,31 +20,29 @@ WHERE children = 0
 WITH collect(g.id) AS leaves
 UNWIND leaves AS leaf
 MATCH (a:Goal {id: leaf})-[:CHILD_OF*0..]->(:Goal)-[:DEPENDS_ON*1..]->(:Goal)<-[:CHILD_OF*0..]-(b:Goal)
-WHERE b.id IN leaves AND b.id <> a.id
+WITH DISTINCT a, b
+WHERE b.id <> a.id AND b.leaf_kind IS NOT NULL AND b.root_id = $root_id
+  AND coalesce(b.stale, false) = false AND coalesce(b.purpose, 'solve') <> 'build'
 RETURN DISTINCT a.id AS a, b.id AS b, 'dependency' AS kind, '' AS via
 UNION
-MATCH (g:Goal {root_id: $root_id})
-WHERE coalesce(g.stale, false) = false AND coalesce(g.purpose, 'solve') <> 'build'
-OPTIONAL MATCH (c:Goal)-[:CHILD_OF]->(g)
-WHERE coalesce(c.stale, false) = false AND coalesce(c.purpose, 'solve') <> 'build'
-WITH g, count(c) AS children
-WHERE children = 0
-WITH collect(g) AS leaves
-UNWIND leaves AS a
-MATCH (a)-[ha:HAS_CONSTRAINT]->(k:Constraint {type: 'logic'})<-[hb:HAS_CONSTRAINT]-(b:Goal)
-WHERE ha.role = 'selected' AND hb.role = 'selected' AND b IN leaves AND a.id < b.id
-RETURN DISTINCT a.id AS a, b.id AS b, 'constraint' AS kind, k.title AS via
+MATCH (k:Constraint {type: 'logic'})<-[h:HAS_CONSTRAINT]-(a:Goal {root_id: $root_id})
+WHERE h.role = 'selected' AND a.leaf_kind IS NOT NULL AND coalesce(a.stale, false) = false
+  AND coalesce(a.purpose, 'solve') <> 'build'
+WITH k, collect(DISTINCT a.id) AS sharing
+WHERE size(sharing) > 1
+UNWIND sharing AS x
+UNWIND sharing AS y
+WITH k, x, y
+WHERE x < y
+RETURN DISTINCT x AS a, y AS b, 'constraint' AS kind, k.title AS via
 UNION
-MATCH (g:Goal {root_id: $root_id})
-WHERE coalesce(g.stale, false) = false AND coalesce(g.purpose, 'solve') <> 'build'
-OPTIONAL MATCH (c:Goal)-[:CHILD_OF]->(g)
-WHERE coalesce(c.stale, false) = false AND coalesce(c.purpose, 'solve') <> 'build'
-WITH g, count(c) AS children
-WHERE children = 0
-WITH collect(g) AS leaves
-UNWIND leaves AS b
+MATCH (b:Goal {root_id: $root_id})
+WHERE b.leaf_kind IS NOT NULL AND coalesce(b.stale, false) = false
+  AND coalesce(b.purpose, 'solve') <> 'build'
 UNWIND coalesce(b.input_artifact_ids, []) AS input
 MATCH (x:Artifact {id: input})
 MATCH (a:Goal {id: x.goal_id})
-WHERE a IN leaves AND a.output_artifact_id = input AND a.id <> b.id
+WITH a, b, input
+WHERE a.output_artifact_id = input AND a.id <> b.id AND a.leaf_kind IS NOT NULL
+  AND coalesce(a.stale, false) = false AND coalesce(a.purpose, 'solve') <> 'build'
 RETURN DISTINCT a.id AS a, b.id AS b, 'artifact' AS kind, input AS via
