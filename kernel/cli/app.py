@@ -43,7 +43,19 @@ def _configure(
 
 
 def _register() -> None:
-    from kernel.cli import bench, db, graph, hire, ledger, plan, query, solve, status, tree
+    from kernel.cli import (
+        analytics,
+        bench,
+        db,
+        graph,
+        hire,
+        ledger,
+        plan,
+        query,
+        solve,
+        status,
+        tree,
+    )
 
     app.add_typer(db.app, name="db")
     app.add_typer(graph.app, name="graph")
@@ -60,6 +72,7 @@ def _register() -> None:
     app.command("plan")(plan.plan_command)
     app.command("plan-report")(plan.plan_report_command)
     app.command("check-plan")(plan.check_plan_command)
+    app.command("analytics")(analytics.analytics_command)
 
 
 _register()

@@ -1,0 +1,102 @@
+"""The analytics queries answer from what runs leave in the graph."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from kernel.cli.app import app
+from kernel.solve.dispatch import solve
+from kernel.solve.hire import record_answer
+from kernel.solve.session import resume
+from kernel.store import GraphStore
+from resolvers.human import HireAnswer
+from tests.solve import scripts as s
+from tests.solve.test_grow import _build_entries, _needs, _start, _thermal_entries
+
+
+def _analytics(data_dir: Path, graph: GraphStore, *args: str) -> list | dict:
+    env = {"KERNEL_DATA_DIR": str(data_dir), "KERNEL_GRAPH_NAME": graph.describe()["graph"]}
+    result = CliRunner().invoke(app, ["analytics", *args, "--json"], env=env,
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def test_every_analytics_query_answers_from_real_runs(initialised_graph: GraphStore,
+                                                     tmp_path: Path, data_dir: Path) -> None:
+    kernel, root = _start(initialised_graph, tmp_path, "Summarise the sales CSV",
+                          _build_entries(), "build")
+    assert solve(kernel, root).status == "resolved"
+    retried = [_needs("write the summary*", "generate_code", "states what it read"),
+               s.resolve("write the summary*", "It has rows.", repeat=True),
+               s.judge("write the summary*", "states what it read", False, 0.3),
+               s.judge("write the summary*", "states what it read", True, 0.9),
+               s.feedback("write the summary*"), s.leaf("write the summary*", True)]
+    kernel3, root3 = _start(initialised_graph, tmp_path, "Write the summary", retried, "retry")
+    assert solve(kernel3, root3).status == "resolved"
+    kernel2, root2 = _start(initialised_graph, tmp_path, "Measure the PCB temperature",
+                            _thermal_entries("measure the*"), "thermal", max_attempts=1)
+    parked = solve(kernel2, root2)
+    record_answer(initialised_graph, parked.waiting_on[0], HireAnswer(kind="decline"))
+    resume(initialised_graph, kernel2.run.run_id, tmp_path, proposer=kernel2.proposals.proposer)
+
+    names = _analytics(data_dir, initialised_graph)
+    assert set(names) == {"build_reuse", "cost_by_capability", "failure_modes",
+                          "failure_modes_by_resolver", "hire_requests", "retries_per_goal",
+                          "sigma_by_depth"}
+    built = _analytics(data_dir, initialised_graph, "build_reuse")
+    assert [(b["built_by"], b["attempts"], b["goals"]) for b in built] == [("system", 1, 1)]
+    failures = _analytics(data_dir, initialised_graph, "failure_modes")
+    assert failures and failures[0]["attempts"] >= 1
+    by_resolver = _analytics(data_dir, initialised_graph, "failure_modes_by_resolver")
+    assert by_resolver[0]["resolver"] == "resolver:claude-code-0"
+    hires = _analytics(data_dir, initialised_graph, "hire_requests")
+    assert [(h["capability"], h["status"]) for h in hires] == [("thermal_measurement",
+                                                                "declined")]
+    costs = {c["capability"]: c for c in _analytics(data_dir, initialised_graph,
+                                                    "cost_by_capability")}
+    assert costs["csv_summary"]["goals"] == 1 and costs["generate_code"]["usd"] > 0
+    depths = _analytics(data_dir, initialised_graph, "sigma_by_depth")
+    assert [d["depth"] for d in depths] == [0, 1]
+    retries = _analytics(data_dir, initialised_graph, "retries_per_goal")
+    assert [(r["goal"], r["retries"]) for r in retries] == [("Write the summary", 1)]
+
+
+def test_every_node_has_the_caption_the_browser_style_shows(initialised_graph: GraphStore,
+                                                            tmp_path: Path) -> None:
+    import io
+    import re
+
+    from kernel.graph_io.exporter import export_graph
+    from kernel.plan.session import example_goal, example_script, plan_goal
+    from kernel.store.ontology import LABELS
+    from resolvers.scripted import ScriptedProposer
+
+    kernel, root = _start(initialised_graph, tmp_path, "Summarise the sales CSV",
+                          _build_entries(), "build")
+    solve(kernel, root)
+    kernel2, root2 = _start(initialised_graph, tmp_path, "Measure the PCB temperature",
+                            _thermal_entries("measure the*"), "thermal", max_attempts=1)
+    solve(kernel2, root2)
+    script = example_script("sensor-kits")
+    goal, _ = example_goal(script)
+    plan_goal(initialised_graph, tmp_path, goal, ScriptedProposer.from_file(script), {}, 5.0,
+              600)
+    style = (Path(__file__).parents[2] / "docs" / "neo4j-browser.grass").read_text()
+    styled = dict(re.findall(r'node\.(\w+) \{[^}]*caption: "\{(\w+)\}"', style))
+    expected = {s.name: s.caption for s in LABELS if s.exported}
+    assert styled == expected  # the style names every label with its caption property
+    buffer = io.StringIO()
+    export_graph(initialised_graph, buffer)
+    seen: dict[str, int] = {}
+    for line in buffer.getvalue().splitlines():
+        row = json.loads(line)
+        if row.get("kind") != "node":
+            continue
+        seen[row["label"]] = seen.get(row["label"], 0) + 1
+        caption = row["props"].get(expected[row["label"]])
+        assert caption, f"{row['id']} ({row['label']}) has no {expected[row['label']]}"
+    assert {"Goal", "Resolver", "CapabilityRequest", "Attempt", "LedgerEntry"} <= set(seen)
