@@ -1,0 +1,1 @@
+"""The knowledge graph the kernel learns from: goal patterns and their history."""

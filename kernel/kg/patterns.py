@@ -1,0 +1,77 @@
+"""Goal patterns: what makes two goals "the same kind of goal".
+
+A pattern's identity is the normalized goal summary *and* the constraint signature (the
+sorted distinct (type, domain) pairs of its constraints), so goals with the same words
+but a different constraint structure are different patterns and never share history.
+Similar patterns are found through the vector index over summary embeddings, keeping
+only patterns with the same signature, above a similarity threshold.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+
+from embeddings.encoder import Encoder
+from kernel.core.constraints import Signature
+from kernel.store.base import GraphStore
+
+DEFAULT_THRESHOLD = 0.80  # on the (1 + cos) / 2 scale: cos >= 0.6
+CANDIDATES = 50  # nearest patterns fetched before the signature filter
+
+
+def normalize(summary: str) -> str:
+    """Lowercase, punctuation to spaces, whitespace collapsed."""
+    return " ".join(re.sub(r"[^\w\s]", " ", summary.lower()).split())
+
+
+def signature_text(signature: Signature) -> str:
+    return json.dumps([list(pair) for pair in signature])
+
+
+def pattern_id(summary: str, signature: Signature) -> str:
+    digest = hashlib.sha256(f"{normalize(summary)}\n{signature_text(signature)}".encode())
+    return f"goal_pattern:{digest.hexdigest()[:24]}"
+
+
+@dataclass(frozen=True)
+class Similar:
+    id: str
+    summary: str
+    similarity: float
+
+
+class Patterns:
+    def __init__(self, store: GraphStore, encoder: Encoder,
+                 threshold: float = DEFAULT_THRESHOLD) -> None:
+        self.store = store
+        self.encoder = encoder
+        self.threshold = threshold
+
+    def ensure(self, summary: str, signature: Signature) -> str:
+        """The goal's pattern (created with its embedding the first time)."""
+        pid = pattern_id(summary, signature)
+        self.store.run("pattern/upsert", {
+            "id": pid, "summary": summary, "caption": summary[:80],
+            "normalized": normalize(summary), "signature": signature_text(signature),
+            "vector": self.encoder.encode_one(normalize(summary))})
+        return pid
+
+    def similar(self, summary: str, signature: Signature, k: int = 5) -> list[Similar]:
+        rows = self.store.run("pattern/similar", {
+            "vector": self.encoder.encode_one(normalize(summary)),
+            "signature": signature_text(signature), "candidates": CANDIDATES,
+            "exclude": pattern_id(summary, signature), "threshold": self.threshold, "k": k})
+        return [Similar(r["id"], r["summary"], round(float(r["similarity"]), 6)) for r in rows]
+
+    def link(self, summary: str, signature: Signature, k: int = 5) -> list[Similar]:
+        """Ensure the pattern and its SIMILAR_TO edges; returns the neighbours."""
+        pid = self.ensure(summary, signature)
+        found = self.similar(summary, signature, k)
+        if found:
+            self.store.run("pattern/link_similar", {
+                "id": pid, "neighbours": [{"id": s.id, "similarity": s.similarity}
+                                          for s in found]})
+        return found
