@@ -1,6 +1,7 @@
 // mode: write
 // Starts attempt number attempt_count + 1 of a goal (at most max_attempts), keeping
-// attempt_count and last_attempt_id in step with the attempts in the same commit.
+// attempt_count and last_attempt_id in step with the attempts in the same commit. The
+// attempt is TRIED_FOR the goal's pattern and USED_CONSTRAINT each selected constraint.
 MATCH (run:Run {id: $run_id}), (g:Goal {id: $goal_id})
 WHERE run.seq = $seq AND g.attempt_count + 1 = $attempt_index
   AND $attempt_index <= g.max_attempts
@@ -10,4 +11,11 @@ CREATE (a:Attempt)
 SET a = $props
 CREATE (a)-[:FOR]->(g)
 FOREACH (x IN CASE WHEN r IS NULL THEN [] ELSE [r] END | CREATE (a)-[:USED]->(x))
-RETURN a.id AS id
+WITH a, g
+OPTIONAL MATCH (p:GoalPattern {id: g.pattern_id})
+FOREACH (x IN CASE WHEN p IS NULL THEN [] ELSE [p] END | CREATE (a)-[:TRIED_FOR]->(x))
+WITH DISTINCT a, g
+OPTIONAL MATCH (g)-[h:HAS_CONSTRAINT]->(c:Constraint)
+WHERE h.role = 'selected'
+FOREACH (x IN CASE WHEN c IS NULL THEN [] ELSE [c] END | CREATE (a)-[:USED_CONSTRAINT]->(x))
+RETURN DISTINCT a.id AS id

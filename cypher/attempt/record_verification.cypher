@@ -1,6 +1,8 @@
 // mode: write
 // Attaches a verification to the attempt and the goal; on SAT the selected constraints
 // become resolved, on UNSAT resolved ones are cleared and the failure mode is linked.
+// The resolver that made the attempt SUCCEEDED_ON or FAILED_ON the goal's pattern (one
+// edge per attempt, with sigma_v, cost, time and modality).
 MATCH (run:Run {id: $run_id}), (a:Attempt {id: $attempt_id})-[:FOR]->(g:Goal)
 WHERE run.seq = $seq AND a.verdict IS NULL AND g.last_attempt_id = a.id
 SET run.seq = $seq + 1, run.proposals = $proposals,
@@ -16,6 +18,16 @@ FOREACH (_ IN CASE WHEN $failure_mode IS NULL THEN [] ELSE [1] END |
   ON CREATE SET f.slug = $failure_slug
   MERGE (a)-[:FAILED_BECAUSE]->(f))
 WITH a, g
+OPTIONAL MATCH (a)-[:USED]->(r:Resolver)
+OPTIONAL MATCH (p:GoalPattern {id: g.pattern_id})
+FOREACH (_ IN CASE WHEN r IS NULL OR p IS NULL OR $verdict <> 'SAT' THEN [] ELSE [1] END |
+  CREATE (r)-[:SUCCEEDED_ON {id: a.id, sigma_v: $sigma_v, cost: coalesce(a.cost, 0),
+                             time: coalesce(a.time, 0), modality: g.modality}]->(p))
+FOREACH (_ IN CASE WHEN r IS NULL OR p IS NULL OR $verdict = 'SAT' THEN [] ELSE [1] END |
+  CREATE (r)-[:FAILED_ON {id: a.id, sigma_v: $sigma_v, cost: coalesce(a.cost, 0),
+                          time: coalesce(a.time, 0), modality: g.modality,
+                          failure_mode: $failure_mode}]->(p))
+WITH DISTINCT a, g
 OPTIONAL MATCH (g)-[:HAS_CONSTRAINT {id: 'selected'}]->(c:Constraint)
 WHERE $verdict = 'SAT'
 FOREACH (x IN CASE WHEN c IS NULL THEN [] ELSE [c] END |

@@ -1,10 +1,20 @@
 // mode: write
 // Gives a set of constraints one role on a goal (replacing that role's previous set),
 // moving the goal's status and writing the step's other fields in the same commit.
+// With $pattern_id (step 2) the goal becomes an INSTANCE_OF its goal pattern, which
+// REQUIRES the capabilities the step identified.
 MATCH (run:Run {id: $run_id}), (g:Goal {id: $goal_id})
 WHERE run.seq = $seq AND g.status = $from
 SET run.seq = $seq + 1, run.proposals = $proposals, g.status = $to, g += $changes
 WITH g
+OPTIONAL MATCH (p:GoalPattern {id: $pattern_id})
+FOREACH (x IN CASE WHEN p IS NULL THEN [] ELSE [p] END | MERGE (g)-[:INSTANCE_OF]->(x))
+WITH DISTINCT g, p
+UNWIND (CASE WHEN p IS NULL OR size($capabilities) = 0 THEN [null] ELSE $capabilities END) AS tag
+OPTIONAL MATCH (cap:Capability {id: 'capability:' + tag})
+FOREACH (x IN CASE WHEN cap IS NULL OR p IS NULL THEN [] ELSE [cap] END |
+  MERGE (p)-[:REQUIRES]->(x))
+WITH DISTINCT g
 OPTIONAL MATCH (g)-[old:HAS_CONSTRAINT {id: $role}]->(:Constraint)
 DELETE old
 WITH DISTINCT g

@@ -62,7 +62,8 @@ class ConstraintEngine:
 
     def set_role(self, run: Run, goal_id: str, role: str, ids: Iterable[str],
                  from_status: Status, to_status: Status,
-                 changes: dict | None = None) -> None:
+                 changes: dict | None = None, pattern_id: str | None = None,
+                 capabilities: Sequence[str] = ()) -> None:
         """Replace a role's constraint set and move the goal, in one commit.
 
         For ``eligible`` the goal's inherited constraints are removed first (B6)."""
@@ -77,6 +78,7 @@ class ConstraintEngine:
         run.commit("constraint/set_role", {
             "goal_id": goal_id, "role": role, "ids": wanted,
             "from": from_status.value, "to": to_status.value, "changes": changes or {},
+            "pattern_id": pattern_id, "capabilities": sorted(set(capabilities)),
         }, what=f"set {role} constraints of {goal_id}")
 
 

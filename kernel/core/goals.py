@@ -32,7 +32,7 @@ STEP_FIELDS = frozenset({
     "output_artifact_id", "verification", "sigma_v", "sigma_path", "decompositions",
     "rescope_requested", "required_capabilities", "feedback", "gated_reason", "reopened",
     "awaiting", "capability_gap", "max_attempts", "final_artifact_id", "sigma_system",
-    "consistency_rounds", "plan_document_id",
+    "consistency_rounds", "plan_document_id", "pattern_id",
 })
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from embeddings.encoder import Encoder
 from kernel.core.artifacts import Artifacts, BlobStore
 from kernel.core.attempts import Attempts
 from kernel.core.budget import BudgetEnforcer
@@ -19,6 +20,7 @@ from kernel.core.ledger import Ledger, LedgerEntry
 from kernel.core.logs import TieredLog
 from kernel.core.registry import Registry
 from kernel.core.run import Run
+from kernel.kg.patterns import Patterns
 from kernel.proposals import Proposals, Proposer
 from resolvers.sandbox.policy import Constitution
 
@@ -61,6 +63,7 @@ class Kernel:
         self.confidence = Confidence(self.run)
         self.ledger = self.proposals.ledger
         self.log = TieredLog(self.run, raw_io=self.config.raw_io)
+        self.patterns = Patterns(store, Encoder(self.blobs.root.parent / "embeddings.sqlite"))
 
     @classmethod
     def build(cls, run: Run, proposer: Proposer | None, data_dir: Path, workspace_root: Path,

@@ -11,6 +11,7 @@ import hashlib
 import json
 from typing import Any
 
+from kernel.core.constraints import constraint_signature
 from kernel.core.dag import DagNode, find_cycle, topological_order
 from kernel.core.envelopes import (
     Constraint,
@@ -89,8 +90,13 @@ def identify(k: Kernel, goal_id: str) -> list[str]:
              for c in found.constraints]
     eligible = set(k.constraints.upsert(specs)) | set(k.constraints.roles(goal_id)["core"])
     capabilities = sorted(set(found.required_capabilities)) or [DEFAULT_CAPABILITY]
+    # The goal's pattern: its summary and the structure of its constraints.
+    signature = constraint_signature(k.constraints.get_many(eligible))
+    pattern = k.patterns.ensure(goal["summary"], signature)
     k.constraints.set_role(k.run, goal_id, "eligible", eligible, S.IDENTIFYING_CONSTRAINTS,
-                           S.SELECTING_CONSTRAINTS, {"required_capabilities": capabilities})
+                           S.SELECTING_CONSTRAINTS, {"required_capabilities": capabilities,
+                                                     "pattern_id": pattern},
+                           pattern_id=pattern, capabilities=capabilities)
     k.log.flow(goal_id, f"identified {len(eligible)} eligible constraints")
     return [goal_id]
 

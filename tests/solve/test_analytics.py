@@ -100,3 +100,41 @@ def test_every_node_has_the_caption_the_browser_style_shows(initialised_graph: G
         caption = row["props"].get(expected[row["label"]])
         assert caption, f"{row['id']} ({row['label']}) has no {expected[row['label']]}"
     assert {"Goal", "Resolver", "CapabilityRequest", "Attempt", "LedgerEntry"} <= set(seen)
+
+
+def test_the_knowledge_graph_edges_are_written_with_each_step(
+        initialised_graph: GraphStore, tmp_path: Path) -> None:
+    """INSTANCE_OF/REQUIRES at identification, TRIED_FOR/USED_CONSTRAINT with the attempt,
+    SUCCEEDED_ON/FAILED_ON and FAILED_BECAUSE with the verification."""
+    entries = [_needs("write the summary*", "generate_code", "states what it read"),
+               s.resolve("write the summary*", "It has rows.", repeat=True),
+               s.judge("write the summary*", "states what it read", False, 0.3),
+               s.judge("write the summary*", "states what it read", True, 0.9),
+               s.feedback("write the summary*"), s.leaf("write the summary*", True)]
+    kernel, root = _start(initialised_graph, tmp_path, "Write the summary", entries, "edges")
+    assert solve(kernel, root).status == "resolved"
+    goal = kernel.tree.get(root)
+    pattern = goal["pattern_id"]
+    assert pattern.startswith("goal_pattern:")
+
+    def edges(label: str, ids: list[str]) -> list[tuple[str, str, dict]]:
+        rows = initialised_graph.run("graph_io/export_relationships", {"ids": ids},
+                                     {"label": label})
+        return [(r["type"], r["to_id"], r["props"]) for r in rows]
+
+    assert ("INSTANCE_OF", pattern, {}) in [(t, to, {}) for t, to, _ in edges("Goal", [root])]
+    assert ("REQUIRES", "capability:generate_code") in [
+        (t, to) for t, to, _ in edges("GoalPattern", [pattern])]
+    attempts = kernel.attempts.of_goal(root)
+    first, second = (edges("Attempt", [a.id]) for a in attempts)
+    for out in (first, second):
+        kinds = {t for t, _, _ in out}
+        assert {"FOR", "USED", "TRIED_FOR", "USED_CONSTRAINT"} <= kinds
+    assert "FAILED_BECAUSE" in {t for t, _, _ in first}
+    outcomes = [(t, p["id"], p["sigma_v"]) for t, to, p in
+                edges("Resolver", ["resolver:claude-code-0"]) if to == pattern]
+    assert sorted(outcomes) == sorted([("FAILED_ON", attempts[0].id, 0.3),
+                                       ("SUCCEEDED_ON", attempts[1].id, 0.9)])
+    failed = next(p for t, to, p in edges("Resolver", ["resolver:claude-code-0"])
+                  if t == "FAILED_ON")
+    assert failed["cost"] > 0 and failed["modality"] == "text"
