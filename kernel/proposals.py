@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -84,6 +85,9 @@ def _wanted(request: ResolveRequest) -> dict[str, Any]:
             "fingerprint": fingerprint(request)}
 
 
+SERVED = ("proposal", "observation")  # the ledger entries a resumed or replayed run re-serves
+
+
 def _key(wanted: dict[str, Any]) -> str:
     return canonical_json(wanted)
 
@@ -100,11 +104,11 @@ class Proposals:
         self.proposer = proposer
         self.replaying = recorded is not None
         # The run is this process's alone (commits are guarded), so the ledger is read once.
-        self._own = [e for e in ledger.entries() if e.kind == "proposal"]
+        self._own = [e for e in ledger.entries() if e.kind in SERVED]
         source = recorded if recorded is not None else self._own
-        self._served = [e for e in source if e.kind == "proposal"]
+        self._served = [e for e in source if e.kind in SERVED]
         self._calls: Counter[tuple[str, str | None]] = Counter(
-            (e.operation, e.goal_id) for e in self._own)
+            (e.operation, e.goal_id) for e in self._own if e.kind == "proposal")
         # A replay meets the same budget denials as the original: the estimates that led
         # to them are in the ledger (estimates of served proposals are their costs).
         self._denials: dict[str, list[dict[str, Any]]] = {}
@@ -118,7 +122,7 @@ class Proposals:
         proposer's (``proposer`` overrides the run's, e.g. for sandbox runs)."""
         wanted = _wanted(request)
         entry = self._pending_entry()
-        if entry is not None and entry.data()["request"] == wanted:
+        if entry is not None and entry.kind == "proposal" and entry.data()["request"] == wanted:
             response = entry.data()["response"]
             return Estimate(cost_usd=response["cost_usd"], seconds=response["seconds"])
         denials = self._denials.get(_key(wanted))
@@ -147,7 +151,9 @@ class Proposals:
         wanted = _wanted(request)
         entry = self._pending_entry()
         if entry is not None:
-            recorded = entry.data()["request"]
+            recorded = entry.data()["request"] if entry.kind == "proposal" else \
+                {"operation": f"observation {entry.operation}", "goal_id": entry.goal_id,
+                 "fingerprint": "-" * 12}
             if recorded != wanted:
                 raise DivergenceError(
                     f"proposal #{entry.index}: the ledger answers {recorded['operation']} for "
@@ -165,8 +171,10 @@ class Proposals:
             resolution = source.propose(request, self._occurrence(request))
             response = {"output": resolution.output, "cost_usd": resolution.cost_usd,
                         "seconds": resolution.seconds, "metadata": resolution.metadata}
-            entry = self.ledger.append("proposal", request.operation, source.source,
-                                       {"request": wanted, "response": response},
+            content: dict[str, Any] = {"request": wanted, "response": response}
+            if request.context:  # the history block that fed it, readable in the ledger
+                content["context"] = request.context
+            entry = self.ledger.append("proposal", request.operation, source.source, content,
                                        goal_id=request.goal_id)
             self._record(entry)
             replayed = False
@@ -180,6 +188,37 @@ class Proposals:
         return Proposal(output=output, cost_usd=float(response["cost_usd"]),
                         seconds=float(response["seconds"]), metadata=response["metadata"],
                         ledger_index=entry.index, ledger_hash=entry.hash, replayed=replayed)
+
+    def observe(self, name: str, goal_id: str, read: Callable[[], Any]) -> Any:
+        """What the knowledge graph says for one decision, recorded in the ledger first.
+
+        History is an input like a proposal: it depends on everything stored before the
+        run, so a resumed run and a replay (in a scratch graph without that history) are
+        served the recorded rows instead of reading the graph again."""
+        entry = self._pending_entry()
+        if entry is not None:
+            if entry.kind != "observation" or entry.operation != name or \
+                    entry.goal_id != goal_id:
+                raise DivergenceError(
+                    f"ledger entry #{entry.index}: recorded {entry.kind} {entry.operation} "
+                    f"for {entry.goal_id}, the kernel now reads the history {name} for "
+                    f"{goal_id}")
+            if self.replaying:
+                entry = self.ledger.append(entry.kind, entry.operation, entry.source,
+                                           entry.data(), goal_id=entry.goal_id)
+                self._record(entry)
+            rows = entry.data()["rows"]
+        else:
+            if self.replaying:
+                raise DivergenceError(f"the recorded ledger ends at {len(self._served)} "
+                                      f"entries; the kernel reads the history {name} for "
+                                      f"{goal_id}")
+            rows = read()
+            entry = self.ledger.append("observation", name, "knowledge-graph",
+                                       {"rows": rows}, goal_id=goal_id)
+            self._record(entry)
+        self.run.proposals += 1
+        return rows
 
     def _live(self, request: ResolveRequest, proposer: Proposer | None) -> Proposer:
         """Who answers a request nothing recorded answers; a replay has no one."""
@@ -199,7 +238,8 @@ class Proposals:
 
     def _record(self, entry: LedgerEntry) -> None:
         self._own.append(entry)
-        self._calls[(entry.operation, entry.goal_id)] += 1
+        if entry.kind == "proposal":
+            self._calls[(entry.operation, entry.goal_id)] += 1
 
     def _occurrence(self, request: ResolveRequest) -> int:
         """How many proposals this run already holds for the same operation on the same goal."""

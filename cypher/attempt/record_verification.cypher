@@ -2,7 +2,9 @@
 // Attaches a verification to the attempt and the goal; on SAT the selected constraints
 // become resolved, on UNSAT resolved ones are cleared and the failure mode is linked.
 // The resolver that made the attempt SUCCEEDED_ON or FAILED_ON the goal's pattern (one
-// edge per attempt, with sigma_v, cost, time and modality).
+// edge per attempt, with sigma_v, cost, time and modality), and its usage statistics
+// and quality move with the outcome: executability is the smoothed pass rate,
+// completeness the smoothed mean sigma_v (each starts at the 0.5 prior).
 MATCH (run:Run {id: $run_id}), (a:Attempt {id: $attempt_id})-[:FOR]->(g:Goal)
 WHERE run.seq = $seq AND a.verdict IS NULL AND g.last_attempt_id = a.id
 SET run.seq = $seq + 1, run.proposals = $proposals,
@@ -20,6 +22,15 @@ FOREACH (_ IN CASE WHEN $failure_mode IS NULL THEN [] ELSE [1] END |
 WITH a, g
 OPTIONAL MATCH (a)-[:USED]->(r:Resolver)
 OPTIONAL MATCH (p:GoalPattern {id: g.pattern_id})
+WITH a, g, r, p, coalesce(r.usage_count, 0) AS n, coalesce(r.avg_cost_micros, 0.0) AS spent,
+     coalesce(r.q_executability, 0.5) AS qe, coalesce(r.q_completeness, 0.5) AS qc,
+     CASE WHEN $verdict = 'SAT' THEN 1 ELSE 0 END AS won
+FOREACH (x IN CASE WHEN r IS NULL THEN [] ELSE [r] END |
+  SET x.usage_count = n + 1, x.success_count = coalesce(x.success_count, 0) + won,
+      x.failure_count = coalesce(x.failure_count, 0) + 1 - won,
+      x.avg_cost_micros = (spent * n + coalesce(a.cost, 0)) / (n + 1),
+      x.q_executability = (qe * (n + 1) + won) / (n + 2),
+      x.q_completeness = (qc * (n + 1) + $sigma_v) / (n + 2))
 FOREACH (_ IN CASE WHEN r IS NULL OR p IS NULL OR $verdict <> 'SAT' THEN [] ELSE [1] END |
   CREATE (r)-[:SUCCEEDED_ON {id: a.id, sigma_v: $sigma_v, cost: coalesce(a.cost, 0),
                              time: coalesce(a.time, 0), modality: g.modality}]->(p))

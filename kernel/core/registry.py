@@ -104,11 +104,5 @@ class Registry:
         ) for r in rows]
         return sorted(ranked, key=Candidate.rank_key)
 
-    def record_outcome(self, resolver_id: str, success: bool, cost_usd: float) -> None:
-        rows = self.store.run("registry/record_outcome", {
-            "id": resolver_id, "success": success, "cost": cost_usd})
-        if not rows:
-            raise UnknownResolverError(f"no resolver {resolver_id!r} is registered")
-
     def summary(self) -> list[dict[str, Any]]:
         return self.store.run("registry/summary")

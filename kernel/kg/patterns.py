@@ -66,12 +66,14 @@ class Patterns:
             "exclude": pattern_id(summary, signature), "threshold": self.threshold, "k": k})
         return [Similar(r["id"], r["summary"], round(float(r["similarity"]), 6)) for r in rows]
 
-    def link(self, summary: str, signature: Signature, k: int = 5) -> list[Similar]:
-        """Ensure the pattern and its SIMILAR_TO edges; returns the neighbours."""
+    def link(self, summary: str, signature: Signature, k: int = 5,
+             ) -> tuple[str, list[Similar]]:
+        """Ensure the pattern and its SIMILAR_TO edges (both ways: similarity is
+        symmetric); returns its id and its neighbours."""
         pid = self.ensure(summary, signature)
         found = self.similar(summary, signature, k)
         if found:
             self.store.run("pattern/link_similar", {
                 "id": pid, "neighbours": [{"id": s.id, "similarity": s.similarity}
                                           for s in found]})
-        return found
+        return pid, found

@@ -26,6 +26,7 @@ from kernel.core.envelopes import ConstraintSpec, Provenance
 from kernel.core.goals import GoalSpec
 from kernel.core.state_machine import Status
 from kernel.core.units import micros_to_usd, ms_to_seconds
+from kernel.kg import context as kg_context
 from kernel.solve.gate import CLAUDE_ID, Denied, ask
 from kernel.solve.hire import (
     BUDGET_TAG,
@@ -58,9 +59,10 @@ def grow(k: Kernel, goal: dict[str, Any], changes: dict[str, Any] | None = None,
                                    rationale=f"no registered tool provides '{missing}'")
     else:
         tried = sorted({a.resolver_id for a in k.attempts.of_goal(goal["id"])})
+        _, context = kg_context.block(k, goal, "gap")
         proposal = ask(k, goal["id"], ResolveRequest(
             operation="detect_capability_gap", goal_id=goal["id"],
-            goal_description=goal["description"],
+            goal_description=goal["description"], context=context,
             payload={"goal_summary": goal["summary"], "tried_resolvers": tried,
                      "feedback": changes.get("feedback")}))
         if isinstance(proposal, Denied):

@@ -20,6 +20,7 @@ from kernel.core.ledger import Ledger, LedgerEntry
 from kernel.core.logs import TieredLog
 from kernel.core.registry import Registry
 from kernel.core.run import Run
+from kernel.kg.history import History
 from kernel.kg.patterns import Patterns
 from kernel.proposals import Proposals, Proposer
 from resolvers.sandbox.policy import Constitution
@@ -36,6 +37,13 @@ class SolveConfig:
     build_min_usd: float = 0.05  # a build subgoal gets at least this much, or it is not tried
     build_min_seconds: float = 30.0
     raw_io: bool = False
+    # The knowledge graph: when two goal patterns count as similar ((1 + cos) / 2 of their
+    # summaries, same constraint signature), rows per boot query, the prompt block's size,
+    # and the successes that let the record alone pick a resolver.
+    similarity_threshold: float = 0.80
+    history_rows: int = 5
+    context_chars: int = 3000
+    route_min_successes: int = 1
 
 
 @dataclass
@@ -63,7 +71,9 @@ class Kernel:
         self.confidence = Confidence(self.run)
         self.ledger = self.proposals.ledger
         self.log = TieredLog(self.run, raw_io=self.config.raw_io)
-        self.patterns = Patterns(store, Encoder(self.blobs.root.parent / "embeddings.sqlite"))
+        self.patterns = Patterns(store, Encoder(self.blobs.root.parent / "embeddings.sqlite"),
+                                 threshold=self.config.similarity_threshold)
+        self.history = History(store, self.patterns, rows=self.config.history_rows)
 
     @classmethod
     def build(cls, run: Run, proposer: Proposer | None, data_dir: Path, workspace_root: Path,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
 
 from kernel.core.constraints import constraint_signature
@@ -24,6 +25,8 @@ from kernel.core.envelopes import (
 )
 from kernel.core.goals import GoalSpec
 from kernel.core.state_machine import Status
+from kernel.kg import context as kg_context
+from kernel.kg.routing import route
 from kernel.refusal import RefusalReason, refuse
 from kernel.solve import consistency
 from kernel.solve.assemble import assemble
@@ -41,10 +44,10 @@ DEFAULT_CAPABILITY = "generate_code"
 
 
 def _request(goal: dict[str, Any], operation: str, constraints: list[Constraint] | None = None,
-             **payload: Any) -> ResolveRequest:
+             context: str = "", **payload: Any) -> ResolveRequest:
     return ResolveRequest(operation=operation, goal_id=goal["id"],
                           goal_description=goal["description"], constraints=constraints or [],
-                          payload={"goal_summary": goal["summary"], **payload})
+                          context=context, payload={"goal_summary": goal["summary"], **payload})
 
 
 def _enter(k: Kernel, goal_id: str, state: Status) -> dict[str, Any]:
@@ -81,7 +84,8 @@ def escalate(k: Kernel, goal: dict[str, Any], denied: Denied) -> list[str]:
 def identify(k: Kernel, goal_id: str) -> list[str]:
     goal = _enter(k, goal_id, S.IDENTIFYING_CONSTRAINTS)
     inherited = _constraints(k, goal_id, "inherited")
-    proposal = ask(k, goal_id, _request(goal, "identify_constraints", inherited))
+    _, context = kg_context.block(k, goal, "identify")
+    proposal = ask(k, goal_id, _request(goal, "identify_constraints", inherited, context))
     if isinstance(proposal, Denied):
         return escalate(k, goal, proposal)
     found: models.IdentifiedConstraints = proposal.output  # type: ignore[assignment]
@@ -90,9 +94,10 @@ def identify(k: Kernel, goal_id: str) -> list[str]:
              for c in found.constraints]
     eligible = set(k.constraints.upsert(specs)) | set(k.constraints.roles(goal_id)["core"])
     capabilities = sorted(set(found.required_capabilities)) or [DEFAULT_CAPABILITY]
-    # The goal's pattern: its summary and the structure of its constraints.
+    # The goal's pattern (its summary and the structure of its constraints), linked to
+    # the similar patterns the vector index finds.
     signature = constraint_signature(k.constraints.get_many(eligible))
-    pattern = k.patterns.ensure(goal["summary"], signature)
+    pattern = k.patterns.link(goal["summary"], signature)[0]
     k.constraints.set_role(k.run, goal_id, "eligible", eligible, S.IDENTIFYING_CONSTRAINTS,
                            S.SELECTING_CONSTRAINTS, {"required_capabilities": capabilities,
                                                      "pattern_id": pattern},
@@ -135,14 +140,19 @@ def select_resolver(k: Kernel, goal_id: str) -> list[str]:
                   if c.id != "resolver:self-model-0"]
     if not candidates:  # step 10: find, build or hire a tool for it
         return grow(k, goal, missing=sorted(capabilities)[0])
-    if len(candidates) == 1:
-        plan = ToolPlan(steps=[ToolStep(resolver_id=candidates[0].id, capability=capabilities[0])])
-        rationale = "the only candidate"
+    past, context = kg_context.block(k, goal, "route")
+    routing = route(candidates, past.resolver_outcomes, k.config.route_min_successes)
+    candidates = routing.ranked
+    if len(candidates) == 1 or routing.chosen is not None:
+        chosen = routing.chosen or candidates[0]
+        plan = ToolPlan(steps=[ToolStep(resolver_id=chosen.id, capability=capabilities[0])])
+        rationale = routing.rationale if routing.chosen else "the only candidate"
     else:
         listing = [{"resolver_id": c.id, "label": c.label, "matched": c.matched,
-                    "success_rate": c.success_rate} for c in candidates]
+                    "success_rate": c.success_rate, "rate_on_similar_goals": routing.rates[c.id]}
+                   for c in candidates]
         proposal = ask(k, goal_id, _request(goal, "rank_resolvers",
-                                            _constraints(k, goal_id, "selected"),
+                                            _constraints(k, goal_id, "selected"), context,
                                             candidates=listing))
         if isinstance(proposal, Denied):
             return escalate(k, goal, proposal)
@@ -182,7 +192,9 @@ def resolve(k: Kernel, goal_id: str) -> list[str]:
     attempt, index = opened
     selected = _constraints(k, goal_id, "selected")
     feedback = json.loads(goal["feedback"]) if goal.get("feedback") else None
-    request = _request(goal, "resolve", selected, inputs=goal.get("input_artifact_ids", []))
+    _, context = kg_context.block(k, goal, "resolve")
+    request = _request(goal, "resolve", selected, context,
+                       inputs=goal.get("input_artifact_ids", []))
     request = request.model_copy(update={"feedback": feedback})
     proposal = ask(k, goal_id, request, resolver_id=plan.final_resolver_id, pay=False,
                    proposer=runner_for(k, plan.final_resolver_id))
@@ -229,8 +241,10 @@ def verify_step(k: Kernel, goal_id: str) -> list[str]:
         if isinstance(verification, Denied):
             return escalate(k, goal, verification)
         failed = verification.failed()
+        titles = {c.id: c.title for c in _constraints(k, goal_id, "selected")}
         k.attempts.record_verification(attempt.id, verification,
-                                       failure_slug=_failure_slug(failed) if failed else None)
+                                       failure_slug=_failure_slug(failed, titles) if failed
+                                       else None)
         goal = k.tree.get(goal_id)
     verification = Verification.model_validate_json(goal["verification"])
     sigma_path = k.confidence.recompute_subtree(goal_id)[goal_id]
@@ -240,8 +254,11 @@ def verify_step(k: Kernel, goal_id: str) -> list[str]:
     return _after_unsat(k, goal, verification)
 
 
-def _failure_slug(failed: list) -> str:
-    return "unsatisfied_" + "_".join(sorted({c.constraint_id.split(":")[-1][:8] for c in failed}))
+def _failure_slug(failed: list, titles: dict[str, str]) -> str:
+    """A readable, stable failure mode: the titles of the violated constraints."""
+    names = sorted({re.sub(r"[^a-z0-9]+", "_", titles.get(c.constraint_id, c.constraint_id)
+                           .lower()).strip("_")[:40] for c in failed})
+    return "violated_" + "__".join(names)[:120]
 
 
 def _after_sat(k: Kernel, goal: dict[str, Any], sigma_path: float) -> list[str]:
@@ -275,8 +292,9 @@ def _after_unsat(k: Kernel, goal: dict[str, Any], verification: Any) -> list[str
     goal_id = goal["id"]
     history = k.attempts.of_goal(goal_id)
     trace = [c.model_dump(mode="json") for c in verification.failed()]
+    _, context = kg_context.block(k, goal, "feedback")
     proposal = ask(k, goal_id, _request(goal, "generate_feedback",
-                                        _constraints(k, goal_id, "selected"),
+                                        _constraints(k, goal_id, "selected"), context,
                                         violations=trace,
                                         history=[{"attempt": a.attempt_index, "verdict": a.verdict,
                                                   "sigma_v": a.sigma_v,
@@ -316,7 +334,9 @@ def _stagnant(k: Kernel, history: list) -> bool:
 # -- step 8: decompose -----------------------------------------------------------------
 def decompose(k: Kernel, goal_id: str) -> list[str]:
     goal = k.tree.get(goal_id)
-    proposal = ask(k, goal_id, _request(goal, "decompose", _constraints(k, goal_id, "selected")))
+    _, context = kg_context.block(k, goal, "decompose")
+    proposal = ask(k, goal_id, _request(goal, "decompose", _constraints(k, goal_id, "selected"),
+                                        context))
     if isinstance(proposal, Denied):
         return escalate(k, goal, proposal)
     plan: models.Decomposition = proposal.output  # type: ignore[assignment]

@@ -40,12 +40,12 @@ def test_ranking_is_match_then_success_then_quality_then_cost_then_id(registry: 
     ranked = [c.id for c in registry.candidates(["fault_localization", "execute_code"])]
     assert ranked[:3] == ["resolver:a-tool", "resolver:b-tool", "resolver:c-tool"]
     assert ranked[3] == "resolver:codex-tools-0"  # matches one of two capabilities
-    for _ in range(3):
-        registry.record_outcome("resolver:c-tool", True, 0.01)
+    # three verified successes (verification writes these counts; see the KG tests)
+    registry.store.execute_adhoc(
+        "MATCH (r:Resolver {id: 'resolver:c-tool'}) SET r.usage_count = 3, r.success_count = 3",
+        {}, write=True)
     ranked = [c.id for c in registry.candidates(["fault_localization", "execute_code"])]
     assert ranked[0] == "resolver:c-tool"  # empirical success beats quality
-    stats = registry.get("resolver:c-tool")
-    assert (stats["usage_count"], stats["success_count"], stats["avg_cost"]) == (3, 3, 0.01)
 
 
 def test_re_registering_refreshes_provides_edges(registry: Registry) -> None:

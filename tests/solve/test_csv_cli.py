@@ -65,7 +65,7 @@ def test_the_csv_cli_example_resolves_with_real_verification(
     goal = kernel.tree.node(root)
     assert goal.leaf_kind == "atomic" and goal.sigma_path == 0.85
     assert outcome.sigma_system == 0.85
-    assert first.failure_mode.startswith("failure:unsatisfied_")
+    assert first.failure_mode == "failure:violated_exits_1_when_the_column_is_missing"
     # The human's core constraint and the identified one with the same content are one.
     roles = kernel.constraints.roles(root)
     assert set(roles["core"]) <= set(roles["selected"]) and len(roles["selected"]) == 5

@@ -43,9 +43,15 @@ def test_a_direct_leaf_resolves(initialised_graph: GraphStore, tmp_path: Path) -
     kernel, root = _start(initialised_graph, tmp_path, ESSAY, direct_leaf())
     outcome = solve(kernel, root)
     assert (outcome.status, outcome.sigma_system) == ("resolved", 0.9)
-    ops = [e.operation for e in load_entries(initialised_graph, kernel.run.run_id)[2]]
+    entries = load_entries(initialised_graph, kernel.run.run_id)[2]
+    ops = [e.operation for e in entries if e.kind == "proposal"]
     # one eligible constraint and one candidate tool: neither choice needed a model call
     assert ops == ["identify_constraints", "resolve", "verify_semantic", "classify_leaf"]
+    # the history each step read is recorded before the proposal it fed
+    assert [(e.kind, e.operation) for e in entries][:2] == [
+        ("observation", "history/identify"), ("proposal", "identify_constraints")]
+    assert [e.operation for e in entries if e.kind == "observation"] == [
+        "history/identify", "history/route", "history/resolve"]
 
 
 def plan_entries() -> list[dict]:

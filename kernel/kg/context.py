@@ -1,0 +1,136 @@
+"""Context injection: the RESOLUTION HISTORY block a step hands its resolver.
+
+Each step reads the boot queries it needs (step 2 the constraints applied to similar
+goals, step 4 similar goals and resolver outcomes, step 5 and step 9 known failure
+modes, step 8 past decompositions, step 10 outcomes and failure modes). The rows are
+recorded in the ledger before use (an ``observation``), rendered in a fixed order and
+cut at a size bound, so the same rows always give the same block.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kernel.kg.history import (
+    AppliedConstraint,
+    FailureModeCount,
+    PastDecomposition,
+    ResolverOutcome,
+    SimilarPattern,
+)
+
+if TYPE_CHECKING:
+    from kernel.solve.kernel import Kernel
+
+STEP_QUERIES: dict[str, tuple[str, ...]] = {
+    "identify": ("constraints_applied",),
+    "route": ("similar_patterns", "resolver_outcomes"),
+    "resolve": ("failure_modes",),
+    "feedback": ("failure_modes",),
+    "decompose": ("similar_patterns", "decompositions"),
+    "gap": ("resolver_outcomes", "failure_modes"),
+}
+
+
+class StepHistory(BaseModel):
+    """The rows one step read; absent queries are empty."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    similar_patterns: list[SimilarPattern] = Field(default_factory=list)
+    resolver_outcomes: list[ResolverOutcome] = Field(default_factory=list)
+    failure_modes: list[FailureModeCount] = Field(default_factory=list)
+    decompositions: list[PastDecomposition] = Field(default_factory=list)
+    constraints_applied: list[AppliedConstraint] = Field(default_factory=list)
+
+    def block(self, summary: str, max_chars: int) -> str:
+        """The prompt block ('' when the graph knows nothing relevant)."""
+        lines = [*self._similar(), *self._outcomes(), *self._failures(),
+                 *self._decompositions(), *self._constraints()]
+        if not lines:
+            return ""
+        kept: list[str] = []
+        size = 0
+        for number, line in enumerate(lines):
+            if size + len(line) + 1 > max_chars:
+                kept.append(f"  ... {len(lines) - number} more lines not shown")
+                break
+            kept.append(line)
+            size += len(line) + 1
+        body = "\n".join(kept)
+        return f'[RESOLUTION HISTORY for goal: "{summary}"]\n{body}\n[END RESOLUTION HISTORY]'
+
+    def _similar(self) -> list[str]:
+        if not self.similar_patterns:
+            return []
+        out = [f"Similar goals: {len(self.similar_patterns)}"]
+        for p in self.similar_patterns:
+            best = "" if p.best_sigma_v is None else f", best sigma_v {p.best_sigma_v:g}"
+            out.append(f'  - "{p.summary}" (similarity {p.score:.2f}; {p.goals} goals, '
+                       f"{p.resolved} resolved{best})")
+        return out
+
+    def _outcomes(self) -> list[str]:
+        if not self.resolver_outcomes:
+            return []
+        out = ["Resolvers on goals of this kind:"]
+        for r in self.resolver_outcomes:
+            best = "" if r.best_sigma_v is None else f", best sigma_v {r.best_sigma_v:g}"
+            modes = f"; failed with: {', '.join(r.failure_modes)}" if r.failure_modes else ""
+            out.append(f"  - {r.resolver_id}: {r.successes} succeeded, {r.failures} failed "
+                       f"({r.successes_here} and {r.failures_here} on this goal's pattern)"
+                       f"{best}{modes}")
+        return out
+
+    def _failures(self) -> list[str]:
+        if not self.failure_modes:
+            return []
+        return ["Known failure modes for this kind of goal:",
+                *(f"  - {f.slug or f.id} ({f.occurrences} occurrences)"
+                  for f in self.failure_modes)]
+
+    def _decompositions(self) -> list[str]:
+        if not self.decompositions:
+            return []
+        out = ["How similar goals were decomposed:"]
+        for d in self.decompositions:
+            parts = [c.summary + (f" (after {', '.join(c.after)})" if c.after else "")
+                     for c in d.children]
+            out.append(f'  - "{d.summary}" ({d.status}): {"; ".join(parts)}')
+        return out
+
+    def _constraints(self) -> list[str]:
+        if not self.constraints_applied:
+            return []
+        return ["Constraints applied to similar goals:",
+                *(f"  - [{c.type}/{c.domain}] {c.title} (on {c.goals} goals)"
+                  for c in self.constraints_applied)]
+
+
+def read(k: Kernel, goal: dict[str, Any], step: str) -> StepHistory:
+    """The history ``step`` uses for ``goal``: from the ledger when the run already
+    recorded it, otherwise from the graph (and then recorded)."""
+    def gather() -> dict[str, Any]:
+        pattern = goal.get("pattern_id")
+        found: dict[str, Any] = {}
+        for query in STEP_QUERIES[step]:
+            if query == "constraints_applied":
+                rows: list[Any] = k.history.constraints_applied(goal["summary"])
+            elif pattern is None:
+                rows = []
+            elif query == "decompositions":
+                rows = k.history.decompositions(pattern, goal["id"])
+            else:
+                rows = getattr(k.history, query)(pattern)
+            found[query] = [r.model_dump(mode="json") for r in rows]
+        return found
+
+    return StepHistory.model_validate(k.proposals.observe(f"history/{step}", goal["id"], gather))
+
+
+def block(k: Kernel, goal: dict[str, Any], step: str) -> tuple[StepHistory, str]:
+    """The step's rows and the prompt block rendered from them."""
+    rows = read(k, goal, step)
+    return rows, rows.block(goal["summary"], k.config.context_chars)
