@@ -41,6 +41,7 @@ from resolvers.claude import models
 
 S = Status
 DEFAULT_CAPABILITY = "generate_code"
+SELF_MODEL = "resolver:self-model-0"
 
 
 def _request(goal: dict[str, Any], operation: str, constraints: list[Constraint] | None = None,
@@ -137,10 +138,16 @@ def select_resolver(k: Kernel, goal_id: str) -> list[str]:
     goal = _enter(k, goal_id, S.SELECTING_RESOLVER)
     capabilities = goal.get("required_capabilities") or [DEFAULT_CAPABILITY]
     candidates = [c for c in k.registry.candidates(capabilities, goal["modality"])
-                  if c.id != "resolver:self-model-0"]
+                  if c.id != SELF_MODEL]
+    past, context = kg_context.block(k, goal, "route")
+    # Learned routing: a tool that solved goals of this kind is a candidate even when
+    # its capability tags do not name what identification asked for.
+    proven = {o.resolver_id for o in past.resolver_outcomes if o.successes > 0} - \
+        {c.id for c in candidates} - {SELF_MODEL}
+    if proven:
+        candidates += [c for c in k.registry.candidates([], goal["modality"]) if c.id in proven]
     if not candidates:  # step 10: find, build or hire a tool for it
         return grow(k, goal, missing=sorted(capabilities)[0])
-    past, context = kg_context.block(k, goal, "route")
     routing = route(candidates, past.resolver_outcomes, k.config.route_min_successes)
     candidates = routing.ranked
     if len(candidates) == 1 or routing.chosen is not None:

@@ -95,20 +95,20 @@ def test_build_registers_a_tool_and_a_later_goal_finds_it(initialised_graph: Gra
     output = json.loads(kernel.artifacts.read(attempts[0].output_artifact_id))
     assert output["content"] == "summary tool read 4 words of the goal"  # the tool ran
 
-    # A later goal: claude-code-0 fails, the gap names the same capability, and the
-    # mandatory lookup finds the built tool: nothing is built again.
+    # A later goal of another kind: claude-code-0 fails, the gap names the same
+    # capability, and the mandatory lookup finds the built tool: nothing is built again.
     later = [
-        _needs("summarise the returns*", "generate_code", "states what it read"),
-        s.resolve("summarise the returns*", "I could not read it."),
-        s.judge("summarise the returns*", "states what it read", False, 0.2),
-        s.feedback("summarise the returns*"),
-        {"operation": "detect_capability_gap", "goal": "summarise the returns*",
+        _needs("tally the refund*", "generate_code", "states what it read"),
+        s.resolve("tally the refund*", "I could not read it."),
+        s.judge("tally the refund*", "states what it read", False, 0.2),
+        s.feedback("tally the refund*"),
+        {"operation": "detect_capability_gap", "goal": "tally the refund*",
          "output": {"capability_tag": "csv_summary", "buildable": True,
                     "rationale": "needs to read CSV files"}},
-        s.judge("summarise the returns*", "states what it read", True, 0.85),
-        s.leaf("summarise the returns*", True),
+        s.judge("tally the refund*", "states what it read", True, 0.85),
+        s.leaf("tally the refund*", True),
     ]
-    kernel2, root2 = _start(initialised_graph, tmp_path, "Summarise the returns CSV", later,
+    kernel2, root2 = _start(initialised_graph, tmp_path, "Tally the refund ledger", later,
                             "later", max_attempts=1)
     outcome2 = solve(kernel2, root2)
     assert outcome2.status == "resolved"
@@ -118,6 +118,23 @@ def test_build_registers_a_tool_and_a_later_goal_finds_it(initialised_graph: Gra
     assert len(goals) == 1  # no build subgoal
     ops = [e.operation for e in load_entries(initialised_graph, kernel2.run.run_id)[2]]
     assert ops.count("resolve") == 2 and "hire" not in ops
+
+    # A goal like the first: the graph's record routes it to the built tool at once (it
+    # asks for generate_code, which the tool does not claim): no ranking call, no failure.
+    similar = [
+        _needs("summarise the purchases*", "generate_code", "states what it read"),
+        s.judge("summarise the purchases*", "states what it read", True, 0.9),
+        s.leaf("summarise the purchases*", True),
+    ]
+    kernel3, root3 = _start(initialised_graph, tmp_path, "Summarise the purchases CSV",
+                            similar, "similar")
+    assert solve(kernel3, root3).status == "resolved"
+    assert [a.resolver_id for a in kernel3.attempts.of_goal(root3)] == [tool["id"]]
+    entries = load_entries(initialised_graph, kernel3.run.run_id)[2]
+    assert [e.operation for e in entries if e.kind == "proposal"] == [
+        "identify_constraints", "resolve", "verify_semantic", "classify_leaf"]
+    routed = kernel3.store.run("log/of_run", {"run_id": kernel3.run.run_id, "max_tier": 2})
+    assert any("learned route" in json.dumps(r) for r in routed)
 
 
 def test_a_failed_build_is_not_tried_again(initialised_graph: GraphStore,
@@ -221,8 +238,12 @@ def test_hire_parks_is_answered_from_the_cli_and_is_never_asked_again(
     hire_entry = next(e for e in entries if e.operation == "hire")
     assert hire_entry.source == "actor:human"  # the answer is in the ledger
 
-    # The same gap later: the human's tool is found, nobody is asked.
-    script2 = s.write(tmp_path / "thermal2.yaml", _thermal_entries("measure the case*"))
+    # A goal of the same kind later: the graph routes it to the human's tool (learned
+    # routing), nobody is asked and claude-code-0 is not tried.
+    script2 = s.write(tmp_path / "thermal2.yaml", [
+        _needs("measure the case*", "generate_code", "reports the peak temperature"),
+        s.judge("measure the case*", "reports the peak temperature", True, 0.95),
+        s.leaf("measure the case*", True)])
     again = json.loads(_cli(data_dir, initialised_graph, "solve",
                             "Measure the case temperature", "--proposer", "scripted",
                             "--script", str(script2), "--max-attempts", "1", "--json"))
@@ -319,25 +340,26 @@ def test_interactive_hire_then_a_composite_build_of_the_hired_tool(
     output = json.loads(kernel.artifacts.read(kernel.tree.get(root)["output_artifact_id"]))
     assert output["content"] == "4"
 
-    # A composite: a build whose output chains registered script tools.
+    # A composite: a build whose output chains registered script tools (a goal of
+    # another kind, so the graph's record does not route it to the counter directly).
     build = [
-        _needs("report the word*", "word_report", "gives a number"),
+        _needs("audit paragraph*", "word_report", "gives a number"),
         {"operation": "identify_constraints", "goal": "build tool: word_report",
          "output": {"required_capabilities": ["generate_code"], "constraints": []}},
         {"operation": "resolve", "goal": "build tool: word_report", "output": {
             "artifact_type": "tool_plan", "format": "tool_plan",
             "content": json.dumps({"steps": ["resolver:word-counter"]})}},
         s.leaf("build tool: word_report", True),
-        {**s.judge("report the word*", "gives a number", True, 0.9), "repeat": True},
-        {**s.leaf("report the word*", True), "repeat": True},
+        {**s.judge("audit paragraph*", "gives a number", True, 0.9), "repeat": True},
+        {**s.leaf("audit paragraph*", True), "repeat": True},
     ]
-    kernel2, root2 = _start(initialised_graph, tmp_path, "Report the word count of this",
-                            build, "composite")
+    kernel2, root2 = _start(initialised_graph, tmp_path,
+                            "Audit paragraph length for the style guide", build, "composite")
     assert solve(kernel2, root2).status == "resolved"
     tool = _resolver(initialised_graph, "word_report")
     assert ("COMPOSED_OF", "resolver:word-counter") in _edges(initialised_graph, tool["id"])
     output = json.loads(kernel2.artifacts.read(kernel2.tree.get(root2)["output_artifact_id"]))
-    assert output["content"] == "6"  # the chain ran
+    assert output["content"] == "7"  # the chain ran
 
 
 def test_a_run_with_a_hire_answer_replays_identically(initialised_graph: GraphStore,
