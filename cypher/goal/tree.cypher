@@ -6,5 +6,6 @@ RETURN g.id AS id, g.parent_id AS parent_id, g.depth AS depth, g.seq AS seq,
        g.sigma_path AS sigma_path, g.cost_allocated AS cost_allocated,
        g.cost_spent AS cost_spent, g.cost_granted AS cost_granted,
        g.cost_refunded AS cost_refunded, g.time_allocated AS time_allocated,
-       g.time_spent AS time_spent, coalesce(g.stale, false) AS stale
+       g.time_spent AS time_spent, coalesce(g.stale, false) AS stale,
+       coalesce(g.attempt_count, 0) AS attempt_count, g.builds_capability AS builds_capability
 ORDER BY g.depth, g.seq, g.id

@@ -10,6 +10,7 @@ from ulid import ULID
 from kernel.core.envelopes import ConstraintSpec, Provenance
 from kernel.core.ledger import load_entries
 from kernel.core.summary import summary_hash
+from kernel.kg.context import StepHistory
 from kernel.settings import KernelSettings
 from kernel.solve.dispatch import solve
 from kernel.solve.kernel import Kernel
@@ -94,6 +95,15 @@ def test_decomposition_honours_dependencies(initialised_graph: GraphStore,
     weights = [kernel.budget.ledger_totals(c.id)["cost_allocated"] for c in
                (docs, announce, support)]
     assert weights[1] == 2 * weights[0] == 2 * weights[2]
+    # the boot query a later goal of this pattern reads at step 8
+    past = kernel.history.decompositions(kernel.tree.get(root)["pattern_id"], "goal:later")
+    assert [(d.goal_id, d.status) for d in past] == [(root, "resolved")]
+    assert [(c.summary, c.after) for c in past[0].children] == [
+        ("launch part: write the docs", []),
+        ("launch part: announce it", ["launch part: write the docs"]),
+        ("launch part: brief support", ["launch part: announce it"])]
+    assert "launch part: announce it (after launch part: write the docs)" in \
+        StepHistory(decompositions=past).block(PLAN, 3000)
 
 
 def test_low_path_confidence_gates_and_backtracks(initialised_graph: GraphStore,

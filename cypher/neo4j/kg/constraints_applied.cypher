@@ -1,6 +1,7 @@
 // mode: read
 // Boot query (step 2): the constraints selected for goals whose patterns are near a
 // summary embedding (before identification the goal has no signature to filter by),
+// grouped by title (one line per kind of constraint, however its parameters varied),
 // most used first. Similarity is Neo4j's cosine score, (1 + cos) / 2.
 CALL db.index.vector.queryNodes('goal_pattern_embedding', $candidates, $vector)
 YIELD node, score
@@ -9,7 +10,8 @@ WHERE similarity >= $threshold
 MATCH (g:Goal)-[:INSTANCE_OF]->(node)
 MATCH (g)-[h:HAS_CONSTRAINT]->(c:Constraint)
 WHERE h.role = 'selected'
-WITH c, count(DISTINCT g) AS goals, max(similarity) AS similarity
-RETURN c.id AS id, c.title AS title, c.type AS type, c.domain AS domain, goals, similarity
+WITH c.title AS title, c.type AS type, c.domain AS domain, min(c.id) AS id,
+     count(DISTINCT g) AS goals, max(similarity) AS similarity
+RETURN id, title, type, domain, goals, similarity
 ORDER BY goals DESC, similarity DESC, id
 LIMIT $k

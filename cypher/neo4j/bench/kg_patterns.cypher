@@ -1,0 +1,6 @@
+// mode: write
+// Benchmark (kernel bench kg): synthetic goal patterns with their embeddings.
+UNWIND $rows AS row
+CREATE (p:GoalPattern {id: row.id, summary: row.summary, caption: row.summary,
+                       signature: row.signature, embedding: row.vector})
+RETURN count(p) AS merged

@@ -1,0 +1,132 @@
+"""The flywheel experiment: the same related goals, solved twice in one graph.
+
+Both passes use the same scripted proposals, so every difference between them is the
+knowledge graph's doing: learned routing, tools built or hired in the first pass found
+again, history in the prompts. Per pass it counts model calls and their cost, retries
+(attempts after a goal's first), builds, and the questions put to a person. A person's
+answers come from the experiment file (the tool files they would hand over).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from kernel.core.envelopes import ConstraintSpec, Provenance
+from kernel.core.ledger import load_entries
+from kernel.errors import ConfigError
+from kernel.solve.dispatch import solve
+from kernel.solve.hire import list_requests, record_answer
+from kernel.solve.kernel import SolveConfig
+from kernel.solve.session import resume
+from kernel.solve.start import start
+from kernel.solve.tools import load_tool_file
+from kernel.store.base import GraphStore
+from resolvers.human import HireAnswer
+from resolvers.sandbox.runner import default_workspace_root
+from resolvers.scripted import ScriptedProposer
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "seeds" / "examples" / "flywheel"
+
+
+class _Goal(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    goal: str
+    constraints: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class Experiment(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    version: int = Field(ge=1, le=1)
+    budget_usd: float = Field(gt=0)
+    time_seconds: float = Field(gt=0)
+    max_attempts: int = Field(ge=1)
+    answers: dict[str, str] = Field(default_factory=dict)
+    goals: list[_Goal] = Field(min_length=1)
+
+
+def load_experiment(path: Path) -> Experiment:
+    try:
+        return Experiment.model_validate(yaml.safe_load(path.read_text()))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path}: cannot read the experiment: {exc}") from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ConfigError(f"{path}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+
+
+@dataclass
+class PassFigures:
+    number: int
+    goals: int = 0
+    resolved: int = 0
+    model_calls: int = 0
+    model_cost_usd: float = 0.0
+    retries: int = 0
+    builds: list[str] = field(default_factory=list)  # capabilities built
+    hire_requests: list[str] = field(default_factory=list)  # fingerprints asked
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"pass": self.number, "goals": self.goals, "resolved": self.resolved,
+                "model_calls": self.model_calls, "model_cost_usd": round(self.model_cost_usd, 4),
+                "retries": self.retries, "builds": len(self.builds),
+                "hire_requests": len(self.hire_requests),
+                "built": sorted(self.builds), "asked": sorted(self.hire_requests)}
+
+
+def _core(specs: list[dict[str, Any]]) -> list[ConstraintSpec]:
+    return [ConstraintSpec(provenance=Provenance(source="human"), **spec) for spec in specs]
+
+
+def run_experiment(store: GraphStore, folder: Path = EXAMPLE) -> list[PassFigures]:
+    """Both passes, in ``store`` (a graph the caller provides: scratch, normally)."""
+    experiment = load_experiment(folder / "goals.yaml")
+    script = folder / "script.yaml"
+    passes = []
+    with tempfile.TemporaryDirectory() as tmp:
+        data_dir = Path(tmp)
+        for number in (1, 2):
+            figures = PassFigures(number)
+            for goal in experiment.goals:
+                _solve_one(store, experiment, folder, goal, script, data_dir, figures)
+            passes.append(figures)
+    return passes
+
+
+def _solve_one(store: GraphStore, experiment: Experiment, folder: Path, goal: _Goal,
+               script: Path, data_dir: Path, figures: PassFigures) -> None:
+    proposer = ScriptedProposer.from_file(script)
+    asked_before = {r["id"] for r in list_requests(store)}
+    kernel, root = start(store, goal.goal, _core(goal.constraints), experiment.budget_usd,
+                         experiment.time_seconds, proposer, data_dir, default_workspace_root(),
+                         SolveConfig(), experiment.max_attempts)
+    outcome = solve(kernel, root)
+    while outcome.waiting_on:  # a person answers from the experiment's tool files
+        for request_id in outcome.waiting_on:
+            request = store.run("hire/get", {"id": request_id})[0]["request"]
+            tag = request["capability_tag"]
+            if tag not in experiment.answers:
+                raise ConfigError(f"the experiment has no answer for capability '{tag}': add "
+                                  f"it under 'answers' in {folder / 'goals.yaml'}")
+            tool = load_tool_file(folder / experiment.answers[tag])
+            record_answer(store, request_id, HireAnswer(kind="resolver", tool=tool))
+        outcome = resume(store, kernel.run.run_id, data_dir, proposer=proposer)
+    figures.goals += 1
+    figures.resolved += outcome.status == "resolved"
+    for entry in load_entries(store, kernel.run.run_id)[2]:
+        if entry.kind == "proposal" and entry.source == proposer.source:
+            figures.model_calls += 1
+            figures.model_cost_usd += float(entry.data()["response"]["cost_usd"])
+    for node in store.run("goal/tree", {"run_id": kernel.run.run_id}):
+        figures.retries += max(int(node.get("attempt_count") or 0) - 1, 0)
+        if node.get("builds_capability"):
+            figures.builds.append(node["builds_capability"])
+    figures.hire_requests += [r["fingerprint"] for r in list_requests(store)
+                              if r["id"] not in asked_before]
