@@ -124,8 +124,11 @@ def test_the_prompt_block_is_the_graph_content_recorded_with_its_proposal(
     rows = StepHistory.model_validate(observed.data()["rows"])
     block = fed.data()["context"]
     assert block == rows.block(TOP_ROWS, 3000)
-    assert block.splitlines()[0] == f'[RESOLUTION HISTORY for goal: "{TOP_ROWS}"]'
-    assert "  - violated_prints_exactly_the_rows_asked_for (2 occurrences)" in block
+    assert block == "\n".join([  # as docs/knowledge-graph.md shows it
+        f'[RESOLUTION HISTORY for goal: "{TOP_ROWS}"]',
+        "Known failure modes for this kind of goal:",
+        "  - violated_prints_exactly_the_rows_asked_for (2 occurrences)",
+        "[END RESOLUTION HISTORY]"])
     # the rows are what the graph held: the boot query agrees with them
     pattern = _pattern(store, second)
     live = {f.id: f.occurrences for f in flywheel.history.failure_modes(pattern)}
