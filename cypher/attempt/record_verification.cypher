@@ -2,7 +2,7 @@
 // Attaches a verification to the attempt and the goal; on SAT the selected constraints
 // become resolved, on UNSAT resolved ones are cleared and the failure mode is linked.
 // The resolver that made the attempt SUCCEEDED_ON or FAILED_ON the goal's pattern (one
-// edge per attempt, with sigma_v, cost, time and modality), and its usage statistics
+// edge per attempt, with sigma_v, cost, time, modality and input constraint signature), and its usage statistics
 // and quality move with the outcome: executability is the smoothed pass rate,
 // completeness the smoothed mean sigma_v (each starts at the 0.5 prior).
 MATCH (run:Run {id: $run_id}), (a:Attempt {id: $attempt_id})-[:FOR]->(g:Goal)
@@ -33,11 +33,12 @@ FOREACH (x IN CASE WHEN r IS NULL THEN [] ELSE [r] END |
       x.q_completeness = (qc * (n + 1) + $sigma_v) / (n + 2))
 FOREACH (_ IN CASE WHEN r IS NULL OR p IS NULL OR $verdict <> 'SAT' THEN [] ELSE [1] END |
   CREATE (r)-[:SUCCEEDED_ON {id: a.id, sigma_v: $sigma_v, cost: coalesce(a.cost, 0),
-                             time: coalesce(a.time, 0), modality: g.modality}]->(p))
+                             time: coalesce(a.time, 0), modality: g.modality,
+                             input_signature: p.signature}]->(p))
 FOREACH (_ IN CASE WHEN r IS NULL OR p IS NULL OR $verdict = 'SAT' THEN [] ELSE [1] END |
   CREATE (r)-[:FAILED_ON {id: a.id, sigma_v: $sigma_v, cost: coalesce(a.cost, 0),
                           time: coalesce(a.time, 0), modality: g.modality,
-                          failure_mode: $failure_mode}]->(p))
+                          input_signature: p.signature, failure_mode: $failure_mode}]->(p))
 WITH DISTINCT a, g
 OPTIONAL MATCH (g)-[:HAS_CONSTRAINT {id: 'selected'}]->(c:Constraint)
 WHERE $verdict = 'SAT'

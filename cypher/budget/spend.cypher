@@ -1,7 +1,7 @@
 // mode: write
 // Records what a call cost, in the same commit as what it paid for: with $attempt_id
 // it pays for that attempt (and, with $output_artifact_id, records the attempt's
-// output on the attempt and the goal). An overrun beyond the goal's remaining budget
+// output on the attempt and the goal; the attempt and the resolver PRODUCED it). An overrun beyond the goal's remaining budget
 // is drawn from its parent when the parent can cover it; otherwise the goal is marked
 // over budget.
 MATCH (run:Run {id: $run_id}), (g:Goal {id: $goal_id})
@@ -9,15 +9,16 @@ WHERE run.seq = $seq
 OPTIONAL MATCH (g)-[:CHILD_OF]->(p:Goal)
 OPTIONAL MATCH (a:Attempt {id: $attempt_id})-[:FOR]->(g)
 OPTIONAL MATCH (out:Artifact {id: $output_artifact_id})
-WITH run, g, p, a, out,
+OPTIONAL MATCH (r:Resolver {id: $resolver_id})
+WITH run, g, p, a, out, r,
      g.cost_allocated + g.cost_refunded - g.cost_spent - g.cost_granted AS cost_left,
      g.time_allocated + g.time_refunded - g.time_spent - g.time_granted AS time_left
 WHERE ($attempt_id IS NULL OR a IS NOT NULL)
   AND ($output_artifact_id IS NULL OR (a IS NOT NULL AND out IS NOT NULL))
-WITH run, g, p, a, out,
+WITH run, g, p, a, out, r,
      CASE WHEN $cost > cost_left THEN $cost - cost_left ELSE 0 END AS cost_over,
      CASE WHEN $time > time_left THEN $time - time_left ELSE 0 END AS time_over
-WITH run, g, p, a, out, cost_over, time_over,
+WITH run, g, p, a, out, r, cost_over, time_over,
      (cost_over > 0 OR time_over > 0) AS overrun,
      p IS NOT NULL
      AND p.cost_allocated + p.cost_refunded - p.cost_spent - p.cost_granted >= cost_over
@@ -35,6 +36,8 @@ FOREACH (x IN CASE WHEN a IS NULL THEN [] ELSE [a] END |
 FOREACH (x IN CASE WHEN out IS NULL THEN [] ELSE [out] END |
   SET a.output_artifact_id = x.id, g.output_artifact_id = x.id
   MERGE (a)-[:PRODUCED]->(x))
+FOREACH (x IN CASE WHEN out IS NULL OR r IS NULL THEN [] ELSE [out] END |
+  MERGE (r)-[:PRODUCED]->(x))
 FOREACH (_ IN CASE WHEN overrun AND parent_covers THEN [1] ELSE [] END |
   SET g.cost_allocated = g.cost_allocated + cost_over,
       g.time_allocated = g.time_allocated + time_over,

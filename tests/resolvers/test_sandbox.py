@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -95,11 +96,16 @@ def test_the_api_key_never_reaches_the_command(sandbox: Sandbox,
     assert result.dropped_env == ["ANTHROPIC_API_KEY"]
 
 
+def _accept_until_closed(server: socket.socket) -> None:
+    with contextlib.suppress(OSError):  # closing the server ends the wait
+        server.accept()
+
+
 @needs_isolation
 def test_a_network_connection_fails(sandbox: Sandbox) -> None:
     server = socket.create_server(("127.0.0.1", 0))
     port = server.getsockname()[1]
-    threading.Thread(target=lambda: server.accept(), daemon=True).start()
+    threading.Thread(target=_accept_until_closed, args=(server,), daemon=True).start()
     try:
         result = sandbox.run(cmd("python3", "-c",
                                  f"import socket; socket.create_connection(('127.0.0.1', {port}),"

@@ -138,3 +138,7 @@ def test_the_knowledge_graph_edges_are_written_with_each_step(
     failed = next(p for t, to, p in edges("Resolver", ["resolver:claude-code-0"])
                   if t == "FAILED_ON")
     assert failed["cost"] > 0 and failed["modality"] == "text"
+    assert failed["input_signature"] == '[["semantic", "quality"]]'
+    produced = {to for t, to, _ in edges("Resolver", ["resolver:claude-code-0"])
+                if t == "PRODUCED"}
+    assert produced == {a.output_artifact_id for a in attempts}
