@@ -141,9 +141,11 @@ def select_resolver(k: Kernel, goal_id: str) -> list[str]:
                   if c.id != SELF_MODEL]
     past, context = kg_context.block(k, goal, "route")
     # Learned routing: a tool that solved goals of this kind is a candidate even when
-    # its capability tags do not name what identification asked for.
+    # its capability tags do not name what identification asked for (unless it has
+    # already failed on this very goal).
+    failed_here = {a.resolver_id for a in k.attempts.of_goal(goal_id) if a.verdict == "UNSAT"}
     proven = {o.resolver_id for o in past.resolver_outcomes if o.successes > 0} - \
-        {c.id for c in candidates} - {SELF_MODEL}
+        {c.id for c in candidates} - failed_here - {SELF_MODEL}
     if proven:
         candidates += [c for c in k.registry.candidates([], goal["modality"]) if c.id in proven]
     if not candidates:  # step 10: find, build or hire a tool for it
