@@ -160,6 +160,20 @@ def test_tree_and_runs_show_a_run(kernel: Kernel, data_dir: Path) -> None:
     assert code == 2 and "kernel runs" in message
 
 
+def test_writing_benches_need_an_empty_scratch_neo4j_database(
+        kernel: Kernel, initialised_graph: object) -> None:
+    from kernel.cli.bench import require_empty, scratch_database
+    for command in ("core", "solve", "kg", "flywheel"):
+        code, message = kernel("--graph", "neo4j://127.0.0.1:9", "bench", command, ok=False)
+        assert code == 2 and "?database=scratch" in message, command
+    code, message = kernel("--graph", "neo4j://127.0.0.1:9?database=system", "bench", "kg",
+                           ok=False)
+    assert code == 2 and "scratch database" in message
+    assert scratch_database("bench1", "runs") == "bench1"
+    with pytest.raises(KernelError, match=r"holds \d+ nodes; .* give it an empty one"):
+        require_empty(initialised_graph, "bench1")  # type: ignore[arg-type]
+
+
 def test_bench_core_prints_figures(kernel: Kernel) -> None:
     _, out = kernel("bench", "core", "--repeats", "3", "--goals", "300")
     for figure in ("state transition", "budget record", "dependency check",

@@ -46,12 +46,10 @@ def core_bench(
     """Per-operation cost of a state transition, a budget record and a dependency check,
     and the cost of ordering a 10,000-goal tree (topological order, critical path).
 
-    Embedded: a scratch graph, deleted afterwards. Neo4j: refused unless the graph is
-    a scratch database (it writes runs it does not remove)."""
-    if settings_of(ctx).target().backend != "embedded":
-        raise KernelError("'kernel bench core' writes benchmark runs; run it on the embedded "
-                          "store (or a scratch Neo4j database via --graph neo4j://...?database=)")
-    _run_bench(ctx, "core benchmark", lambda store: bench_core(store, repeats, goals))
+    Embedded: a scratch graph, deleted afterwards. Neo4j: only an empty scratch
+    database named in the URI (``neo4j://host:7687?database=scratch``), emptied afterwards."""
+    _run_bench(ctx, "core benchmark", lambda store: bench_core(store, repeats, goals),
+               writes="benchmark runs")
 
 
 @app.command("solve")
@@ -61,13 +59,11 @@ def solve_bench(
         "--goals", help="tree sizes (repeatable); default 1000 and 10000")] = None,
 ) -> None:
     """Kernel overhead per dispatch step and wall time of scripted runs of 1,000 and
-    10,000 goals (a scratch graph on the embedded store)."""
-    if settings_of(ctx).target().backend != "embedded":
-        raise KernelError("'kernel bench solve' writes benchmark runs; run it on the embedded "
-                          "store")
+    10,000 goals (a scratch graph on the embedded store, or an empty scratch Neo4j
+    database named in the URI)."""
     for size in goals or [1000, 10_000]:
         _run_bench(ctx, f"SOLVE benchmark, {size} goals",
-                   lambda store, size=size: bench_solve(store, size))
+                   lambda store, size=size: bench_solve(store, size), writes="benchmark runs")
 
 
 @app.command("kg")
@@ -80,13 +76,11 @@ def kg_bench(
 ) -> None:
     """p50/p95 latency of each boot query and of a top-10 vector search on a synthetic
     graph (100,000 attempts, 10,000 goal patterns, 1,000 resolvers by default), in a
-    scratch graph on the embedded store."""
-    if settings_of(ctx).target().backend != "embedded":
-        raise KernelError("'kernel bench kg' writes a synthetic graph; run it on the embedded "
-                          "store")
+    scratch graph on the embedded store (or an empty scratch Neo4j database)."""
     shape = Shape(attempts=attempts, patterns=patterns, resolvers=resolvers, samples=samples)
     _run_bench(ctx, f"knowledge-graph benchmark: {attempts:,} attempts, {patterns:,} "
-                    f"patterns, {resolvers:,} resolvers", lambda store: bench_kg(store, shape))
+                    f"patterns, {resolvers:,} resolvers", lambda store: bench_kg(store, shape),
+               writes="a synthetic graph")
 
 
 @app.command("flywheel")
@@ -97,9 +91,7 @@ def flywheel_bench(
     """The flywheel experiment: twenty related goals solved twice in one scratch graph
     with the same scripted proposals; per pass, model calls, cost, retries, builds and
     questions put to a person (seeds/examples/flywheel)."""
-    if settings_of(ctx).target().backend != "embedded":
-        raise KernelError("'kernel bench flywheel' writes runs; run it on the embedded store")
-    passes = _in_scratch(ctx, run_experiment)[0]
+    passes = _in_scratch(ctx, run_experiment, writes="runs")[0]
     rows = [p.as_dict() for p in passes]
     if as_json:
         typer.echo(json.dumps(rows, indent=1))
@@ -110,30 +102,66 @@ def flywheel_bench(
                 [[k.replace("_", " "), str(rows[0][k]), str(rows[1][k])] for k in keys])
 
 
-def _in_scratch(ctx: typer.Context, measure: Callable[[GraphStore], T]) -> tuple[T, str]:
-    """Run ``measure`` in a scratch graph on the embedded store (deleted afterwards) or on
-    the Neo4j graph in use; returns its result and a line naming the backend."""
+DEFAULT_DATABASES = frozenset({"neo4j", "system"})
+
+
+def scratch_database(database: str | None, command_writes: str) -> str:
+    """The Neo4j database a writing benchmark may use: one named explicitly in the URI and
+    not a default one, because the benchmark empties it afterwards."""
+    if database is None or database.lower() in DEFAULT_DATABASES:
+        raise KernelError(
+            f"this benchmark writes {command_writes} and empties the database afterwards, so on "
+            "Neo4j it needs a scratch database named in the URI, e.g. "
+            "--graph 'neo4j://localhost:7687?database=scratch' (create it with "
+            "CREATE DATABASE scratch), or run it on the embedded store")
+    return database
+
+
+def require_empty(store: GraphStore, database: str) -> None:
+    """Refuse a scratch database that already holds nodes: emptying it would lose them."""
+    nodes = sum(int(r["nodes"]) for r in store.run("admin/count_by_label"))
+    if nodes:
+        raise KernelError(f"database {database!r} holds {nodes:,} nodes; a writing benchmark "
+                          "empties its database afterwards, so give it an empty one")
+
+
+def _in_scratch(ctx: typer.Context, measure: Callable[[GraphStore], T],
+                writes: str | None = None) -> tuple[T, str]:
+    """Run ``measure`` in a scratch graph and return its result and a line naming the backend.
+
+    Embedded: a ``-bench`` graph beside the user's, deleted afterwards. Neo4j: the graph in
+    use when the benchmark writes nothing of its own (``writes`` is None); otherwise an empty
+    scratch database named in the URI, emptied afterwards.
+    """
     settings = settings_of(ctx)
     target = settings.target()
-    if target.backend == "embedded":
+    embedded = target.backend == "embedded"
+    scratch = embedded or writes is not None
+    if embedded:
         settings = settings.model_copy(update={"graph_name": f"{settings.graph_name}-bench"})
+    elif writes is not None:
+        scratch_database(target.database, writes)
     store = open_store(settings)
     try:
+        if not embedded and writes is not None:
+            require_empty(store, str(target.database))
         init_schema(store)
-        result = measure(store)
-        info = store.describe()
+        try:
+            result = measure(store)
+            info = store.describe()
+        finally:
+            if scratch:
+                store.drop_all()
     finally:
-        if target.backend == "embedded":
-            store.drop_all()
         store.close()
-    detail = f"fsync={settings.embedded_fsync}" if target.backend == "embedded" else ""
+    detail = f"fsync={settings.embedded_fsync}" if embedded else ""
     return result, f"backend: {info['backend']} {detail}"
 
 
-def _run_bench(ctx: typer.Context, title: str,
-               measure: Callable[[GraphStore], list[Figure]]) -> None:
+def _run_bench(ctx: typer.Context, title: str, measure: Callable[[GraphStore], list[Figure]],
+               writes: str | None = None) -> None:
     """Run a benchmark in a scratch graph and print its figures."""
-    figures, backend = _in_scratch(ctx, measure)
+    figures, backend = _in_scratch(ctx, measure, writes)
     out.print(backend)
     print_table(title, ["figure", "value", "unit"],
                 [[f.name, f"{f.value:,.2f}", f.unit] for f in figures])
