@@ -102,13 +102,10 @@ def flywheel_bench(
                 [[k.replace("_", " "), str(rows[0][k]), str(rows[1][k])] for k in keys])
 
 
-DEFAULT_DATABASES = frozenset({"neo4j", "system"})
-
-
 def scratch_database(database: str | None, command_writes: str) -> str:
-    """The Neo4j database a writing benchmark may use: one named explicitly in the URI and
-    not a default one, because the benchmark empties it afterwards."""
-    if database is None or database.lower() in DEFAULT_DATABASES:
+    """The Neo4j database a writing benchmark may use: one named explicitly in the URI (never
+    ``system``), so that emptying it afterwards is what the user asked for."""
+    if database is None or database.lower() == "system":
         raise KernelError(
             f"this benchmark writes {command_writes} and empties the database afterwards, so on "
             "Neo4j it needs a scratch database named in the URI, e.g. "
