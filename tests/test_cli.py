@@ -214,10 +214,13 @@ def test_solve_replay_and_resume_from_the_cli(kernel: Kernel, tmp_path: Path) ->
     from tests.solve.test_paths import ESSAY, direct_leaf
 
     script = s.write(tmp_path / "essay.yaml", direct_leaf())
-    _, out = kernel("solve", ESSAY, "-c", "logic:cost:cost_usd <= 5", "--proposer", "scripted",
-                    "--script", str(script), "--budget", "1", "--json")
+    code, out = kernel("solve", ESSAY, "-c", "logic:cost:cost_usd <= 5", "--proposer",
+                       "scripted", "--script", str(script), "--budget", "1", "--json", ok=False)
     outcome = json.loads(out)
-    assert outcome["status"] == "infeasible"  # two eligible constraints, no scripted selection
+    assert code == 1 and outcome["status"] == "infeasible"  # no scripted selection
+    assert [r["reasons"] for r in outcome["refusals"]] == [["NO_PROPOSALS"]]
+    code, out = kernel("resume", outcome["run"], ok=False)  # nothing changed: refused again
+    assert code == 1 and "refused" in out and "to proceed" in out
     _, out = kernel("solve", ESSAY, "--proposer", "scripted", "--script", str(script), "--json")
     outcome = json.loads(out)
     assert (outcome["status"], outcome["sigma_system"]) == ("resolved", 0.9)
@@ -251,6 +254,9 @@ def test_solve_replay_and_resume_from_the_cli(kernel: Kernel, tmp_path: Path) ->
     assert code == 2 and "ANTHROPIC_API_KEY" in message and "--proposer scripted" in message
     code, message = kernel("solve", ESSAY, "-c", "cost under five", ok=False)
     assert code == 2 and "TYPE[:DOMAIN]:TEXT" in message
+    code, message = kernel("solve", ESSAY, "-c", "logic:cost:cost_usd <=", ok=False)
+    assert code == 2 and "cannot parse 'cost_usd <='" in message and "cost_usd <= 5" in message
+    assert json.loads(kernel("runs", "--json")[1]) == runs  # nothing was stored
 
 
 def test_bench_solve_prints_figures(kernel: Kernel) -> None:

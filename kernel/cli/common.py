@@ -53,3 +53,16 @@ def _cell(value: Any) -> str:
     if isinstance(value, dict | list):
         return json.dumps(value, sort_keys=True)
     return "" if value is None else str(value)
+
+
+def run_refusals(store: GraphStore, run_id: str) -> list[dict[str, Any]]:
+    """A run's refusals, newest first: which goal stopped, why, and what would unblock it."""
+    refusals = [json.loads(r["content"]) for r in store.run("run/refusals", {"run_id": run_id})]
+    return [{"goal": r["goal_id"], "reasons": r["reasons"], "detail": r["detail"],
+             "to_proceed": r["to_proceed"]} for r in refusals]
+
+
+def print_refusals(refusals: list[dict[str, Any]]) -> None:
+    for refusal in refusals:
+        out.print(f"[red]refused[/] {refusal['goal']}: {', '.join(refusal['reasons'])}: "
+                  f"{refusal['detail']}\n  to proceed: {refusal['to_proceed'][0]}")

@@ -10,7 +10,15 @@ from typing import Annotated, Any
 import typer
 from rich.live import Live
 
-from kernel.cli.common import out, print_json, run_id_arg, settings_of, store_of
+from kernel.cli.common import (
+    out,
+    print_json,
+    print_refusals,
+    run_id_arg,
+    run_refusals,
+    settings_of,
+    store_of,
+)
 from kernel.cli.tree import render_tree
 from kernel.core.envelopes import ConstraintSpec, ConstraintType, Provenance
 from kernel.core.summary import summary_hash
@@ -25,7 +33,11 @@ CONSTRAINT_HELP = ("TYPE[:DOMAIN]:TEXT, e.g. 'logic:cost:cost_usd <= 5' (an arit
                    "expression is checked by Z3) or 'semantic:usability:errors are helpful'")
 
 
+COMPARISONS = ("<", ">", "==", "!=")
+
+
 def parse_constraint(text: str) -> ConstraintSpec:
+    """One ``--constraint``: a logic constraint given as a comparison is checked by Z3."""
     parts = [p.strip() for p in text.split(":", 2)]
     if len(parts) < 2 or parts[0] not in ("logic", "semantic") or not parts[-1]:
         raise ConfigError(f"--constraint {text!r} is not {CONSTRAINT_HELP}")
@@ -36,8 +48,12 @@ def parse_constraint(text: str) -> ConstraintSpec:
         try:
             arith.parse(title)
             payload = {"check": "arith", "expr": title}
-        except arith.ExpressionError:
-            payload = {}
+        except arith.ExpressionError as exc:
+            # Prose ("all tests pass") is a logic constraint checked by tests; a comparison
+            # that does not parse is a typo the user should hear about now, not after a run.
+            if any(op in title for op in COMPARISONS):
+                raise ConfigError(f"--constraint {text!r}: {exc}; write a comparison such as "
+                                  "'cost_usd <= 5' or 'latency_ms < 200'") from None
     return ConstraintSpec(type=ConstraintType(kind), domain=domain, title=title, payload=payload,
                           provenance=Provenance(source="human"))
 
@@ -86,17 +102,26 @@ def _prompt(interactive: bool, view: _LiveTree | None) -> Callable[[dict], Any] 
     return ask
 
 
-def report(store: GraphStore, outcome: Outcome, as_json: bool) -> None:
+# Exit codes of solve and resume, so scripts can tell the outcomes apart.
+EXIT_RESOLVED, EXIT_REFUSED, EXIT_UNFINISHED = 0, 1, 3
+
+
+def report(store: GraphStore, outcome: Outcome, as_json: bool) -> int:
+    """Print the run's outcome (and, when it did not resolve, why) and return the exit code."""
     digest = summary_hash(store, outcome.run_id)
     root = store.run("goal/get", {"goal_id": outcome.root_id})[0]["goal"]
+    resolved = outcome.status == "resolved"
+    unfinished = not resolved and bool(outcome.waiting_on or outcome.stopped)
+    refusals = [] if resolved or unfinished else run_refusals(store, outcome.run_id)
     data = {"run": outcome.run_id, "root": outcome.root_id, "status": outcome.status,
             "sigma_system": outcome.sigma_system, "steps": outcome.steps,
             "stopped": outcome.stopped, "summary_hash": digest,
             "final_artifact": root.get("final_artifact_id"),
-            "waiting_on": list(outcome.waiting_on)}
+            "waiting_on": list(outcome.waiting_on), "refusals": refusals}
+    code = EXIT_RESOLVED if resolved else EXIT_UNFINISHED if unfinished else EXIT_REFUSED
     if as_json:
         print_json(data)
-        return
+        return code
     out.print(f"run {outcome.run_id}: {outcome.status}"
               + (f", σ_system={outcome.sigma_system:.2f}" if outcome.sigma_system is not None
                  else "") + (f" (stopped: {outcome.stopped})" if outcome.stopped else ""))
@@ -105,7 +130,11 @@ def report(store: GraphStore, outcome: Outcome, as_json: bool) -> None:
     for request_id in outcome.waiting_on:
         out.print(f"parked: waiting on {request_id} (kernel hire list; kernel hire answer "
                   f"{request_id} ...)")
+    if outcome.stopped:
+        out.print(f"continue with: kernel resume {outcome.run_id}")
+    print_refusals(refusals)
     out.print(f"summary hash {digest}")
+    return code
 
 
 def solve_command(
@@ -123,7 +152,10 @@ def solve_command(
         help="ask HIRE questions in the terminal instead of parking the goal")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print the outcome as JSON")] = False,
 ) -> None:
-    """Solve GOAL: constraints, resolvers, verification, decomposition, until done or refused."""
+    """Solve GOAL: constraints, resolvers, verification, decomposition, until done or refused.
+
+    Exit code: 0 resolved, 1 refused (infeasible, gated), 3 unfinished and resumable
+    (waiting on a person, or stopped by the wall-time cap)."""
     if budget <= 0 or time_limit <= 0:
         raise ConfigError("--budget and --time must be positive")
     core = [parse_constraint(c) for c in constraint or []]
@@ -142,7 +174,8 @@ def solve_command(
         finally:
             if view:
                 view.stop()
-        report(store, outcome, as_json)
+        code = report(store, outcome, as_json)
+    raise typer.Exit(code)
 
 
 def resume_command(
@@ -152,13 +185,16 @@ def resume_command(
         help="ask HIRE questions in the terminal instead of parking the goal")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print the outcome as JSON")] = False,
 ) -> None:
-    """Continue a run that stopped (a crash, a cap, a parked HIRE) from its committed state."""
+    """Continue a run that stopped (a crash, a cap, a parked HIRE) from its committed state.
+
+    Exit code: as for ``kernel solve``."""
     run_id = run_id_arg(run_id)
     settings = settings_of(ctx)
     with store_of(ctx) as store:
         outcome = resume(store, run_id, settings.data_dir,
                          human_prompt=_prompt(interactive, None))
-        report(store, outcome, as_json)
+        code = report(store, outcome, as_json)
+    raise typer.Exit(code)
 
 
 def replay_command(

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 import typer
 
-from kernel.cli.common import out, print_json, print_table, run_id_arg, store_of
+from kernel.cli.common import (
+    out,
+    print_json,
+    print_refusals,
+    print_table,
+    run_id_arg,
+    run_refusals,
+    store_of,
+)
 from kernel.core.run import Run
 from kernel.core.summary import summary_hash
 from kernel.core.units import micros_to_usd, ms_to_seconds
@@ -48,8 +55,6 @@ def _run_status(ctx: typer.Context, run_id: str, as_json: bool) -> None:
         root_id = store.run("run/get", {"run_id": run_id})[0]["root_id"]
         root = store.run("goal/get", {"goal_id": root_id})[0]["goal"] if root_id else {}
         goals = store.run("goal/tree", {"run_id": run_id})
-        refusals = [json.loads(r["content"]) for r in store.run("run/refusals",
-                                                                 {"run_id": run_id})]
         data = {
             "run": run_id, "goal": root.get("summary"), "status": root.get("status"),
             "sigma_system": root.get("sigma_system") if root.get("status") == "resolved"
@@ -61,8 +66,7 @@ def _run_status(ctx: typer.Context, run_id: str, as_json: bool) -> None:
             "budget_usd": micros_to_usd(root.get("cost_allocated", 0)),
             "spent_seconds": ms_to_seconds(sum(g["time_spent"] or 0 for g in goals)),
             "commits": run.seq, "proposals": run.proposals,
-            "refusals": [{"goal": r["goal_id"], "reasons": r["reasons"], "detail": r["detail"],
-                          "to_proceed": r["to_proceed"]} for r in refusals],
+            "refusals": run_refusals(store, run_id),
             "summary_hash": summary_hash(store, run_id),
         }
     if as_json:
@@ -74,7 +78,5 @@ def _run_status(ctx: typer.Context, run_id: str, as_json: bool) -> None:
     out.print(f"goals: {data['goals']}; spent ${data['spent_usd']:.4f} of "
               f"${data['budget_usd']:.2f}, {data['spent_seconds']:.1f}s; "
               f"{data['commits']} commits, {data['proposals']} proposals")
-    for refusal in data["refusals"]:
-        out.print(f"[red]refused[/] {refusal['goal']}: {', '.join(refusal['reasons'])}: "
-                  f"{refusal['detail']}\n  to proceed: {refusal['to_proceed'][0]}")
+    print_refusals(data["refusals"])
     out.print(f"summary hash {data['summary_hash']}")

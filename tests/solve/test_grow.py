@@ -182,11 +182,11 @@ def test_a_failed_build_is_not_tried_again(initialised_graph: GraphStore,
     assert len(list_requests(initialised_graph, ["requested"])) == 1
 
 
-def _cli(data_dir: Path, graph: GraphStore, *args: str) -> str:
+def _cli(data_dir: Path, graph: GraphStore, *args: str, code: int = 0) -> str:
     env = {"KERNEL_DATA_DIR": str(data_dir), "KERNEL_GRAPH_NAME": graph.describe()["graph"],
            "COLUMNS": "200"}
     result = CliRunner().invoke(app, list(args), env=env, catch_exceptions=False)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == code, result.output
     return result.output
 
 
@@ -209,7 +209,7 @@ def test_hire_parks_is_answered_from_the_cli_and_is_never_asked_again(
     script = s.write(tmp_path / "thermal.yaml", _thermal_entries("measure the*"))
     out = _cli(data_dir, initialised_graph, "solve", "Measure the PCB temperature",
                "--proposer", "scripted", "--script", str(script), "--max-attempts", "1",
-               "--json")
+               "--json", code=3)  # unfinished: waiting on a person
     parked = json.loads(out)
     assert parked["status"] == "pending" and len(parked["waiting_on"]) == 1
     request_id = parked["waiting_on"][0]
