@@ -133,21 +133,21 @@ def _in_scratch(ctx: typer.Context, measure: Callable[[GraphStore], T],
     settings = settings_of(ctx)
     target = settings.target()
     embedded = target.backend == "embedded"
-    scratch = embedded or writes is not None
+    neo4j_scratch = not embedded and writes is not None
     if embedded:
         settings = settings.model_copy(update={"graph_name": f"{settings.graph_name}-bench"})
-    elif writes is not None:
-        scratch_database(target.database, writes)
+    if neo4j_scratch:
+        scratch_database(target.database, str(writes))
     store = open_store(settings)
     try:
-        if not embedded and writes is not None:
+        if neo4j_scratch:
             require_empty(store, str(target.database))
         init_schema(store)
         try:
             result = measure(store)
             info = store.describe()
         finally:
-            if scratch:
+            if embedded or neo4j_scratch:
                 store.drop_all()
     finally:
         store.close()
