@@ -28,6 +28,7 @@ class RefusalReason(StrEnum):
     INVALID_PROPOSAL = "INVALID_PROPOSAL"
     SUBGOAL_INFEASIBLE = "SUBGOAL_INFEASIBLE"
     NO_FEASIBLE_REPAIR = "NO_FEASIBLE_REPAIR"
+    PARTS_VIOLATE_CONSTRAINT = "PARTS_VIOLATE_CONSTRAINT"
 
 
 REMEDIES: dict[RefusalReason, str] = {
@@ -63,6 +64,10 @@ REMEDIES: dict[RefusalReason, str] = {
     RefusalReason.INVALID_PROPOSAL:
         "the proposal for {operation} was unusable ({failure}): fix the script entry, or "
         "check the model's output in the ledger (kernel ledger export)",
+    RefusalReason.PARTS_VIOLATE_CONSTRAINT:
+        "every part is resolved but together they violate {constraints}, still after {count} "
+        "re-decompositions: relax the constraint, or raise the budget of the parts that "
+        "drive it (the violation trace names the facts)",
     RefusalReason.SUBGOAL_INFEASIBLE:
         "subgoal(s) {children} could not be resolved: see their own refusals, fix what they "
         "name, then 'kernel resume {run_id}'",

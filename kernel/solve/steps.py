@@ -28,7 +28,7 @@ from kernel.core.state_machine import Status
 from kernel.kg import context as kg_context
 from kernel.kg.routing import route
 from kernel.refusal import RefusalReason, refuse
-from kernel.solve import consistency
+from kernel.solve import composite, consistency
 from kernel.solve.assemble import assemble
 from kernel.solve.gate import CLAUDE_ID, Denied, amount, ask
 from kernel.solve.grow import grow
@@ -344,8 +344,9 @@ def _stagnant(k: Kernel, history: list) -> bool:
 def decompose(k: Kernel, goal_id: str) -> list[str]:
     goal = k.tree.get(goal_id)
     _, context = kg_context.block(k, goal, "decompose")
+    feedback = {"feedback": json.loads(goal["feedback"])} if goal.get("feedback") else {}
     proposal = ask(k, goal_id, _request(goal, "decompose", _constraints(k, goal_id, "selected"),
-                                        context))
+                                        context, **feedback))
     if isinstance(proposal, Denied):
         return escalate(k, goal, proposal)
     plan: models.Decomposition = proposal.output  # type: ignore[assignment]
@@ -397,9 +398,13 @@ def _acyclic_edges(k: Kernel, goal_id: str, plan: models.Decomposition,
 
 # -- composite resolution and backtracking -------------------------------------------------
 def compose(k: Kernel, goal_id: str) -> list[str]:
-    """All children resolved: the decomposed goal is resolved (the root only after the
-    global consistency check, with its assembled artifact)."""
+    """All children resolved: the decomposed goal is resolved once its arithmetic
+    constraints hold over its parts (the root only after the global consistency check,
+    with its assembled artifact)."""
     goal = k.tree.get(goal_id)
+    again = composite.check(k, goal)
+    if again is not None:
+        return again
     if not goal.get("parent_id"):
         again = consistency.check(k, goal)
         return again if again is not None else assemble(k, goal)

@@ -1,7 +1,9 @@
 """Step 6, VERIFY: one check per selected constraint; sigma_v = min over them.
 
 * logic, ``{"check": "arith", "expr": ...}``: decided by Z3 over the facts the kernel
-  knows (the output's metrics, what the goal spent); sigma = 1.0;
+  knows (the output's metrics, what the goal spent, and the same metrics as
+  ``sum_``/``max_``/``min_`` over its parts, which for a goal not yet decomposed is its
+  own output; see composite.py for the check over real parts); sigma = 1.0;
 * logic, ``{"check": "test", "tests": [...]}``: the output's code and tests run in the
   sandbox (codex-tools-0, a recorded proposal); the constraint holds when its tests
   pass (all tests when it names none); sigma = 1.0;
@@ -15,7 +17,9 @@
 from __future__ import annotations
 
 import json
+import math
 import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kernel.core.envelopes import Check, Constraint, ConstraintType, Verification
@@ -37,10 +41,11 @@ def verify(k: Kernel, goal: dict[str, Any], constraints: list[Constraint],
                   and c.payload.get("check") == "arith"]
     tested = [c for c in constraints if c.type == ConstraintType.LOGIC
               and c.payload.get("check") == "test"]
-    facts = {**output.metrics, "cost_usd": micros_to_usd(goal["cost_spent"]),
+    facts = {**part_facts([output.metrics]), **output.metrics,
+             "cost_usd": micros_to_usd(goal["cost_spent"]),
              "seconds": ms_to_seconds(goal["time_spent"])}
     for constraint in arithmetic:
-        checks[constraint.id] = _arith_check(constraint, facts)
+        checks[constraint.id] = arith_check(constraint, facts)
     for constraint in constraints:
         if constraint.type == ConstraintType.LOGIC and \
                 constraint.payload.get("check") == "tool_contract":
@@ -65,7 +70,20 @@ def verify(k: Kernel, goal: dict[str, Any], constraints: list[Constraint],
                                f"distance from convergence {failed}")
 
 
-def _arith_check(constraint: Constraint, facts: dict[str, float]) -> Check:
+def part_facts(parts: Sequence[Mapping[str, float]]) -> dict[str, float]:
+    """``parts`` and, for each metric every part reports, its ``sum_``, ``max_`` and ``min_``
+    (a metric some part leaves out has no total: a check naming it fails, saying so)."""
+    facts: dict[str, float] = {"parts": len(parts)}
+    names = set.intersection(*(set(p) for p in parts)) if parts else set()
+    for name in sorted(names):
+        values = [float(p[name]) for p in parts]
+        facts |= {f"sum_{name}": math.fsum(values), f"max_{name}": max(values),
+                  f"min_{name}": min(values)}
+    return facts
+
+
+def arith_check(constraint: Constraint, facts: Mapping[str, float]) -> Check:
+    """Decide an arithmetic constraint with Z3; a missing fact fails it with a repair hint."""
     expression = str(constraint.payload.get("expr", ""))
     try:
         holds, detail = arith.check(expression, facts)

@@ -1,0 +1,110 @@
+"""A decomposed goal's arithmetic constraints, decided again over its parts (Z3, sigma 1.0).
+
+Each part met its own constraints; none of them sees the whole. Children inherit their
+parent's constraints as already met (B6), so a budget like ``cost_usd <= 5`` or a total
+like ``sum_latency_ms <= 500`` is only true of the goal once its parts are added up.
+When the last child resolves, the goal's arithmetic constraints are checked with facts
+about its subtree:
+
+* ``cost_usd``, ``seconds``: what the goal and everything below it spent, superseded
+  attempts included (that money was spent on this goal);
+* ``parts`` and ``sum_<m>``, ``max_<m>``, ``min_<m>``: over the metrics the solution's
+  leaves report (the live leaves below it; build subgoals made tools, not parts);
+* any other name: the goal's own output metrics, as when it was verified.
+
+A violation reopens the goal with the violation trace as its feedback (its subtree is
+invalidated, history kept), within the contradiction budget; past it, the goal is refused.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernel.core.envelopes import Check, ConstraintType
+from kernel.core.state_machine import Status
+from kernel.core.units import micros_to_usd, ms_to_seconds
+from kernel.refusal import RefusalReason, refuse
+from kernel.solve.kernel import Kernel
+from kernel.solve.verify import arith_check, part_facts
+from resolvers.claude import models
+
+S = Status
+
+
+def check(k: Kernel, goal: dict[str, Any]) -> list[str] | None:
+    """None when the goal's arithmetic constraints hold over its parts; otherwise the
+    goals to run next (the reopened goal, or the parent of a refused one)."""
+    selected = k.constraints.get_many(k.constraints.roles(goal["id"])["selected"])
+    arithmetic = [c for c in selected if c.type == ConstraintType.LOGIC
+                  and c.payload.get("check") == "arith"]
+    if not arithmetic:
+        return None
+    facts, missing = subtree_facts(k, goal)
+    checks = [arith_check(c, facts) for c in arithmetic]
+    failed = [c for c in checks if not c.passed]
+    k.log.decision(goal["id"], "composite_check", candidates=[c.id for c in arithmetic],
+                   chosen="UNSAT" if failed else "SAT",
+                   rationale=f"{len(checks) - len(failed)}/{len(checks)} arithmetic "
+                             f"constraints hold over {int(facts['parts'])} parts",
+                   checks=[c.model_dump(mode="json") for c in checks])
+    if not failed:
+        return None
+    return _violated(k, goal, failed, {c.id: c.title for c in arithmetic}, missing)
+
+
+def subtree_facts(k: Kernel, goal: dict[str, Any]) -> tuple[dict[str, float], dict[str, list]]:
+    """The facts above, and for each metric some leaves report and others do not, the
+    leaves that leave it out (it then has no total)."""
+    rows = k.store.run("goal/subtree_parts", {"goal_id": goal["id"]})
+    live = _live_solution(rows, goal["id"])
+    parents = {r["parent_id"] for r in rows if r["id"] in live}
+    leaves = [r for r in rows if r["id"] in live - parents - {goal["id"]}]
+    metrics = {r["id"]: _metrics(k, r["output_artifact_id"]) for r in leaves}
+    own = _metrics(k, goal.get("output_artifact_id"))
+    names = sorted({n for m in metrics.values() for n in m})
+    missing = {n: sorted(i for i, m in metrics.items() if n not in m) for n in names}
+    facts = {**own, **part_facts([metrics[r["id"]] for r in leaves]),
+             "cost_usd": micros_to_usd(sum(int(r["cost_spent"] or 0) for r in rows)),
+             "seconds": ms_to_seconds(sum(int(r["time_spent"] or 0) for r in rows))}
+    return facts, {n: ids for n, ids in missing.items() if ids}
+
+
+def _live_solution(rows: list[dict[str, Any]], goal_id: str) -> set[str]:
+    """Ids of the goal and its live descendants that are not build subgoals or below one."""
+    children: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        children.setdefault(row["parent_id"], []).append(row)
+    live, frontier = {goal_id}, [goal_id]
+    while frontier:
+        for child in children.get(frontier.pop(), []):
+            if not child["stale"] and child["purpose"] != "build":
+                live.add(child["id"])
+                frontier.append(child["id"])
+    return live
+
+
+def _metrics(k: Kernel, artifact_id: str | None) -> dict[str, float]:
+    if not artifact_id:
+        return {}
+    return models.ResolutionOutput.model_validate_json(k.artifacts.read(artifact_id)).metrics
+
+
+def _violated(k: Kernel, goal: dict[str, Any], failed: list[Check], titles: dict[str, str],
+              missing: dict[str, list]) -> list[str]:
+    names = ", ".join(sorted(titles[c.constraint_id] for c in failed))
+    trace = [c.model_dump(mode="json") for c in failed]
+    reopened = int(goal.get("reopened") or 0)
+    if reopened >= k.config.max_reopens:
+        report = refuse(k.ledger, goal["id"], RefusalReason.PARTS_VIOLATE_CONSTRAINT,
+                        f"its parts together violate {names}: {trace}", constraints=names,
+                        count=str(reopened))
+        k.tree.transition(goal["id"], S.INFEASIBLE)
+        k.log.flow(goal["id"], f"infeasible: {report.to_proceed[0]}")
+        return [goal["parent_id"]] if goal.get("parent_id") else []
+    invalidated = k.tree.reopen(goal["id"], S.SELECTING_RESOLVER, {
+        "reopened": reopened + 1,
+        "feedback": {"summary": f"the parts together violate {names}", "violations": trace,
+                     "metrics_not_reported_by": missing}})
+    k.log.flow(goal["id"], f"reopened: the parts together violate {names}; "
+                           f"{invalidated} goals invalidated")
+    return [goal["id"]]
