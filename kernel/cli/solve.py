@@ -30,7 +30,8 @@ from kernel.solve.session import make_proposer, replay, resume, start_and_solve
 from kernel.store.base import GraphStore
 
 CONSTRAINT_HELP = ("TYPE[:DOMAIN]:TEXT, e.g. 'logic:cost:cost_usd <= 5' (an arithmetic "
-                   "expression is checked by Z3) or 'semantic:usability:errors are helpful'")
+                   "expression is checked by Z3; sum_M, max_M, min_M total a metric M over "
+                   "the goal's parts) or 'semantic:usability:errors are helpful'")
 
 
 COMPARISONS = ("<", ">", "==", "!=")
