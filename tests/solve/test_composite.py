@@ -14,8 +14,10 @@ from hypothesis import strategies as st
 from kernel.core.envelopes import ConstraintSpec, ConstraintType, Provenance
 from kernel.core.ledger import load_entries
 from kernel.refusal import RefusalReason
+from kernel.settings import KernelSettings
 from kernel.solve.dispatch import solve
 from kernel.solve.kernel import SolveConfig
+from kernel.solve.session import replay
 from kernel.solve.start import start
 from kernel.solve.verify import part_facts
 from kernel.store import GraphStore
@@ -107,7 +109,8 @@ def _decisions(kernel: Any, name: str) -> list[dict[str, Any]]:
 
 
 def test_parts_that_together_break_a_total_reopen_the_goal(initialised_graph: GraphStore,
-                                                            tmp_path: Path) -> None:
+                                                            tmp_path: Path,
+                                                            data_dir: Path) -> None:
     kernel, root, proposer = _start(initialised_graph, tmp_path, pipeline_entries())
     outcome = solve(kernel, root)
     assert outcome.status == "resolved"
@@ -132,6 +135,10 @@ def test_parts_that_together_break_a_total_reopen_the_goal(initialised_graph: Gr
     first_ask, second_ask = proposer.asked
     assert "feedback" not in first_ask
     assert second_ask["feedback"]["violations"][0]["detail"]["facts"] == {"sum_latency_ms": 600}
+    # the reopening is part of the committed state: a replay reaches it again
+    settings = KernelSettings(data_dir=data_dir, graph_name=initialised_graph.describe()["graph"])
+    result = replay(settings, kernel.run.run_id)
+    assert result.divergence is None and result.identical
 
 
 def test_past_the_contradiction_budget_the_goal_is_refused(initialised_graph: GraphStore,
