@@ -20,12 +20,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.core.envelopes import Check, ConstraintType
+from kernel.core.envelopes import Check
 from kernel.core.state_machine import Status
 from kernel.core.units import micros_to_usd, ms_to_seconds
 from kernel.refusal import RefusalReason, refuse
 from kernel.solve.kernel import Kernel
-from kernel.solve.verify import arith_check, part_facts
+from kernel.solve.verify import arith_check, is_arithmetic, part_facts
 from resolvers.claude import models
 
 S = Status
@@ -35,8 +35,7 @@ def check(k: Kernel, goal: dict[str, Any]) -> list[str] | None:
     """None when the goal's arithmetic constraints hold over its parts; otherwise the
     goals to run next (the reopened goal, or the parent of a refused one)."""
     selected = k.constraints.get_many(k.constraints.roles(goal["id"])["selected"])
-    arithmetic = [c for c in selected if c.type == ConstraintType.LOGIC
-                  and c.payload.get("check") == "arith"]
+    arithmetic = [c for c in selected if is_arithmetic(c)]
     if not arithmetic:
         return None
     facts, missing = subtree_facts(k, goal)

@@ -37,8 +37,7 @@ def verify(k: Kernel, goal: dict[str, Any], constraints: list[Constraint],
            output: ResolutionOutput) -> Verification | Denied:
     checks: dict[str, Check] = {}
     judged: list[Constraint] = []
-    arithmetic = [c for c in constraints if c.type == ConstraintType.LOGIC
-                  and c.payload.get("check") == "arith"]
+    arithmetic = [c for c in constraints if is_arithmetic(c)]
     tested = [c for c in constraints if c.type == ConstraintType.LOGIC
               and c.payload.get("check") == "test"]
     facts = {**part_facts([output.metrics]), **output.metrics,
@@ -68,6 +67,10 @@ def verify(k: Kernel, goal: dict[str, Any], constraints: list[Constraint],
     return Verification.from_checks(
         ordered, trace_summary=f"{len(ordered) - failed}/{len(ordered)} checks passed; "
                                f"distance from convergence {failed}")
+
+
+def is_arithmetic(constraint: Constraint) -> bool:
+    return constraint.type == ConstraintType.LOGIC and constraint.payload.get("check") == "arith"
 
 
 def part_facts(parts: Sequence[Mapping[str, float]]) -> dict[str, float]:
