@@ -1,13 +1,36 @@
 // mode: write
 // Backtracking: reopens a goal and invalidates its subtree. Descendants lose their
 // outputs, verification, resolved constraints, confidence and dependencies and go
-// back to pending (marked stale); their attempts and logs stay.
+// back to pending (marked stale); their attempts and logs stay. What each descendant
+// had not spent goes back to the reopened goal (a refund event charged to it and drawn
+// from the descendant), so its next decomposition has it to allocate.
 MATCH (run:Run {id: $run_id}), (u:Goal {id: $goal_id})
 WHERE run.seq = $seq AND u.status IN $from_states
 SET run.seq = $seq + 1, run.proposals = $proposals, u.status = $to, u += $changes
 WITH u
 OPTIONAL MATCH (w:Goal)-[:CHILD_OF*1..]->(u)
 WITH u, collect(DISTINCT w) AS subtree
+WITH u, subtree,
+     [w IN subtree | CASE
+        WHEN w.cost_allocated + w.cost_refunded - w.cost_spent - w.cost_granted > 0
+        THEN w.cost_allocated + w.cost_refunded - w.cost_spent - w.cost_granted ELSE 0 END]
+       AS cost_left,
+     [w IN subtree | CASE
+        WHEN w.time_allocated + w.time_refunded - w.time_spent - w.time_granted > 0
+        THEN w.time_allocated + w.time_refunded - w.time_spent - w.time_granted ELSE 0 END]
+       AS time_left
+SET u.cost_refunded = u.cost_refunded + reduce(s = 0, x IN cost_left | s + x),
+    u.time_refunded = u.time_refunded + reduce(s = 0, x IN time_left | s + x)
+FOREACH (i IN [i IN range(0, size(subtree) - 1) WHERE cost_left[i] > 0 OR time_left[i] > 0] |
+  FOREACH (w IN [subtree[i]] |
+    CREATE (e:BudgetEvent {id: $event_id + ':' + w.id, kind: 'refund', goal_id: u.id,
+                           source_id: w.id, cost: cost_left[i], time: time_left[i],
+                           seq: $seq, description: 'unspent budget of an invalidated subgoal',
+                           caption: 'refund ' + toString(cost_left[i])})
+    CREATE (e)-[:CHARGED_TO]->(u)
+    CREATE (e)-[:DRAWN_FROM]->(w)
+    SET w.cost_granted = w.cost_granted + cost_left[i],
+        w.time_granted = w.time_granted + time_left[i]))
 FOREACH (w IN subtree |
   SET w.status = 'pending', w.stale = true, w.invalidated_at_seq = $seq,
       w.output_artifact_id = null, w.verification = null, w.sigma_v = null,

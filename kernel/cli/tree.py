@@ -19,7 +19,8 @@ def _sigma(value: float | None) -> str:
 
 def _label(goal: dict[str, Any]) -> str:
     spent = micros_to_usd(goal["cost_spent"] or 0)
-    allocated = micros_to_usd((goal["cost_allocated"] or 0) + (goal["cost_refunded"] or 0))
+    # what the goal was given (budget its own subgoals gave back is not more budget)
+    allocated = micros_to_usd(goal["cost_allocated"] or 0)
     seconds = ms_to_seconds(goal["time_spent"] or 0)
     time_allocated = ms_to_seconds(goal["time_allocated"] or 0)
     stale = " [dim](stale)[/]" if goal["stale"] else ""

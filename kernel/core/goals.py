@@ -167,13 +167,14 @@ class GoalTree:
 
     def reopen(self, goal_id: str, target: Status,
                changes: Mapping[str, Any] | None = None) -> int:
-        """Backtrack to this goal: reopen it, invalidate its subtree; returns how many
-        descendants were invalidated (their attempts and logs are kept)."""
+        """Backtrack to this goal: reopen it, invalidate its subtree and take back what the
+        subtree had not spent; returns how many descendants were invalidated (their
+        attempts and logs are kept)."""
         current = self.status(goal_id)
         check_reopen(current, target)
         rows = self.run.commit("goal/reopen", {
             "goal_id": goal_id, "from_states": [current.value], "to": target.value,
-            "changes": step_changes(changes),
+            "changes": step_changes(changes), "event_id": self.run.new_id("budget", "reclaim"),
         }, what=f"reopen {goal_id}")
         return int(rows[0]["invalidated"])
 

@@ -135,6 +135,21 @@ def test_parts_that_together_break_a_total_reopen_the_goal(initialised_graph: Gr
     first_ask, second_ask = proposer.asked
     assert "feedback" not in first_ask
     assert second_ask["feedback"]["violations"][0]["detail"]["facts"] == {"sum_latency_ms": 600}
+    # what the superseded stages had not spent went back to the goal, by ledger events
+    # the caches agree with, and the second round was allocated from it
+    budget = kernel.budget
+    old = [g["id"] for g in goals if g["stale"]]
+    new = [g["id"] for g in goals if not g["stale"] and g["id"] != root]
+    given = budget.ledger_totals(old[0])["cost_allocated"]
+    assert all(budget.remaining(g).cost == 0 for g in old)
+    totals = budget.ledger_totals(root)
+    assert totals["cost_refunded"] == totals["cache_cost_refunded"] == sum(
+        budget.ledger_totals(g)["cost_allocated"] - budget.ledger_totals(g)["cost_spent"]
+        for g in old)
+    for goal_id in [root, *old, *new]:
+        row = budget.ledger_totals(goal_id)
+        assert all(row[key] == row[f"cache_{key}"] for key in row if not key.startswith("cache_"))
+    assert budget.ledger_totals(new[0])["cost_allocated"] > 0.9 * given
     # the reopening is part of the committed state: a replay reaches it again
     settings = KernelSettings(data_dir=data_dir, graph_name=initialised_graph.describe()["graph"])
     result = replay(settings, kernel.run.run_id)
@@ -167,3 +182,24 @@ def test_part_totals_match_an_independent_computation(values: list[float]) -> No
     assert facts["sum_m"] == pytest.approx(math.fsum(values))
     assert (facts["max_m"], facts["min_m"], facts["parts"]) == (max(values), min(values),
                                                                 len(values))
+
+
+def test_the_shipped_pipeline_example_runs_from_the_cli(initialised_graph: GraphStore,
+                                                        data_dir: Path) -> None:
+    from typer.testing import CliRunner
+
+    from kernel.cli.app import app
+
+    env = {"KERNEL_DATA_DIR": str(data_dir),
+           "KERNEL_GRAPH_NAME": initialised_graph.describe()["graph"]}
+    script = Path(__file__).parents[2] / "seeds" / "examples" / "ingest-pipeline.script.yaml"
+    result = CliRunner().invoke(app, [
+        "solve", "Design a three-stage ingest pipeline for the nightly orders export",
+        "-c", "logic:latency:sum_latency_ms <= 500", "-c", "logic:cost:cost_usd <= 2",
+        "--proposer", "scripted", "--script", str(script), "--json"], env=env)
+    assert result.exit_code == 0, result.output
+    outcome = json.loads(result.output)
+    assert (outcome["status"], outcome["sigma_system"]) == ("resolved", 0.9)
+    goals = initialised_graph.run("goal/tree", {"run_id": outcome["run"]})
+    assert sorted(g["summary"] for g in goals if g["stale"]) == [
+        "stage: extract", "stage: load", "stage: transform"]
