@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Annotated
 
 import typer
@@ -60,8 +61,7 @@ def _run_status(ctx: typer.Context, run_id: str, as_json: bool) -> None:
             "sigma_system": root.get("sigma_system") if root.get("status") == "resolved"
             else None,
             "final_artifact": root.get("final_artifact_id"),
-            "goals": {s: sum(1 for g in goals if g["status"] == s and not g["stale"])
-                      for s in sorted({g["status"] for g in goals})},
+            "goals": _goal_counts(goals),
             "spent_usd": micros_to_usd(sum(g["cost_spent"] or 0 for g in goals)),
             "budget_usd": micros_to_usd(root.get("cost_allocated", 0)),
             "spent_seconds": ms_to_seconds(sum(g["time_spent"] or 0 for g in goals)),
@@ -80,3 +80,10 @@ def _run_status(ctx: typer.Context, run_id: str, as_json: bool) -> None:
               f"{data['commits']} commits, {data['proposals']} proposals")
     print_refusals(data["refusals"])
     out.print(f"summary hash {data['summary_hash']}")
+
+
+def _goal_counts(goals: list[dict]) -> dict[str, int]:
+    """Live goals by status, and how many were superseded by a reopening (``stale``)."""
+    counts = Counter(g["status"] for g in goals if not g["stale"])
+    stale = sum(1 for g in goals if g["stale"])
+    return dict(sorted(counts.items())) | ({"stale": stale} if stale else {})

@@ -203,3 +203,5 @@ def test_the_shipped_pipeline_example_runs_from_the_cli(initialised_graph: Graph
     goals = initialised_graph.run("goal/tree", {"run_id": outcome["run"]})
     assert sorted(g["summary"] for g in goals if g["stale"]) == [
         "stage: extract", "stage: load", "stage: transform"]
+    status = CliRunner().invoke(app, ["status", outcome["run"], "--json"], env=env)
+    assert json.loads(status.output)["goals"] == {"resolved": 4, "stale": 3}
