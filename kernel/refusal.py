@@ -66,7 +66,7 @@ REMEDIES: dict[RefusalReason, str] = {
         "check the model's output in the ledger (kernel ledger export)",
     RefusalReason.PARTS_VIOLATE_CONSTRAINT:
         "every part is resolved but together they violate {constraints}, still after {count} "
-        "re-decompositions: relax the constraint, or raise the budget of the parts that "
+        "reopenings: relax the constraint, or raise the budget of the parts that "
         "drive it (the violation trace names the facts)",
     RefusalReason.SUBGOAL_INFEASIBLE:
         "subgoal(s) {children} could not be resolved: see their own refusals, fix what they "
