@@ -23,7 +23,7 @@ from typing import Any
 from kernel.core.envelopes import Check
 from kernel.core.state_machine import Status
 from kernel.core.units import micros_to_usd, ms_to_seconds
-from kernel.refusal import RefusalReason, refuse
+from kernel.refusal import RefusalReason
 from kernel.solve.kernel import Kernel
 from kernel.solve.verify import arith_check, is_arithmetic, part_facts
 from resolvers.claude import models
@@ -94,12 +94,9 @@ def _violated(k: Kernel, goal: dict[str, Any], failed: list[Check], titles: dict
     trace = [c.model_dump(mode="json") for c in failed]
     reopened = int(goal.get("reopened") or 0)
     if reopened >= k.config.max_reopens:
-        report = refuse(k.ledger, goal["id"], RefusalReason.PARTS_VIOLATE_CONSTRAINT,
-                        f"its parts together violate {names}: {trace}", constraints=names,
-                        count=str(reopened))
-        k.tree.transition(goal["id"], S.INFEASIBLE)
-        k.log.flow(goal["id"], f"infeasible: {report.to_proceed[0]}")
-        return [goal["parent_id"]] if goal.get("parent_id") else []
+        return k.refuse_goal(goal, RefusalReason.PARTS_VIOLATE_CONSTRAINT,
+                             f"its parts together violate {names}: {trace}",
+                             constraints=names, count=str(reopened))
     invalidated = k.tree.reopen(goal["id"], S.SELECTING_RESOLVER, {
         "reopened": reopened + 1,
         "feedback": {"summary": f"the parts together violate {names}", "violations": trace,

@@ -82,10 +82,10 @@ def _step(k: Kernel, goal_id: str) -> list[str]:
     try:
         return HANDLERS[action](k, goal_id)
     except NoProposalError as exc:
-        return _refuse(k, goal, RefusalReason.NO_PROPOSALS, str(exc),
+        return k.refuse_goal(goal, RefusalReason.NO_PROPOSALS, str(exc),
                        operation=exc.operation or action.value, goal=goal["summary"])
     except PermanentError as exc:
-        return _refuse(k, goal, RefusalReason.INVALID_PROPOSAL, f"{action.value}: {exc}",
+        return k.refuse_goal(goal, RefusalReason.INVALID_PROPOSAL, f"{action.value}: {exc}",
                        operation=action.value, failure=exc.failure_mode)
 
 
@@ -96,16 +96,9 @@ def _waiting_on_children(k: Kernel, goal: dict) -> list[str]:
         return steps.compose(k, goal["id"])
     if S.INFEASIBLE.value in statuses and not statuses - FINISHED:
         blocked = [c["id"] for c in children if c["status"] == S.INFEASIBLE.value]
-        return _refuse(k, goal, RefusalReason.SUBGOAL_INFEASIBLE,
+        return k.refuse_goal(goal, RefusalReason.SUBGOAL_INFEASIBLE,
                        f"children {blocked} are infeasible", children=", ".join(blocked))
     return []
-
-
-def _refuse(k: Kernel, row: dict, reason: RefusalReason, detail: str, **facts: str) -> list[str]:
-    report = refuse(k.ledger, row["id"], reason, detail, **facts)
-    k.tree.transition(row["id"], S.INFEASIBLE)
-    k.log.flow(row["id"], f"infeasible: {report.to_proceed[0]}")
-    return [row["parent_id"]] if row.get("parent_id") else []
 
 
 def _outcome(k: Kernel, root_id: str, count: int, stopped: str | None = None) -> Outcome:

@@ -62,14 +62,14 @@ def hire(k: Kernel, goal: dict[str, Any], gap: dict[str, Any], reason: str,
     existing = rows[0]["request"] if rows else None
     tried = {a.resolver_id for a in k.attempts.of_goal(goal["id"])}
     if existing and existing["status"] == "declined":
-        return _refuse(k, goal, RefusalReason.HIRE_DECLINED,
+        return k.refuse_goal(goal, RefusalReason.HIRE_DECLINED,
                        f"{existing['id']} for '{gap['capability_tag']}' was declined before; "
                        "the same request is never asked twice", capability=gap["capability_tag"])
     if existing and existing["status"] == "delivered":
         delivered = existing.get("resolver_id")
         if delivered and delivered not in tried:
             return _hand_over(k, goal, delivered, gap)
-        return _refuse(k, goal, RefusalReason.ATTEMPTS_EXHAUSTED,
+        return k.refuse_goal(goal, RefusalReason.ATTEMPTS_EXHAUSTED,
                        f"{existing['id']} was answered before and the answer did not satisfy "
                        "this goal; the same request is never asked twice",
                        attempts=str(goal["attempt_count"]),
@@ -192,14 +192,6 @@ def resume_changes(k: Kernel, goal: dict[str, Any], gap: dict[str, Any],
     if gap["capability_tag"] != BUDGET_TAG:
         changes["required_capabilities"] = [gap["capability_tag"]]
     return changes
-
-
-def _refuse(k: Kernel, goal: dict[str, Any], reason: RefusalReason, detail: str,
-            **facts: str) -> list[str]:
-    report = refuse(k.ledger, goal["id"], reason, detail, **facts)
-    k.tree.transition(goal["id"], S.INFEASIBLE)
-    k.log.flow(goal["id"], f"infeasible: {report.to_proceed[0]}")
-    return [goal["parent_id"]] if goal.get("parent_id") else []
 
 
 class HireAnswerError(KernelError):

@@ -20,9 +20,11 @@ from kernel.core.ledger import Ledger, LedgerEntry
 from kernel.core.logs import TieredLog
 from kernel.core.registry import Registry
 from kernel.core.run import Run
+from kernel.core.state_machine import Status
 from kernel.kg.history import History
 from kernel.kg.patterns import Patterns
 from kernel.proposals import Proposals, Proposer
+from kernel.refusal import RefusalReason, refuse
 from resolvers.sandbox.policy import Constitution
 
 
@@ -86,3 +88,12 @@ class Kernel:
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
+
+    def refuse_goal(self, goal: dict[str, Any], reason: RefusalReason, detail: str, /,
+                    **facts: str) -> list[str]:
+        """Record a refusal for the goal, mark it infeasible and wake its parent; returns
+        the goals to run next."""
+        report = refuse(self.ledger, goal["id"], reason, detail, **facts)
+        self.tree.transition(goal["id"], Status.INFEASIBLE)
+        self.log.flow(goal["id"], f"infeasible: {report.to_proceed[0]}")
+        return [goal["parent_id"]] if goal.get("parent_id") else []
