@@ -11,14 +11,13 @@ WITH u
 OPTIONAL MATCH (w:Goal)-[:CHILD_OF*1..]->(u)
 WITH u, collect(DISTINCT w) AS subtree
 WITH u, subtree,
-     [w IN subtree | CASE
-        WHEN w.cost_allocated + w.cost_refunded - w.cost_spent - w.cost_granted > 0
-        THEN w.cost_allocated + w.cost_refunded - w.cost_spent - w.cost_granted ELSE 0 END]
-       AS cost_left,
-     [w IN subtree | CASE
-        WHEN w.time_allocated + w.time_refunded - w.time_spent - w.time_granted > 0
-        THEN w.time_allocated + w.time_refunded - w.time_spent - w.time_granted ELSE 0 END]
-       AS time_left
+     [w IN subtree | w.cost_allocated + w.cost_refunded - w.cost_spent - w.cost_granted]
+       AS cost_raw,
+     [w IN subtree | w.time_allocated + w.time_refunded - w.time_spent - w.time_granted]
+       AS time_raw
+WITH u, subtree,
+     [x IN cost_raw | CASE WHEN x > 0 THEN x ELSE 0 END] AS cost_left,
+     [x IN time_raw | CASE WHEN x > 0 THEN x ELSE 0 END] AS time_left
 SET u.cost_refunded = u.cost_refunded + reduce(s = 0, x IN cost_left | s + x),
     u.time_refunded = u.time_refunded + reduce(s = 0, x IN time_left | s + x)
 FOREACH (i IN [i IN range(0, size(subtree) - 1) WHERE cost_left[i] > 0 OR time_left[i] > 0] |
