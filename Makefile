@@ -46,7 +46,7 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff check .
 
 test: $(BIN)/.installed tests/cypher_lint/node_modules/.installed chromium lint
-	KERNEL_CHECK_QUERY_COVERAGE=1 $(BIN)/python -m pytest
+	KERNEL_CHECK_QUERY_COVERAGE=1 KERNEL_REQUIRE_SANDBOX=1 $(BIN)/python -m pytest
 
 bench: $(BIN)/.installed
 	$(BIN)/kernel bench store

@@ -2,7 +2,9 @@
 
 Every command goes through the Constitution first; a refused command returns its reason
 code and never runs. Files to write into the workspace come with the request, so the
-resolver never needs a shell.
+resolver never needs a shell. Test files named under ``tests`` run with the kernel's own
+pytest launcher, and their verdicts come from its report. The workspace is removed once
+the request is answered: what it produced is in the result.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ COST_PER_INVOCATION = 0.01
 
 
 class CodexTools:
-    """payload: ``{"files": {relative path: text}, "commands": [argv, ...]}``."""
+    """payload: ``{"files": {relative path: text}, "commands": [argv, ...],
+    "tests": [test file, ...]}`` (commands run first, then the tests, if any)."""
 
     id = RESOLVER_ID
 
@@ -32,6 +35,19 @@ class CodexTools:
 
     def resolve(self, request: ResolveRequest) -> Resolution:
         start = time.perf_counter()
+        try:
+            results = self._run(request)
+        finally:
+            self.sandbox.remove()
+        commands = max(len(results), 1)
+        return Resolution(
+            output={"results": results, "passed": all(r["ran"] and r["reason"] is None
+                                                      and r["exit_code"] == 0 for r in results)},
+            cost_usd=COST_PER_INVOCATION * commands, seconds=time.perf_counter() - start,
+            metadata={"workspace": str(self.sandbox.workspace)})
+
+    def _run(self, request: ResolveRequest) -> list[dict]:
+        self.sandbox.workspace.mkdir(mode=0o700, parents=True, exist_ok=True)
         for relative, text in sorted(request.payload.get("files", {}).items()):
             self._write(relative, text)
         results = []
@@ -39,13 +55,12 @@ class CodexTools:
             result = self.sandbox.run(CommandRequest(argv=list(argv)))
             results.append({"argv": list(argv), **result.model_dump(mode="json")})
             if not result.ran:
-                break
-        commands = max(len(results), 1)
-        return Resolution(
-            output={"results": results, "passed": all(r["ran"] and r["reason"] is None
-                                                      and r["exit_code"] == 0 for r in results)},
-            cost_usd=COST_PER_INVOCATION * commands, seconds=time.perf_counter() - start,
-            metadata={"workspace": str(self.sandbox.workspace)})
+                return results
+        tests = [str(t) for t in request.payload.get("tests", [])]
+        if tests:
+            result = self.sandbox.run_tests(tests)
+            results.append({"argv": ["pytest", *tests], **result.model_dump(mode="json")})
+        return results
 
     def _write(self, relative: str, text: str) -> None:
         target = (self.sandbox.workspace / relative).resolve()

@@ -264,7 +264,12 @@ def verify_step(k: Kernel, goal_id: str) -> list[str]:
 
 
 def _failure_slug(failed: list, titles: dict[str, str]) -> str:
-    """A readable, stable failure mode: the titles of the violated constraints."""
+    """A readable, stable failure mode: a cause a check diagnosed itself (a forged or
+    missing test report), else the titles of the violated constraints."""
+    diagnosed = sorted({str(c.detail["failure_mode"]) for c in failed
+                        if isinstance(c.detail, dict) and c.detail.get("failure_mode")})
+    if diagnosed:
+        return "__".join(diagnosed)
     names = sorted({re.sub(r"[^a-z0-9]+", "_", titles.get(c.constraint_id, c.constraint_id)
                            .lower()).strip("_")[:40] for c in failed})
     return "violated_" + "__".join(names)[:120]

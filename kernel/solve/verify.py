@@ -5,8 +5,10 @@
   ``sum_``/``max_``/``min_`` over its parts, which for a goal not yet decomposed is its
   own output; see composite.py for the check over real parts); sigma = 1.0;
 * logic, ``{"check": "test", "tests": [...]}``: the output's code and tests run in the
-  sandbox (codex-tools-0, a recorded proposal); the constraint holds when its tests
-  pass (all tests when it names none); sigma = 1.0;
+  sandbox (codex-tools-0, a recorded proposal) under the kernel's own pytest launcher;
+  the verdicts come from its JUnit report, cross-checked with the exit status, never
+  from what the run printed; the constraint holds when its tests pass (all tests when
+  it names none); sigma = 1.0;
 * logic, ``{"check": "tool_contract"}``: a build's output is tool code that passes the
   static check and defines ``run``, or a composite plan naming registered script tools;
   decided by parsing, never by running; sigma = 1.0;
@@ -18,7 +20,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -29,8 +30,6 @@ from kernel.solve.gate import Denied, SandboxProposer, SandboxRun, ask
 from kernel.solve.kernel import Kernel
 from resolvers.base import ResolveRequest
 from resolvers.claude.models import ResolutionOutput, SemanticVerification
-
-_RESULT_LINE = re.compile(r"^(PASSED|FAILED|ERROR) (\S+)", re.MULTILINE)
 
 
 def verify(k: Kernel, goal: dict[str, Any], constraints: list[Constraint],
@@ -129,38 +128,64 @@ def _run_tests(k: Kernel, goal: dict[str, Any], tested: list[Constraint],
     if output.content and output.format == "python" and "main.py" not in files:
         files["main.py"] = output.content
     files.update(output.tests)
-    command = ["python3", "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider",
-               *sorted(output.tests)]
     request = ResolveRequest(operation="run_tests", goal_id=goal["id"],
-                             payload={"files": files, "commands": [command]})
+                             payload={"files": files, "tests": sorted(output.tests)})
     proposal = ask(k, goal["id"], request, resolver_id="resolver:codex-tools-0",
                    output_model=SandboxRun, proposer=SandboxProposer(k))
     if isinstance(proposal, Denied):
         return proposal
     run: SandboxRun = proposal.output  # type: ignore[assignment]
-    result = run.results[0] if run.results else {}
-    text = str(result.get("stdout", ""))
-    outcomes = {name: status for status, name in _RESULT_LINE.findall(text)}
+    result = run.results[-1] if run.results else {}
+    verdicts, problem = report_verdicts(result)
     checks = {}
     for constraint in tested:
         wanted = [str(t) for t in constraint.payload.get("tests", [])]
-        if wanted:
-            statuses = {t: next((s for n, s in outcomes.items() if n.endswith(t)), "MISSING")
-                        for t in wanted}
-            passed = all(s == "PASSED" for s in statuses.values())
-        else:
-            statuses = {"suite": "PASSED" if run.passed else "FAILED"}
-            passed = run.passed
-        detail = {"tests": statuses, "exit_code": result.get("exit_code"),
-                  "reason": result.get("reason")}
+        statuses = {t: _status_of(t, verdicts) for t in wanted} if wanted else \
+            {"suite": "PASSED" if verdicts and all(v in ("passed", "skipped")
+                                                   for v in verdicts.values()) else "FAILED"}
+        passed = problem is None and all(s == "PASSED" for s in statuses.values())
+        detail: dict[str, Any] = {"tests": statuses, "exit_code": result.get("exit_code"),
+                                  "reason": result.get("reason")}
+        if problem is not None:
+            detail |= {"report_problem": problem, "failure_mode": "test_report_mismatch"
+                       if "disagree" in problem else "test_report_missing"}
         if not passed:
-            detail["output_tail"] = text[-1500:] + str(result.get("stderr", ""))[-500:]
+            detail["output_tail"] = str(result.get("stdout", ""))[-1500:] + \
+                str(result.get("stderr", ""))[-500:]
         checks[constraint.id] = Check(
             constraint_id=constraint.id, passed=passed, sigma_i=1.0, detail=detail,
             repair_suggestion=None if passed else {"fix": "make these tests pass",
                                                    "failing": sorted(t for t, s in statuses.items()
                                                                      if s != "PASSED")})
     return checks
+
+
+def report_verdicts(result: Mapping[str, Any]) -> tuple[dict[str, str], str | None]:
+    """The report's verdicts and, when it cannot be trusted, why: missing, unreadable, or
+    disagreeing with the exit status (0 exactly when every collected test passed)."""
+    report = result.get("report") or {}
+    if not result.get("ran"):
+        return {}, f"the tests did not run: {result.get('reason')} {result.get('detail', '')}"
+    if "tests" not in report:
+        return {}, str(report.get("error") or "the test run wrote no report")
+    verdicts: dict[str, str] = dict(report["tests"])
+    clean = bool(verdicts) and all(v in ("passed", "skipped") for v in verdicts.values())
+    exit_code = result.get("exit_code")
+    if result.get("reason") is not None:
+        return verdicts, f"the test run was stopped: {result.get('reason')}"
+    if clean != (exit_code == 0):
+        return verdicts, (f"the report and the exit status disagree (report: "
+                          f"{'all passed' if clean else 'not all passed'}, exit {exit_code})")
+    return verdicts, None
+
+
+def _status_of(wanted: str, verdicts: Mapping[str, str]) -> str:
+    """PASSED when every test the name selects passed (parametrized cases included)."""
+    chosen = [v for node, v in verdicts.items()
+              if node.endswith(wanted) or node.split("[")[0].endswith("::" + wanted)]
+    if not chosen:
+        return "MISSING"
+    return "PASSED" if all(v == "passed" for v in chosen) else "FAILED"
 
 
 def _judge(k: Kernel, goal: dict[str, Any], judged: list[Constraint],

@@ -1,17 +1,19 @@
 """The Constitution: a default-deny permission gate for commands.
 
 A command is allowed only if every rule positively allows it: its binary is on the
-allowlist, it is an argv array (never a shell string), its working directory and every
-path-like argument resolve (symlinks included) inside the workspace, its limits are
-within the policy's, and it asks for the network only for a granted host. A refusal
-carries a reason code and never runs anything.
+allowlist, it is an argv array (never a shell string), its working directory is inside
+the workspace, its limits are within the policy's, and it asks for the network only for
+a granted host. A refusal carries a reason code and never runs anything.
+
+What a command may touch once it runs is not decided here by reading its arguments: the
+sandbox mounts only the allowed programs, the runtime they need and the command's own
+workspace (layout.py, runner.py), so every path and every program it starts, directly
+or through an interpreter, is held to the same rule.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import sys
 from enum import StrEnum
 from pathlib import Path
 
@@ -23,7 +25,6 @@ class Reason(StrEnum):
     BINARY_NOT_ALLOWED = "BINARY_NOT_ALLOWED"
     NOT_AN_ARGV = "NOT_AN_ARGV"
     CWD_OUTSIDE_WORKSPACE = "CWD_OUTSIDE_WORKSPACE"
-    PATH_OUTSIDE_WORKSPACE = "PATH_OUTSIDE_WORKSPACE"
     NETWORK_NOT_GRANTED = "NETWORK_NOT_GRANTED"
     LIMIT_ABOVE_POLICY = "LIMIT_ABOVE_POLICY"
     ISOLATION_UNAVAILABLE = "ISOLATION_UNAVAILABLE"
@@ -36,9 +37,11 @@ class Reason(StrEnum):
 
 
 DEFAULT_BINARIES = ("python3", "ls", "cat", "head", "tail", "wc", "grep", "sort",
-                    "diff", "echo", "true", "false", "mkdir", "rm", "cp", "mv", "touch", "sh")
-DEFAULT_ENV = ("PATH", "LANG", "LC_ALL", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE")
-SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+                    "diff", "echo", "true", "false", "mkdir", "rm", "cp", "mv", "touch")
+DEFAULT_ENV = ("LANG", "LC_ALL", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE")
+# What the sandbox's Python can import besides the standard library: the kernel's test
+# runner and what it requires.
+DEFAULT_PACKAGES = ("pytest",)
 
 
 class Constitution(BaseModel):
@@ -47,6 +50,7 @@ class Constitution(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     binaries: tuple[str, ...] = DEFAULT_BINARIES
+    python_packages: tuple[str, ...] = DEFAULT_PACKAGES
     env_allowlist: tuple[str, ...] = DEFAULT_ENV
     network_hosts: tuple[str, ...] = ()
     max_wall_seconds: float = Field(default=60.0, gt=0)
@@ -55,18 +59,6 @@ class Constitution(BaseModel):
     max_memory_bytes: int = Field(default=1 << 30, gt=0)
     max_processes: int = Field(default=64, gt=0)
     max_file_bytes: int = Field(default=64 << 20, gt=0)
-
-    def resolve_binary(self, name: str) -> str | None:
-        """The absolute path of an allowlisted binary, or None.
-
-        Never the caller's PATH (it may point where the unprivileged user cannot go):
-        ``python3`` is the interpreter running the kernel, so sandboxed tests see the
-        kernel's packages; anything else comes from the system directories."""
-        if name not in self.binaries:
-            return None
-        if name == "python3":
-            return sys.executable
-        return shutil.which(name, path=SYSTEM_PATH)
 
 
 class CommandRequest(BaseModel):
@@ -95,6 +87,7 @@ class Decision(BaseModel):
     detail: str = ""
     binary: str | None = None
     cwd: str | None = None
+    relative_cwd: str = "."
     env: dict[str, str] = Field(default_factory=dict)
     dropped_env: list[str] = Field(default_factory=list)
     timeout: float = 0.0
@@ -104,7 +97,7 @@ _SHELL_META = set(";|&$`<>(){}*?~\n")
 
 
 def decide(policy: Constitution, request: CommandRequest, workspace: Path) -> Decision:
-    """Allow or refuse; pure apart from resolving paths on disk."""
+    """Allow or refuse; pure apart from resolving the working directory on disk."""
     root = workspace.resolve()
 
     def refuse(reason: Reason, detail: str) -> Decision:
@@ -117,20 +110,9 @@ def decide(policy: Constitution, request: CommandRequest, workspace: Path) -> De
         return refuse(Reason.BINARY_NOT_ALLOWED, "binaries are named, not given by path")
     if name not in policy.binaries:
         return refuse(Reason.BINARY_NOT_ALLOWED, f"{name!r} is not on the allowlist")
-    binary = policy.resolve_binary(name)
-    if binary is None:
-        return refuse(Reason.BINARY_NOT_ALLOWED,
-                      f"{name!r} is allowed but not installed in {SYSTEM_PATH}")
-    if name == "sh" and (len(request.argv) < 2 or request.argv[1] == "-c"):
-        return refuse(Reason.NOT_AN_ARGV, "sh may run a script file in the workspace, not -c")
-    cwd = _inside(root, root, request.cwd)
+    cwd = _inside(root, request.cwd)
     if cwd is None:
         return refuse(Reason.CWD_OUTSIDE_WORKSPACE, f"cwd {request.cwd!r} leaves the workspace")
-    for arg in request.argv[1:]:
-        named = _path_part(arg)
-        if named is not None and _inside(root, cwd, named) is None:
-            return refuse(Reason.PATH_OUTSIDE_WORKSPACE,
-                          f"argument {arg!r} resolves outside the workspace")
     if request.network_host is not None and request.network_host not in policy.network_hosts:
         return refuse(Reason.NETWORK_NOT_GRANTED, f"no network grant for {request.network_host!r}")
     timeout = request.timeout or policy.max_wall_seconds
@@ -139,26 +121,16 @@ def decide(policy: Constitution, request: CommandRequest, workspace: Path) -> De
                       f"timeout {timeout}s is above the policy's {policy.max_wall_seconds}s")
     env = {k: v for k, v in request.env.items() if k in policy.env_allowlist}
     for key in policy.env_allowlist:
-        if key not in env and key in os.environ and key != "PATH":
+        if key not in env and key in os.environ:
             env[key] = os.environ[key]
-    env["PATH"] = SYSTEM_PATH
-    env["HOME"] = str(root)
     dropped = sorted(set(request.env) - set(env))
-    return Decision(allowed=True, binary=binary, cwd=str(cwd), env=env, dropped_env=dropped,
+    return Decision(allowed=True, binary=name, cwd=str(cwd),
+                    relative_cwd=str(cwd.relative_to(root)), env=env, dropped_env=dropped,
                     timeout=timeout)
 
 
-def _path_part(arg: str) -> str | None:
-    """The path an argument names (``--out=dir/x`` names ``dir/x``), or None."""
-    if arg.startswith("-"):
-        if "=" not in arg:
-            return None
-        arg = arg.split("=", 1)[1]
-    return arg if arg.startswith(("/", "~", ".")) or "/" in arg else None
-
-
-def _inside(root: Path, base: Path, candidate: str) -> Path | None:
-    """The resolved path (symlinks followed) if it stays inside ``root``, else None."""
-    path = Path(os.path.expanduser(candidate))
-    resolved = (path if path.is_absolute() else base / path).resolve()
+def _inside(root: Path, candidate: str) -> Path | None:
+    """The resolved directory (symlinks followed) if it stays inside ``root``, else None."""
+    path = Path(candidate)
+    resolved = (path if path.is_absolute() else root / path).resolve()
     return resolved if resolved == root or root in resolved.parents else None

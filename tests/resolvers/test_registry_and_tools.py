@@ -14,8 +14,9 @@ from kernel.core.run import Run
 from kernel.schema import init_schema
 from resolvers.base import PermanentError, ResolveRequest, RetryableError, with_retries
 from resolvers.codex_tools import CodexTools
-from resolvers.sandbox.runner import _wrapper, default_workspace_root
+from resolvers.sandbox.runner import default_workspace_root
 from resolvers.self_model import SelfModel
+from tests.sandbox_support import needs_sandbox
 
 
 @pytest.fixture
@@ -95,7 +96,7 @@ def test_retryable_errors_are_retried_and_permanent_ones_are_not() -> None:
     assert slept == [1, 2]
 
 
-@pytest.mark.skipif(_wrapper(True)[0] is None, reason="network namespaces unavailable here")
+@needs_sandbox
 def test_codex_tools_runs_tests_in_its_sandbox() -> None:
     workspace = default_workspace_root() / f"codex-{uuid.uuid4().hex[:8]}"
     try:

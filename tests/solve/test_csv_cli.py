@@ -18,8 +18,9 @@ from kernel.paths import seeds_dir
 from kernel.solve.dispatch import solve
 from kernel.solve.start import start
 from kernel.store import GraphStore
-from resolvers.sandbox.runner import _wrapper, default_workspace_root
+from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer
+from tests.sandbox_support import needs_sandbox
 
 GOAL = ("Build a Python CLI tool that reads a CSV file and outputs the top 10 rows sorted by "
         "a user-specified column")
@@ -27,8 +28,7 @@ CORE = [ConstraintSpec(type="logic", domain="software", title="exits 1 when the 
                        payload={"check": "test", "tests": ["test_missing_column"]},
                        provenance=Provenance(source="human"))]
 
-pytestmark = pytest.mark.skipif(_wrapper(True)[0] is None,
-                                reason="network namespaces unavailable: the sandbox refuses")
+pytestmark = needs_sandbox
 
 
 @pytest.fixture

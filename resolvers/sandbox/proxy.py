@@ -1,0 +1,119 @@
+"""The CONNECT proxy behind a network grant: the sandbox's only way out, admitting the
+granted host names and nothing else.
+
+It listens on a unix socket that is mounted into the sandbox, where a bridge
+(runtime/net_bridge.py) exposes it as 127.0.0.1:3128. A grant is a host name (ports 80
+and 443) or ``host:port``; the name the client asks for must match a grant exactly
+(case aside), so an address or another name is refused with 403.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from types import TracebackType
+
+HEAD_LIMIT = 8192
+DEFAULT_PORTS = (80, 443)
+
+
+def admits(grants: Iterable[str], host: str, port: int) -> bool:
+    """Whether a grant covers ``host:port``."""
+    host = host.lower().rstrip(".")
+    for grant in grants:
+        name, _, fixed = grant.lower().partition(":")
+        if name == host and (port == int(fixed) if fixed else port in DEFAULT_PORTS):
+            return True
+    return False
+
+
+class ConnectProxy:
+    """A threaded CONNECT proxy on ``directory/proxy.sock`` for the run of one command."""
+
+    def __init__(self, grants: Iterable[str], directory: Path, owner: int | None = None) -> None:
+        self.grants = tuple(grants)
+        self.directory = directory
+        self.socket_path = directory / "proxy.sock"
+        self.owner = owner
+        self.refused: list[str] = []
+        self._server: socket.socket | None = None
+
+    def __enter__(self) -> ConnectProxy:
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(str(self.socket_path))
+        if self.owner is not None:
+            os.chown(self.socket_path, self.owner, self.owner)
+            os.chown(self.directory, self.owner, self.owner)
+        server.listen(16)
+        self._server = server
+        threading.Thread(target=self._accept, daemon=True).start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        if self._server is not None:
+            with contextlib.suppress(OSError):
+                self._server.shutdown(socket.SHUT_RDWR)
+            self._server.close()
+        with contextlib.suppress(FileNotFoundError):
+            self.socket_path.unlink()
+
+    def _accept(self) -> None:
+        assert self._server is not None
+        while True:
+            try:
+                client, _ = self._server.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._handle, args=(client,), daemon=True).start()
+
+    def _handle(self, client: socket.socket) -> None:
+        with contextlib.closing(client):
+            client.settimeout(10)
+            head = b""
+            with contextlib.suppress(OSError):
+                while b"\r\n\r\n" not in head and len(head) < HEAD_LIMIT:
+                    chunk = client.recv(1024)
+                    if not chunk:
+                        break
+                    head += chunk
+            line = head.split(b"\r\n", 1)[0].decode("latin-1")
+            parts = line.split()
+            if len(parts) < 2 or parts[0] != "CONNECT":
+                return _reply(client, "405 Method Not Allowed")
+            host, _, port_text = parts[1].rpartition(":")
+            if not port_text.isdigit() or not admits(self.grants, host, int(port_text)):
+                self.refused.append(parts[1])
+                return _reply(client, "403 Forbidden")
+            try:
+                upstream = socket.create_connection((host, int(port_text)), timeout=10)
+            except OSError:
+                return _reply(client, "502 Bad Gateway")
+            with contextlib.closing(upstream):
+                client.settimeout(None)
+                upstream.settimeout(None)
+                _reply(client, "200 Connection Established")
+                rest = head.split(b"\r\n\r\n", 1)[1] if b"\r\n\r\n" in head else b""
+                if rest:
+                    upstream.sendall(rest)
+                pump = threading.Thread(target=_pump, args=(upstream, client), daemon=True)
+                pump.start()
+                _pump(client, upstream)
+                pump.join(timeout=5)
+
+
+def _reply(client: socket.socket, status: str) -> None:
+    with contextlib.suppress(OSError):
+        client.sendall(f"HTTP/1.1 {status}\r\n\r\n".encode())
+
+
+def _pump(source: socket.socket, sink: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        while data := source.recv(65536):
+            sink.sendall(data)
+    with contextlib.suppress(OSError):
+        sink.shutdown(socket.SHUT_WR)

@@ -1,0 +1,566 @@
+"""The sandbox's attack suite: every attack a command can make is contained.
+
+Each attack runs through the real Sandbox (bubblewrap). When the suite runs as root, the
+last test runs this same file again as an ordinary user (uid 65534, Debian's python3),
+so every attack is checked both ways. The module needs only the sandbox package,
+pydantic, defusedxml and pytest, and no conftest, so that second pass can run from a
+copy readable by that user.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import socket
+import subprocess
+import textwrap
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from resolvers.sandbox import CommandRequest, Constitution, Reason, Sandbox
+from resolvers.sandbox.runner import RunResult, SandboxError, default_workspace_root
+from resolvers.sandbox.static_check import check_tool_code
+from tests.sandbox_support import needs_sandbox
+
+SECRET = "operator-secret-7f3a"
+
+
+@dataclass
+class Target:
+    """What an attack aims at: the host's files, another run, the store, the kernel."""
+
+    box: Sandbox
+    canary_dir: Path
+    canary: Path
+    world_canary: Path
+    other: Sandbox
+    store_socket: Path
+    store_secret: Path
+    token: str
+
+    def py(self, code: str, **kw: object) -> RunResult:
+        return self.box.run(CommandRequest(argv=["python3", "-c", textwrap.dedent(code)], **kw))
+
+
+@pytest.fixture
+def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
+    root = default_workspace_root()
+    box = Sandbox(root / f"attack-{uuid.uuid4().hex[:10]}",
+                  Constitution(max_wall_seconds=20, max_cpu_seconds=10, max_processes=32,
+                               network_hosts=("localhost",)))
+    other = Sandbox(root / f"victim-{uuid.uuid4().hex[:10]}")
+    (other.workspace / "result.txt").write_text("the other run's result")
+    canary_dir = tmp_path_factory.mktemp("canary")
+    canary = canary_dir / "secret.txt"
+    canary.write_text(SECRET)
+    open_dir = Path(f"/tmp/kernel-attack-open-{uuid.uuid4().hex[:8]}")
+    open_dir.mkdir(mode=0o755)
+    world = open_dir / "readable.txt"
+    world.write_text(SECRET)
+    world.chmod(0o644)
+    data_dir = tmp_path_factory.mktemp("data")
+    data_dir.chmod(0o700)
+    secret = data_dir / "falkordb.secret"
+    secret.write_text(SECRET)
+    secret.chmod(0o600)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(data_dir / "falkordb.sock"))
+    listener.listen(1)
+    try:
+        yield Target(box, canary_dir, canary, world, other, data_dir / "falkordb.sock", secret,
+                     f"tok{uuid.uuid4().hex[:12]}")
+    finally:
+        listener.close()
+        box.remove()
+        other.remove()
+        shutil.rmtree(open_dir, ignore_errors=True)
+
+
+def _processes_with(token: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            with contextlib.suppress(OSError):
+                if token.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+    return found
+
+
+def _intact(t: Target) -> None:
+    assert t.canary.read_text() == SECRET
+    assert t.world_canary.read_text() == SECRET
+    assert t.store_secret.read_text() == SECRET
+    assert (t.other.workspace / "result.txt").read_text() == "the other run's result"
+
+
+# -- other programs: directly, by path, through the allowed interpreter ----------------
+@needs_sandbox
+@pytest.mark.parametrize("argv", [["curl", "http://example.com"], ["bash"], ["/bin/sh"],
+                                  ["/usr/bin/python3", "-c", "1"], ["sh", "-c", "id"]])
+def test_a_program_not_on_the_list_is_refused(target: Target, argv: list[str]) -> None:
+    result = target.box.run(CommandRequest(argv=argv))
+    assert (result.ran, result.reason) == (False, Reason.BINARY_NOT_ALLOWED)
+
+
+@needs_sandbox
+@pytest.mark.parametrize("code", [
+    "import os; print('rc', os.system('id; echo pwned'))",
+    "import subprocess; subprocess.run(['/bin/bash', '-c', 'echo pwned'])",
+    "import subprocess; subprocess.run(['/usr/bin/env'])",
+    "import os; os.execv('/bin/sh', ['sh', '-c', 'echo pwned'])",
+    "import ctypes; libc = ctypes.CDLL(None); "
+    "print('rc', libc.execv(b'/bin/sh', (ctypes.c_char_p * 3)(b'sh', b'-c', None)))",
+])
+def test_the_interpreter_cannot_start_another_program(target: Target, code: str) -> None:
+    result = target.py(code)
+    assert result.ran and "pwned" not in result.stdout and "uid=" not in result.stdout
+    assert result.exit_code != 0 or "rc -1" in result.stdout or "rc 32512" in result.stdout
+
+
+# -- files outside the workspace ------------------------------------------------------
+@needs_sandbox
+def test_reading_a_canary_outside_fails_every_way(target: Target) -> None:
+    (target.box.workspace / "innocent").symlink_to(target.canary)
+    (target.box.workspace / "dir").symlink_to(target.canary_dir)
+    for argv in (["cat", str(target.canary)], ["cat", "innocent"], ["cat", "./innocent"],
+                 ["cat", "dir/secret.txt"], ["cat", str(target.world_canary)],
+                 ["grep", "-r", "secret", "/"]):
+        result = target.box.run(CommandRequest(argv=argv))
+        assert result.ran and SECRET not in result.stdout, argv
+    result = target.py(f"""
+        import os
+        for path in ({str(target.canary)!r}, {str(target.world_canary)!r}, 'innocent'):
+            try:
+                print(open(path).read())
+            except OSError as exc:
+                print('blocked', type(exc).__name__)
+        os.symlink({str(target.canary)!r}, 'mine')
+        try:
+            print(open('mine').read())
+        except OSError as exc:
+            print('blocked', type(exc).__name__)
+        try:
+            os.link({str(target.canary)!r}, 'hard')
+        except OSError as exc:
+            print('blocked', type(exc).__name__)
+        """)
+    assert result.ok and SECRET not in result.stdout and result.stdout.count("blocked") == 5
+    _intact(target)
+
+
+@needs_sandbox
+def test_writing_or_deleting_outside_fails(target: Target) -> None:
+    for argv in (["rm", "-rf", str(target.canary_dir)], ["rm", "-rf", "/"],
+                 ["cp", "/usr/bin/true", str(target.canary)],
+                 ["touch", str(target.world_canary.parent / "new")],
+                 ["mv", str(target.world_canary), "stolen"]):
+        target.box.run(CommandRequest(argv=argv))
+    result = target.py(f"""
+        import os
+        for path in ({str(target.canary)!r}, {str(target.world_canary)!r},
+                     '/usr/bin/python3', '/tmp/../usr/lib/x'):
+            try:
+                open(path, 'w').write('pwned')
+                print('wrote', path)
+            except OSError as exc:
+                print('blocked', type(exc).__name__)
+        """)
+    assert "wrote /usr" not in result.stdout and str(target.canary) not in result.stdout
+    _intact(target)
+    assert not (target.world_canary.parent / "new").exists()
+
+
+@needs_sandbox
+def test_world_writable_places_are_private(target: Target) -> None:
+    host_file = Path(f"/tmp/kernel-attack-{target.token}")
+    result = target.py(f"open('/tmp/kernel-attack-{target.token}', 'w').write('x'); "
+                       "import os; print(sorted(os.listdir('/tmp')))")
+    assert result.ok and not host_file.exists()
+    shared = Path("/dev/shm") / target.token
+    target.py(f"open('/dev/shm/{target.token}', 'w').write('x')")
+    assert not shared.exists()
+
+
+@needs_sandbox
+def test_the_system_is_read_only_and_shows_only_allowed_programs(target: Target) -> None:
+    result = target.py("""
+        import os
+        print(sorted(os.listdir('/usr/bin')))
+        print(sorted(os.listdir('/')))
+        try:
+            open('/usr/bin/evil', 'w')
+        except OSError as exc:
+            print('blocked', exc.errno)
+        """)
+    programs = set(eval(result.stdout.splitlines()[0]))
+    assert programs <= set(target.box.policy.binaries), programs
+    assert "home" not in result.stdout.splitlines()[1] and "blocked" in result.stdout
+
+
+@needs_sandbox
+def test_another_runs_workspace_is_out_of_reach(target: Target) -> None:
+    victim = target.other.workspace
+    result = target.py(f"""
+        import os
+        for action in ('read', 'write', 'list'):
+            try:
+                if action == 'read':
+                    print(open({str(victim / 'result.txt')!r}).read())
+                elif action == 'write':
+                    open({str(victim / 'result.txt')!r}, 'w').write('tampered')
+                else:
+                    print(os.listdir({str(victim.parent)!r}))
+            except OSError as exc:
+                print('blocked', type(exc).__name__)
+        """)
+    assert result.stdout.count("blocked") == 3, result.stdout
+    _intact(target)
+
+
+# -- the store, the kernel's environment and processes ---------------------------------
+@needs_sandbox
+def test_the_store_socket_and_secret_are_out_of_reach(target: Target) -> None:
+    result = target.py(f"""
+        import socket
+        s = socket.socket(socket.AF_UNIX)
+        try:
+            s.connect({str(target.store_socket)!r})
+            print('connected')
+        except OSError as exc:
+            print('blocked', type(exc).__name__)
+        try:
+            print(open({str(target.store_secret)!r}).read())
+        except OSError as exc:
+            print('blocked', type(exc).__name__)
+        """)
+    assert result.stdout.count("blocked") == 2 and SECRET not in result.stdout
+    _intact(target)
+
+
+@needs_sandbox
+def test_the_parent_environment_and_proc_stay_hidden(target: Target,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", f"sk-ant-{target.token}")
+    result = target.py(f"""
+        import os
+        print(sorted(os.environ))
+        seen = []
+        for pid in os.listdir('/proc'):
+            if pid.isdigit():
+                try:
+                    seen.append((pid, open(f'/proc/{{pid}}/environ', 'rb').read()))
+                except OSError:
+                    pass
+        print(len([p for p in os.listdir('/proc') if p.isdigit()]))
+        print(any(b'{target.token}' in env for _, env in seen))
+        try:
+            os.kill({os.getpid()}, 0)
+            print('signalled')
+        except OSError as exc:
+            print('blocked', type(exc).__name__)
+        """, env={"ANTHROPIC_API_KEY": f"sk-ant-{target.token}"})
+    lines = result.stdout.splitlines()
+    assert result.ok and target.token not in lines[0] and "ANTHROPIC" not in lines[0]
+    assert int(lines[1]) <= 4 and lines[2] == "False"
+    assert result.dropped_env == ["ANTHROPIC_API_KEY"]
+
+
+@needs_sandbox
+def test_no_capabilities_and_no_way_back_to_root(target: Target) -> None:
+    result = target.py("""
+        import os
+        status = open('/proc/self/status').read()
+        print([l for l in status.splitlines() if l.startswith(('CapEff', 'CapPrm', 'CapBnd'))])
+        for call in (lambda: os.setuid(0), lambda: os.chroot('/tmp')):
+            try:
+                call()
+                print('escalated')
+            except OSError as exc:
+                print('blocked', exc.errno)
+        """)
+    assert result.ok and "escalated" not in result.stdout
+    assert result.stdout.count("0000000000000000") == 3
+
+
+# -- network ---------------------------------------------------------------------------
+def _listener() -> tuple[socket.socket, int, list[bytes]]:
+    server = socket.create_server(("127.0.0.1", 0))
+    got: list[bytes] = []
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                conn, _ = server.accept()
+                with conn:
+                    got.append(conn.recv(100))
+                    conn.sendall(b"hello from the granted host")
+
+    threading.Thread(target=serve, daemon=True).start()
+    return server, server.getsockname()[1], got
+
+
+@needs_sandbox
+def test_no_network_without_a_grant(target: Target) -> None:
+    server, port, got = _listener()
+    try:
+        result = target.py(f"""
+            import socket
+            for family, kind, address in ((socket.AF_INET, socket.SOCK_STREAM, ('127.0.0.1', {port})),
+                                          (socket.AF_INET, socket.SOCK_DGRAM, ('192.0.2.1', 53))):
+                s = socket.socket(family, kind)
+                s.settimeout(2)
+                try:
+                    s.connect(address)
+                    print('connected', address)
+                except OSError as exc:
+                    print('blocked', exc.errno)
+            """)
+    finally:
+        server.close()
+    assert result.ok and "connected" not in result.stdout and got == []
+    assert "network=isolated" in result.containment
+    refused = target.box.run(CommandRequest(argv=["true"], network_host="example.com"))
+    assert refused.reason == Reason.NETWORK_NOT_GRANTED
+
+
+@needs_sandbox
+def test_a_grant_opens_the_granted_name_only(target: Target) -> None:
+    server, port, got = _listener()
+    box = Sandbox(target.box.workspace.parent / f"net-{target.token}",
+                  Constitution(max_wall_seconds=20, network_hosts=(f"localhost:{port}",)))
+    try:
+        result = box.run(CommandRequest(argv=["python3", "-c", textwrap.dedent(f"""
+            import os, socket
+            def through_proxy(target):
+                s = socket.create_connection(('127.0.0.1', 3128), timeout=5)
+                s.sendall(f'CONNECT {{target}} HTTP/1.1\\r\\nHost: {{target}}\\r\\n\\r\\n'.encode())
+                head = s.recv(200).decode()
+                if ' 200 ' in head:
+                    s.sendall(b'hi')
+                    return head.split()[1] + ' ' + s.recv(100).decode()
+                return head.split()[1]
+            print(os.environ['HTTPS_PROXY'])
+            print(through_proxy('localhost:{port}'))
+            print(through_proxy('127.0.0.1:{port}'))
+            print(through_proxy('example.com:443'))
+            try:
+                socket.create_connection(('127.0.0.1', {port}), timeout=2)
+                print('direct connected')
+            except OSError as exc:
+                print('direct blocked', exc.errno)
+            """)], network_host=f"localhost:{port}"))
+    finally:
+        server.close()
+        box.remove()
+    lines = result.stdout.splitlines()
+    assert result.ok, result.stderr
+    assert lines[1] == "200 hello from the granted host"
+    assert lines[2:4] == ["403", "403"] and lines[4].startswith("direct blocked")
+    assert got == [b"hi"]
+
+
+# -- resources and processes ------------------------------------------------------------
+@needs_sandbox
+def test_a_bounded_fork_storm_hits_the_process_limit(target: Target) -> None:
+    result = target.py(f"""
+        import os, time
+        children = 0
+        for _ in range(300):
+            try:
+                pid = os.fork()
+            except OSError:
+                break
+            if pid == 0:
+                time.sleep(30)  # {target.token}
+                os._exit(0)
+            children += 1
+        print('children', children)
+        """)
+    assert result.ran and "children" in result.stdout
+    assert int(result.stdout.split()[-1]) < target.box.policy.max_processes
+    assert _processes_with(target.token) == []
+
+
+@needs_sandbox
+def test_a_double_forked_daemon_dies_with_the_run(target: Target) -> None:
+    result = target.py(f"""
+        import os, time
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                os.execv('/usr/bin/python3', ['python3', '-c',
+                         'import time; time.sleep(60)', '{target.token}'])
+            os._exit(0)
+        time.sleep(0.5)
+        print('parent done')
+        """)
+    assert result.ok and "parent done" in result.stdout
+    deadline = time.monotonic() + 5
+    while _processes_with(target.token) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_with(target.token) == []
+
+
+@needs_sandbox
+def test_a_gigabyte_of_output_is_cut_off(target: Target) -> None:
+    result = target.py("""
+        import sys
+        chunk = 'x' * 65536
+        for _ in range(16384):
+            sys.stdout.write(chunk)
+        """)
+    assert result.reason == Reason.OUTPUT_LIMIT
+    assert len(result.stdout) + len(result.stderr) <= target.box.policy.max_output_bytes
+    assert result.seconds < 15
+
+
+@needs_sandbox
+def test_an_endless_loop_is_stopped(target: Target) -> None:
+    result = target.py("while True: pass", timeout=2)
+    assert result.reason in (Reason.TIMEOUT, Reason.CPU_LIMIT)
+    assert result.seconds < 6
+
+
+@needs_sandbox
+def test_a_three_gigabyte_allocation_fails(target: Target) -> None:
+    result = target.py("b = bytearray(3 << 30); print('allocated')")
+    assert result.reason == Reason.MEMORY_LIMIT and "allocated" not in result.stdout
+
+
+# -- verification cannot be forged -------------------------------------------------------
+FAILING_TEST = "from main import value\n\ndef test_value():\n    assert value() == 2\n"
+FORGERIES = {
+    "conftest.py": "print('PASSED test_main.py::test_value')\n"
+                   "import _pytest.reports\n"
+                   "_pytest.reports.TestReport.passed = property(lambda self: True)\n",
+    "pytest.ini": "[pytest]\naddopts = -p no:junitxml -k nothing\n",
+    "pyproject.toml": "[tool.pytest.ini_options]\naddopts = '-k nothing'\n",
+    "sitecustomize.py": "import sys; sys.exit(0)\n",
+    "usercustomize.py": "import sys; sys.exit(0)\n",
+    "evil.pth": "import sys; sys.exit(0)\n",
+    "pytest.py": "import sys\ndef main(*a, **k):\n    return 0\n",
+    "xml/__init__.py": "",
+    "xml/etree/__init__.py": "",
+    "xml/etree/ElementTree.py": "raise SystemExit(0)\n",
+}
+
+
+@needs_sandbox
+def test_proposal_files_cannot_forge_a_passing_report(target: Target) -> None:
+    ws = target.box.workspace
+    (ws / "main.py").write_text("def value():\n    print('PASSED test_main.py::test_value')\n"
+                                "    return 1\n")
+    (ws / "test_main.py").write_text(FAILING_TEST)
+    for name, text in FORGERIES.items():
+        (ws / name).parent.mkdir(parents=True, exist_ok=True)
+        (ws / name).write_text(text)
+    result = target.box.run_tests(["test_main.py"])
+    assert "PASSED test_main.py::test_value" in result.stdout  # printed, and ignored
+    assert result.exit_code == 1
+    assert result.report == {"tests": {"test_main.py::test_value": "failed"},
+                             "counts": {"passed": 0, "failed": 1, "error": 0, "skipped": 0}}
+
+
+@needs_sandbox
+def test_a_passing_suite_reports_passed(target: Target) -> None:
+    ws = target.box.workspace
+    (ws / "main.py").write_text("def value():\n    return 2\n")
+    (ws / "test_main.py").write_text(FAILING_TEST + "\nclass TestMore:\n"
+                                     "    def test_again(self):\n        assert True\n")
+    result = target.box.run_tests(["test_main.py"])
+    assert result.exit_code == 0 and result.report is not None
+    assert result.report["tests"] == {"test_main.py::TestMore::test_again": "passed",
+                                      "test_main.py::test_value": "passed"}
+
+
+# -- refusals ---------------------------------------------------------------------------
+def test_a_shell_string_is_refused(target: Target) -> None:
+    with pytest.raises(ValueError, match="argv list"):
+        CommandRequest(argv="rm -rf /")  # type: ignore[arg-type]
+    assert target.box.run(CommandRequest(argv=["rm -rf / ; echo"])).reason == Reason.NOT_AN_ARGV
+
+
+def test_a_working_directory_outside_is_refused(target: Target) -> None:
+    result = target.box.run(CommandRequest(argv=["ls"], cwd=".."))
+    assert result.reason == Reason.CWD_OUTSIDE_WORKSPACE
+
+
+def test_limits_above_the_policy_are_refused(target: Target) -> None:
+    assert target.box.run(CommandRequest(argv=["true"], timeout=3600)).reason \
+        == Reason.LIMIT_ABOVE_POLICY
+
+
+def test_without_bubblewrap_commands_are_refused(target: Target,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from resolvers.sandbox import runner
+
+    monkeypatch.setattr(runner, "isolation_problem",
+                        lambda: "bubblewrap (bwrap) is not installed, so commands are refused")
+    result = target.box.run(CommandRequest(argv=["true"]))
+    assert (result.ran, result.reason) == (False, Reason.ISOLATION_UNAVAILABLE)
+    assert "bubblewrap" in result.detail
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root's sandboxes run as another uid")
+def test_a_workspace_the_sandbox_uid_cannot_reach_is_refused(tmp_path: Path) -> None:
+    closed = tmp_path / "closed"
+    closed.mkdir(mode=0o700)
+    with pytest.raises(SandboxError, match="not reachable"):
+        Sandbox(closed / "ws")
+
+
+def test_tool_code_is_still_linted_before_registration() -> None:
+    clean = "import json\n\ndef run(text):\n    return json.dumps(sorted(text.split()))\n"
+    assert check_tool_code(clean) == []
+    bad = ("import os\nfrom subprocess import run\nimport urllib.request\n"
+           "eval('1')\nopen('x', 'w')\nopen('y')\n().__class__.__bases__\n")
+    codes = [(v.line, v.code) for v in check_tool_code(bad)]
+    assert codes == [(1, "FORBIDDEN_IMPORT"), (2, "FORBIDDEN_IMPORT"), (3, "FORBIDDEN_IMPORT"),
+                     (4, "FORBIDDEN_CALL"), (5, "FILE_WRITE"), (7, "DUNDER_ACCESS"),
+                     (7, "DUNDER_ACCESS")]
+    assert check_tool_code("def f(:\n")[0].code == "SYNTAX_ERROR"
+
+
+# -- the same attacks as an ordinary user -------------------------------------------------
+ORDINARY_UID = 65534
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+@needs_sandbox
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="already running as an ordinary user")
+@pytest.mark.skipif(not Path(SYSTEM_PYTHON).exists(), reason=f"no {SYSTEM_PYTHON} to run as "
+                    "an ordinary user")
+def test_every_attack_is_contained_for_an_ordinary_user(tmp_path: Path) -> None:
+    """Run this file again as uid 65534 from the system's python3, with a copy of the
+    sandbox package and the few distributions it needs, readable by that user."""
+    from tests.resolvers.ordinary_user import prepare_copy
+
+    here = Path(__file__).resolve().parents[2]
+    copy = prepare_copy(here, Path(f"/tmp/kernel-ordinary-user-{uuid.uuid4().hex[:8]}"))
+    try:
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(copy), "LANG": "C.UTF-8",
+               "PYTHONPATH": f"{copy / 'src'}:{copy / 'site'}", "PYTHONDONTWRITEBYTECODE": "1"}
+        if os.environ.get("KERNEL_REQUIRE_SANDBOX"):
+            env["KERNEL_REQUIRE_SANDBOX"] = "1"
+        command = ["setpriv", f"--reuid={ORDINARY_UID}", f"--regid={ORDINARY_UID}",
+                   "--clear-groups", SYSTEM_PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                   "--noconftest", "-x", "-k", "not ordinary_user", "--rootdir", str(copy / "src"),
+                   str(copy / "src/tests/resolvers/test_sandbox_attacks.py")]
+        result = subprocess.run(command, cwd=copy, env=env, capture_output=True, text=True,
+                                timeout=600, check=False)
+        assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+        passed = re.search(r"(\d+) passed", result.stdout)
+        assert passed and int(passed.group(1)) >= 25, result.stdout[-1000:]
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            shutil.rmtree(Path(f"/tmp/kernel-workspaces-{ORDINARY_UID}"), ignore_errors=True)
