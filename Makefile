@@ -11,7 +11,7 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.13.0
 PIP_TORCH_ARGS ?=
 
-.PHONY: demo test lint bench clean chromium
+.PHONY: demo test lint bench clean chromium sandbox
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,13 +26,23 @@ tests/cypher_lint/node_modules/.installed: tests/cypher_lint/package-lock.json
 
 # The main job, offline: the kernel solves the design's CSV CLI example with scripted
 # proposals; the generated code runs against its tests in the sandbox.
-demo: $(BIN)/.installed
+demo: $(BIN)/.installed sandbox
 	$(BIN)/kernel db init
 	$(BIN)/kernel solve "Build a Python CLI tool that reads a CSV file and outputs the top 10 rows sorted by a user-specified column" \
 	  --proposer scripted --script seeds/examples/csv-cli.script.yaml --budget 2 --time 600
 	$(BIN)/kernel status
 	$(BIN)/kernel plan --example swe-agent --out swe-agent.plan.json
 	$(BIN)/kernel check-plan swe-agent.plan.json
+
+# The sandbox that runs generated code is bubblewrap; without it the kernel refuses to
+# run commands. Debian's package is installed when it is missing and apt-get can.
+sandbox:
+	@command -v bwrap >/dev/null 2>&1 || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	    { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null 2>&1 || \
+	      { apt-get update -qq >/dev/null && \
+	        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; }; }; } || \
+	  echo "note: no bubblewrap and no way to install it (apt-get install bubblewrap): the kernel refuses to run generated code"
 
 # The plan report's browser test needs Chromium; Debian's package is installed when it
 # is missing and apt-get can (the test is skipped, with its reason, where it cannot).
@@ -45,7 +55,7 @@ chromium:
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .
 
-test: $(BIN)/.installed tests/cypher_lint/node_modules/.installed chromium lint
+test: $(BIN)/.installed tests/cypher_lint/node_modules/.installed sandbox chromium lint
 	KERNEL_CHECK_QUERY_COVERAGE=1 KERNEL_REQUIRE_SANDBOX=1 $(BIN)/python -m pytest
 
 bench: $(BIN)/.installed

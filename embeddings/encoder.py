@@ -55,7 +55,9 @@ class Encoder:
         self.embedded = 0  # texts this encoder actually ran the model on
         self._memory: dict[str, list[float]] = {}
         if cache_path is not None:
-            cache_path.parent.mkdir(parents=True, exist_ok=True)
+            cache_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.close(os.open(cache_path, os.O_RDWR | os.O_CREAT, 0o600))
+            os.chmod(cache_path, 0o600)  # vectors of goal texts: the owner's only
             with sqlite3.connect(cache_path) as db:
                 db.execute("CREATE TABLE IF NOT EXISTS embeddings "
                            "(key TEXT PRIMARY KEY, vector TEXT NOT NULL)")

@@ -6,6 +6,7 @@ in an installed wheel they are bundled under ``kernel/_bundled``.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -24,3 +25,22 @@ def cypher_dir() -> Path:
 
 def seeds_dir() -> Path:
     return _shipped("seeds")
+
+
+def private_dir(path: Path) -> Path:
+    """Create ``path`` (and missing parents) readable by its owner only; an existing one
+    of ours is closed to others too. The data dir, the store's files, artifacts and the
+    embedding cache live in such directories."""
+    missing = [p for p in [path, *path.parents] if not p.exists()]
+    for folder in reversed(missing):
+        folder.mkdir(mode=0o700, exist_ok=True)
+    if path.stat().st_uid == os.geteuid():
+        os.chmod(path, 0o700)
+    return path
+
+
+def private_file(path: Path) -> Path:
+    """Close an existing file of ours to others."""
+    if path.exists() and path.stat().st_uid == os.geteuid():
+        os.chmod(path, path.stat().st_mode & 0o700)
+    return path

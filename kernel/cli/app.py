@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -78,7 +79,13 @@ def _register() -> None:
 _register()
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    """SIGTERM ends the kernel the way Ctrl-C does, so cleanup (the sandbox) runs."""
+    raise KeyboardInterrupt
+
+
 def main() -> None:
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         app()
     except KernelError as exc:

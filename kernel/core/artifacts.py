@@ -17,6 +17,7 @@ from typing import Any
 from kernel.core.envelopes import Artifact, Lineage
 from kernel.core.run import Run
 from kernel.errors import KernelError
+from kernel.paths import private_dir
 
 URI_SCHEME = "cas://sha256/"
 
@@ -43,14 +44,14 @@ class BlobStore:
         target = self.path(digest)
         if target.exists():
             return digest  # identical content is stored once
-        target.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(target.parent)
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".incoming-")
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
-            os.chmod(tmp, 0o444)
+            os.chmod(tmp, 0o400)  # the owner's only, and never changed in place
             os.replace(tmp, target)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

