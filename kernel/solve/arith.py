@@ -48,7 +48,16 @@ def _term(node: ast.AST, names: set[str]) -> z3.ExprRef:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         return z3.Not(_term(node.operand, names))
     if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
-        return _ARITH[type(node.op)](_term(node.left, names), _term(node.right, names))
+        # a + b + c ... nests to the left: walk that spine iteratively, so a sum of any
+        # length costs no recursion depth
+        spine = []
+        while isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
+            spine.append(node)
+            node = node.left
+        total = _term(node, names)
+        for step in reversed(spine):
+            total = _ARITH[type(step.op)](total, _term(step.right, names))
+        return total
     if isinstance(node, ast.BoolOp):
         parts = [_term(v, names) for v in node.values]
         return z3.And(*parts) if isinstance(node.op, ast.And) else z3.Or(*parts)
@@ -65,13 +74,22 @@ def _term(node: ast.AST, names: set[str]) -> z3.ExprRef:
     raise ExpressionError(f"unsupported syntax: {ast.dump(node)[:60]}")
 
 
+MAX_EXPRESSION_CHARS = 100_000
+
+
 def parse(expression: str) -> tuple[z3.ExprRef, set[str]]:
+    if len(expression) > MAX_EXPRESSION_CHARS:
+        raise ExpressionError(f"the expression has {len(expression)} characters; at most "
+                              f"{MAX_EXPRESSION_CHARS} are accepted: split the constraint")
     try:
         tree = ast.parse(expression, mode="eval")
+        names: set[str] = set()
+        return _term(tree.body, names), names
     except SyntaxError as exc:
-        raise ExpressionError(f"cannot parse {expression!r}: {exc.msg}") from None
-    names: set[str] = set()
-    return _term(tree.body, names), names
+        raise ExpressionError(f"cannot parse {expression[:200]!r}: {exc.msg}") from None
+    except (RecursionError, MemoryError):
+        raise ExpressionError("the expression nests too deeply (parentheses or operators "
+                              "inside one another); flatten it or split the constraint") from None
 
 
 def check(expression: str, facts: Mapping[str, float | int]) -> tuple[bool, dict]:

@@ -34,3 +34,17 @@ def test_anything_else_is_refused(expression: str, message: str) -> None:
 @given(st.integers(-10**6, 10**6), st.integers(-10**6, 10**6))
 def test_agrees_with_integer_arithmetic(a: int, b: int) -> None:
     assert check("a - b < 0", {"a": a, "b": b})[0] == (a - b < 0)
+
+
+def test_a_sum_of_a_thousand_terms_is_decided_without_recursion_limits() -> None:
+    terms = " + ".join(f"x{i}" for i in range(1000))
+    facts = {f"x{i}": 1 for i in range(1000)}
+    assert check(f"{terms} <= 1000", facts)[0] is True
+    assert check(f"{terms} < 1000", facts)[0] is False
+
+
+@pytest.mark.parametrize("expression", ["(" * 5000 + "x" + ")" * 5000 + " < 1",
+                                        "-" * 5000 + "x < 1", "x < " + "1" * 200_000])
+def test_a_pathological_expression_is_refused_with_a_reason(expression: str) -> None:
+    with pytest.raises(ExpressionError, match=r"nest|characters"):
+        check(expression, {"x": 0})

@@ -28,7 +28,7 @@ import pytest
 from resolvers.sandbox import CommandRequest, Constitution, Reason, Sandbox
 from resolvers.sandbox.runner import RunResult, SandboxError, default_workspace_root
 from resolvers.sandbox.static_check import check_tool_code
-from tests.sandbox_support import needs_sandbox
+from tests.sandbox_support import needs_sandbox, processes_with
 
 SECRET = "operator-secret-7f3a"
 
@@ -84,14 +84,6 @@ def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
         shutil.rmtree(open_dir, ignore_errors=True)
 
 
-def _processes_with(token: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and int(entry.name) != os.getpid():
-            with contextlib.suppress(OSError):
-                if token.encode() in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-    return found
 
 
 def _intact(t: Target) -> None:
@@ -386,7 +378,7 @@ def test_a_bounded_fork_storm_hits_the_process_limit(target: Target) -> None:
         """)
     assert result.ran and "children" in result.stdout
     assert int(result.stdout.split()[-1]) < target.box.policy.max_processes
-    assert _processes_with(target.token) == []
+    assert processes_with(target.token) == []
 
 
 @needs_sandbox
@@ -404,9 +396,9 @@ def test_a_double_forked_daemon_dies_with_the_run(target: Target) -> None:
         """)
     assert result.ok and "parent done" in result.stdout
     deadline = time.monotonic() + 5
-    while _processes_with(target.token) and time.monotonic() < deadline:
+    while processes_with(target.token) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _processes_with(target.token) == []
+    assert processes_with(target.token) == []
 
 
 @needs_sandbox

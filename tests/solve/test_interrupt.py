@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import os
 import signal
@@ -15,19 +14,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.sandbox_support import needs_sandbox
+from tests.sandbox_support import needs_sandbox, processes_with
 
 _names = itertools.count()
 
 
-def _processes_with(token: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and int(entry.name) != os.getpid():
-            with contextlib.suppress(OSError):
-                if token.encode() in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-    return found
 
 
 def _script(path: Path, test_file: str) -> None:
@@ -56,10 +47,10 @@ def test_interrupting_solve_ends_every_process_of_the_run(data_dir: Path, tmp_pa
          "--budget", "1"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 120
-        while not _processes_with(token) and time.monotonic() < deadline:
+        while not processes_with(token) and time.monotonic() < deadline:
             assert kernel.poll() is None, kernel.communicate()
             time.sleep(0.2)
-        assert _processes_with(token), "the sandboxed test never started"
+        assert processes_with(token), "the sandboxed test never started"
         kernel.send_signal(signum)
         kernel.wait(timeout=30)
     finally:
@@ -67,6 +58,6 @@ def test_interrupting_solve_ends_every_process_of_the_run(data_dir: Path, tmp_pa
             kernel.kill()
             kernel.wait()
     deadline = time.monotonic() + 5
-    while _processes_with(token) and time.monotonic() < deadline:
+    while processes_with(token) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _processes_with(token) == []
+    assert processes_with(token) == []
