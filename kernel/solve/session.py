@@ -24,7 +24,7 @@ from kernel.solve.kernel import Kernel, SolveConfig
 from kernel.solve.start import start
 from kernel.store import open_store
 from kernel.store.base import GraphStore
-from resolvers.sandbox.runner import default_workspace_root
+from resolvers.sandbox.runner import default_workspace_root, remove_leftovers
 from resolvers.scripted import ScriptedProposer
 
 PROPOSERS = ("auto", "anthropic", "scripted")
@@ -70,8 +70,10 @@ def resume(store: GraphStore, run_id: str, data_dir: Path,
     run = Run.load(store, run_id)
     config = run.config()
     root = store.run("run/get", {"run_id": run_id})[0]["root_id"]
+    workspaces = default_workspace_root()
+    remove_leftovers(workspaces, run_id.removeprefix("run:"))  # a killed run's sandboxes
     kernel = Kernel.build(run, proposer or _proposer_from(config), data_dir,
-                          default_workspace_root(), SolveConfig(**config.get("solve", {})))
+                          workspaces, SolveConfig(**config.get("solve", {})))
     kernel.human_prompt = human_prompt
     return solve(kernel, root, on_step)
 

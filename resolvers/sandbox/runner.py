@@ -90,6 +90,16 @@ def default_workspace_root() -> Path:
     return root
 
 
+def remove_leftovers(root: Path, prefix: str) -> int:
+    """Delete the workspaces (and report/proxy dirs) whose names start with ``prefix``:
+    what a killed run left behind. Returns how many were removed."""
+    leftovers = [p for p in root.glob(f"{prefix}*") if p.is_dir()] + \
+        [p for p in root.glob(f".{prefix}*") if p.is_dir()]
+    for path in leftovers:
+        remove_tree(path)
+    return len(leftovers)
+
+
 def sandbox_uid(workspace: Path) -> int | None:
     """The uid a workspace's commands run as when the kernel is root; None otherwise."""
     if os.geteuid() != 0:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from resolvers.sandbox.runner import default_workspace_root, remove_leftovers
 from tests.sandbox_support import needs_sandbox, processes_with
 
 _names = itertools.count()
@@ -33,7 +34,8 @@ def _script(path: Path, test_file: str) -> None:
 
 @needs_sandbox
 @pytest.mark.slow
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL],
+                         ids=["SIGINT", "SIGTERM", "SIGKILL"])
 def test_interrupting_solve_ends_every_process_of_the_run(data_dir: Path, tmp_path: Path,
                                                           signum: int) -> None:
     token = f"test_slow_{uuid.uuid4().hex[:12]}"
@@ -61,3 +63,11 @@ def test_interrupting_solve_ends_every_process_of_the_run(data_dir: Path, tmp_pa
     while processes_with(token) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert processes_with(token) == []
+    root = default_workspace_root()
+    left = [p for p in root.iterdir() if (p / f"{token}.py").exists()]
+    if signum != signal.SIGKILL:
+        assert left == []  # an interrupted kernel removes the workspace it was using
+    else:  # nothing runs after SIGKILL: `kernel resume` clears what the run left
+        assert len(left) == 1
+        run_prefix = left[0].name.split("-")[0]
+        assert remove_leftovers(root, run_prefix) >= 1 and not left[0].exists()
