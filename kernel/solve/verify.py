@@ -136,7 +136,7 @@ def _run_tests(k: Kernel, goal: dict[str, Any], tested: list[Constraint],
         return proposal
     run: SandboxRun = proposal.output  # type: ignore[assignment]
     result = run.results[-1] if run.results else {}
-    verdicts, problem = report_verdicts(result)
+    verdicts, problem, mode = report_verdicts(result)
     checks = {}
     for constraint in tested:
         wanted = [str(t) for t in constraint.payload.get("tests", [])]
@@ -147,8 +147,9 @@ def _run_tests(k: Kernel, goal: dict[str, Any], tested: list[Constraint],
         detail: dict[str, Any] = {"tests": statuses, "exit_code": result.get("exit_code"),
                                   "reason": result.get("reason")}
         if problem is not None:
-            detail |= {"report_problem": problem, "failure_mode": "test_report_mismatch"
-                       if "disagree" in problem else "test_report_missing"}
+            detail["report_problem"] = problem
+            if mode is not None:
+                detail["failure_mode"] = mode
         if not passed:
             detail["output_tail"] = str(result.get("stdout", ""))[-1500:] + \
                 str(result.get("stderr", ""))[-500:]
@@ -160,23 +161,29 @@ def _run_tests(k: Kernel, goal: dict[str, Any], tested: list[Constraint],
     return checks
 
 
-def report_verdicts(result: Mapping[str, Any]) -> tuple[dict[str, str], str | None]:
-    """The report's verdicts and, when it cannot be trusted, why: missing, unreadable, or
-    disagreeing with the exit status (0 exactly when every collected test passed)."""
+def report_verdicts(result: Mapping[str, Any]) -> tuple[dict[str, str], str | None, str | None]:
+    """The report's verdicts and, when it cannot be trusted, why, with the failure mode
+    that names a forged or missing report: none when the run was refused or stopped by a
+    limit (the constraint is simply not met), ``test_report_missing`` when no readable
+    report exists, ``test_report_mismatch`` when it disagrees with the exit status (0
+    exactly when every collected test passed)."""
     report = result.get("report") or {}
     if not result.get("ran"):
-        return {}, f"the tests did not run: {result.get('reason')} {result.get('detail', '')}"
+        return {}, f"the tests did not run: {result.get('reason')} {result.get('detail', '')}", None
+    if result.get("reason") is not None:
+        return dict(report.get("tests", {})), \
+            f"the test run was stopped: {result.get('reason')}", None
     if "tests" not in report:
-        return {}, str(report.get("error") or "the test run wrote no report")
+        return {}, str(report.get("error") or "the test run wrote no report"), \
+            "test_report_missing"
     verdicts: dict[str, str] = dict(report["tests"])
     clean = bool(verdicts) and all(v in ("passed", "skipped") for v in verdicts.values())
     exit_code = result.get("exit_code")
-    if result.get("reason") is not None:
-        return verdicts, f"the test run was stopped: {result.get('reason')}"
     if clean != (exit_code == 0):
         return verdicts, (f"the report and the exit status disagree (report: "
-                          f"{'all passed' if clean else 'not all passed'}, exit {exit_code})")
-    return verdicts, None
+                          f"{'all passed' if clean else 'not all passed'}, exit {exit_code})"), \
+            "test_report_mismatch"
+    return verdicts, None, None
 
 
 def _status_of(wanted: str, verdicts: Mapping[str, str]) -> str:
