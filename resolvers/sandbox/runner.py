@@ -22,6 +22,7 @@ Where bubblewrap is missing or cannot create namespaces, commands are refused
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import functools
 import hashlib
 import os
@@ -178,8 +179,7 @@ class Sandbox:
                 command = [layout.programs["python3"], "-I", "-S",
                            f"{RUNTIME_DIR}/net_bridge.py", *command]
             self._hand_over()
-            full = [*_identity_prefix(self.uid),
-                    *bwrap_argv(layout, self.workspace, decision, extra), "--", *command]
+            full = [*bwrap_argv(layout, self.workspace, decision, extra), "--", *command]
             result = self._execute(full, decision, request)
             if report_dir is not None:
                 result = result.model_copy(update={
@@ -212,7 +212,8 @@ class Sandbox:
             argv, env={"PATH": "/usr/bin:/bin"}, start_new_session=True,
             stdin=subprocess.PIPE if request.stdin is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            preexec_fn=functools.partial(_limits, policy, _nproc_base(self.uid)),
+            preexec_fn=functools.partial(_limits, policy, _nproc_base(self.uid), os.getpid()),
+            **_identity(self.uid),
         )
         try:
             out, err, total, reason = _collect(proc, request, policy, start + decision.timeout)
@@ -266,13 +267,14 @@ def isolation_problem() -> str | None:
     bwrap = shutil.which("bwrap", path="/usr/bin:/bin:/usr/local/bin")
     if bwrap is None:
         return f"bubblewrap (bwrap) is not installed, so commands are refused: {INSTALL_HINT}"
-    probe = [*_identity_prefix(SANDBOX_UID_BASE if os.geteuid() == 0 else None), bwrap,
+    probe = [bwrap,
              "--unshare-all", "--die-with-parent", "--cap-drop", "ALL",
              "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib",
              "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin",
              "--proc", "/proc", "--dev", "/dev", "/usr/bin/true"]
     try:
-        result = subprocess.run(probe, capture_output=True, text=True, timeout=20, check=False)
+        result = subprocess.run(probe, capture_output=True, text=True, timeout=20, check=False,
+                                **_identity(SANDBOX_UID_BASE if os.geteuid() == 0 else None))
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap could not be started ({exc}), so commands are refused"
     if result.returncode != 0:
@@ -282,16 +284,12 @@ def isolation_problem() -> str | None:
     return None
 
 
-def _identity_prefix(uid: int | None) -> list[str]:
-    """As root, bubblewrap itself starts as the sandbox's unprivileged uid."""
+def _identity(uid: int | None) -> dict[str, Any]:
+    """As root, bubblewrap itself starts as the sandbox's unprivileged uid (set by
+    subprocess in the child, before the limits and the parent-death signal)."""
     if uid is None:
-        return []
-    setpriv = shutil.which("setpriv", path="/usr/bin:/bin")
-    if setpriv is None:
-        raise SandboxError("setpriv (util-linux) is missing: the kernel, running as root, "
-                           "cannot drop to an unprivileged uid for the sandbox")
-    return [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
-            "--inh-caps=-all", "--bounding-set=-all", "--"]
+        return {}
+    return {"user": uid, "group": uid, "extra_groups": []}
 
 
 def _collect(proc: subprocess.Popen[bytes], request: CommandRequest, policy: Constitution,
@@ -375,8 +373,17 @@ def _nproc_base(uid: int | None) -> int:
     return count
 
 
-def _limits(policy: Constitution, nproc_base: int) -> None:
-    """Runs in the child before exec: rlimits are inherited by everything it starts."""
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_PR_SET_PDEATHSIG = 1
+
+
+def _limits(policy: Constitution, nproc_base: int, kernel_pid: int) -> None:
+    """Runs in the child before exec: rlimits are inherited by everything it starts, and
+    the child dies with the kernel even if the kernel is killed before bubblewrap has
+    armed its own ``--die-with-parent`` (the signal survives the exec of bwrap)."""
+    _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != kernel_pid:  # the kernel died before the signal was armed
+        os._exit(1)
     nproc = nproc_base + policy.max_processes
     resource.setrlimit(resource.RLIMIT_CPU, (policy.max_cpu_seconds, policy.max_cpu_seconds + 1))
     resource.setrlimit(resource.RLIMIT_AS, (policy.max_memory_bytes, policy.max_memory_bytes))
