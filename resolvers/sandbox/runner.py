@@ -243,7 +243,8 @@ def bwrap_argv(layout: Layout, workspace: Path, decision: Decision, extra: list[
     env = {**decision.env, "PATH": "/usr/bin", "HOME": WORKSPACE, "TMPDIR": "/tmp",
            "PYTHONPATH": SITE_DIR, "USER": "sandbox", "LOGNAME": "sandbox"}
     args = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-            "--unshare-net", "--unshare-cgroup-try", "--die-with-parent", "--new-session",
+            "--unshare-net", "--unshare-cgroup-try", "--disable-userns", "--die-with-parent",
+            "--new-session",
             "--cap-drop", "ALL", "--uid", str(INSIDE_UID), "--gid", str(INSIDE_UID),
             "--hostname", "sandbox", "--clearenv"]
     for key, value in sorted(env.items()):
@@ -268,7 +269,8 @@ def isolation_problem() -> str | None:
     if bwrap is None:
         return f"bubblewrap (bwrap) is not installed, so commands are refused: {INSTALL_HINT}"
     probe = [bwrap,
-             "--unshare-all", "--die-with-parent", "--cap-drop", "ALL",
+             "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
+             "--cap-drop", "ALL",
              "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib",
              "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin",
              "--proc", "/proc", "--dev", "/dev", "/usr/bin/true"]
