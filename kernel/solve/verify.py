@@ -141,8 +141,7 @@ def _run_tests(k: Kernel, goal: dict[str, Any], tested: list[Constraint],
     for constraint in tested:
         wanted = [str(t) for t in constraint.payload.get("tests", [])]
         statuses = {t: _status_of(t, verdicts) for t in wanted} if wanted else \
-            {"suite": "PASSED" if verdicts and all(v in ("passed", "skipped")
-                                                   for v in verdicts.values()) else "FAILED"}
+            {"suite": "PASSED" if _all_passed(verdicts) else "FAILED"}
         passed = problem is None and all(s == "PASSED" for s in statuses.values())
         detail: dict[str, Any] = {"tests": statuses, "exit_code": result.get("exit_code"),
                                   "reason": result.get("reason")}
@@ -177,13 +176,18 @@ def report_verdicts(result: Mapping[str, Any]) -> tuple[dict[str, str], str | No
         return {}, str(report.get("error") or "the test run wrote no report"), \
             "test_report_missing"
     verdicts: dict[str, str] = dict(report["tests"])
-    clean = bool(verdicts) and all(v in ("passed", "skipped") for v in verdicts.values())
+    clean = _all_passed(verdicts)
     exit_code = result.get("exit_code")
     if clean != (exit_code == 0):
         return verdicts, (f"the report and the exit status disagree (report: "
                           f"{'all passed' if clean else 'not all passed'}, exit {exit_code})"), \
             "test_report_mismatch"
     return verdicts, None, None
+
+
+def _all_passed(verdicts: Mapping[str, str]) -> bool:
+    """At least one test ran and none failed or errored (skips allowed), as pytest exits 0."""
+    return bool(verdicts) and all(v in ("passed", "skipped") for v in verdicts.values())
 
 
 def _status_of(wanted: str, verdicts: Mapping[str, str]) -> str:

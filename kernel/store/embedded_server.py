@@ -148,7 +148,7 @@ class EmbeddedServer:
         self.pidfile.unlink(missing_ok=True)
         self._write_config(password, module)
         completed = subprocess.run(  # umask 077: the AOF, log and pid file are the owner's only
-            [str(server), str(self.conffile)], preexec_fn=_owner_only,
+            [str(server), str(self.conffile)], umask=0o077,
             capture_output=True, text=True, timeout=_START_TIMEOUT, check=False,
         )
         if completed.returncode != 0:
@@ -219,11 +219,6 @@ def _socket_path(data_dir: Path) -> Path:
         return candidate
     digest = hashlib.sha256(str(data_dir).encode()).hexdigest()[:16]
     return Path("/tmp") / f"kernel-{os.getuid()}-{digest}.sock"
-
-
-def _owner_only() -> None:
-    """Runs in the server's process before exec: what it creates is the owner's only."""
-    os.umask(0o077)
 
 
 def _alive(pid: int) -> bool:

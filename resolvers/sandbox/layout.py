@@ -34,7 +34,9 @@ SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 BIN_DIR = "/usr/bin"
 SITE_DIR = "/usr/lib/kernel-site"
 RUNTIME_DIR = "/usr/lib/kernel-runtime"
-RUNTIME_FILES = ("pytest_launcher.py", "net_bridge.py", "pytest.ini", "passwd", "group")
+RUNTIME_FILES = {f"{RUNTIME_DIR}/{name}": name
+                 for name in ("pytest_launcher.py", "net_bridge.py", "pytest.ini")} | \
+    {"/etc/passwd": "passwd", "/etc/group": "group"}
 _HERE = Path(__file__).resolve().parent
 _LDD_LINE = re.compile(r"(?:=>\s*)?(/\S+)\s+\(0x[0-9a-f]+\)")
 
@@ -97,8 +99,8 @@ def build_layout(binaries: tuple[str, ...], packages: tuple[str, ...], stage: bo
             elf += sorted(str(p) for p in Path(source).rglob("*.so")) if Path(source).is_dir() else []
     for library in _libraries(elf):
         _expose(library, binds, symlinks)
-    for name in RUNTIME_FILES:
-        binds[f"{RUNTIME_DIR}/{name}"] = str(_HERE / "runtime" / name)
+    for dest, name in RUNTIME_FILES.items():
+        binds[dest] = str(_HERE / "runtime" / name)
     if stage:
         binds = {dest: _staged(source) for dest, source in binds.items()}
     inside = f"/usr/lib/{python_version_dir()}"
@@ -121,13 +123,13 @@ def _system_binary(name: str) -> str | None:
     return os.path.realpath(found) if found else None
 
 
-def _site_entries(packages: tuple[str, ...]) -> dict[str, str]:
-    """Top-level files and folders of the named distributions and what they require."""
+def distributions(names: tuple[str, ...]) -> list[metadata.Distribution]:
+    """The named installed distributions and everything they require on this Python."""
     from packaging.requirements import Requirement
 
-    entries: dict[str, str] = {}
+    found: list[metadata.Distribution] = []
     seen: set[str] = set()
-    todo = list(packages)
+    todo = list(names)
     while todo:
         name = todo.pop()
         key = name.lower().replace("_", "-")
@@ -139,10 +141,18 @@ def _site_entries(packages: tuple[str, ...]) -> dict[str, str]:
         except metadata.PackageNotFoundError as exc:
             raise LayoutError(f"the sandbox needs the Python package {name!r}, which is not "
                               f"installed for {sys.executable}: pip install {name}") from exc
+        found.append(dist)
         for requirement in dist.requires or []:
             parsed = Requirement(requirement)
             if parsed.marker is None or parsed.marker.evaluate({"extra": ""}):
                 todo.append(parsed.name)
+    return found
+
+
+def _site_entries(packages: tuple[str, ...]) -> dict[str, str]:
+    """Top-level files and folders of the named distributions and what they require."""
+    entries: dict[str, str] = {}
+    for dist in distributions(packages):
         root = Path(str(dist.locate_file("")))
         for file in dist.files or []:
             top = file.parts[0]

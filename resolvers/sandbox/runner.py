@@ -173,8 +173,7 @@ class Sandbox:
                 extra += ["--bind", str(report_dir), REPORT]
             if request.network_host is not None:
                 proxy_dir = stack.enter_context(self._scratch("proxy"))
-                grants = [h for h in self.policy.network_hosts if h == request.network_host]
-                stack.enter_context(ConnectProxy(grants, proxy_dir, self.uid))
+                stack.enter_context(ConnectProxy([request.network_host], proxy_dir, self.uid))
                 extra += ["--bind", str(proxy_dir), PROXY_DIR]
                 command = [layout.programs["python3"], "-I", "-S",
                            f"{RUNTIME_DIR}/net_bridge.py", *command]
@@ -250,16 +249,10 @@ def bwrap_argv(layout: Layout, workspace: Path, decision: Decision, extra: list[
     for key, value in sorted(env.items()):
         args += ["--setenv", key, value]
     args += layout.argv()
-    args += ["--ro-bind", f"{layout_source(layout, RUNTIME_DIR + '/passwd')}", "/etc/passwd",
-             "--ro-bind", f"{layout_source(layout, RUNTIME_DIR + '/group')}", "/etc/group",
-             "--bind", str(workspace), WORKSPACE, *extra,
+    args += ["--bind", str(workspace), WORKSPACE, *extra,
              "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev",
              "--remount-ro", "/", "--chdir", str(Path(WORKSPACE) / decision.relative_cwd)]
     return args
-
-
-def layout_source(layout: Layout, dest: str) -> str:
-    return next(source for source, inside in layout.binds if inside == dest)
 
 
 @functools.cache

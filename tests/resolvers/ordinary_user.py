@@ -5,8 +5,9 @@ kernel's own environment, so the second pass needs no network."""
 from __future__ import annotations
 
 import shutil
-from importlib import metadata
 from pathlib import Path
+
+from resolvers.sandbox.layout import distributions
 
 SOURCES = ("kernel/__init__.py", "kernel/errors.py", "resolvers/__init__.py", "resolvers/sandbox",
            "tests/__init__.py", "tests/sandbox_support.py", "tests/resolvers/__init__.py",
@@ -15,8 +16,6 @@ DISTRIBUTIONS = ("pydantic", "defusedxml", "pytest")
 
 
 def prepare_copy(repository: Path, target: Path) -> Path:
-    from packaging.requirements import Requirement
-
     target.mkdir(mode=0o755)
     for relative in SOURCES:
         source, dest = repository / relative, target / "src" / relative
@@ -27,18 +26,7 @@ def prepare_copy(repository: Path, target: Path) -> Path:
             shutil.copy2(source, dest)
     site = target / "site"
     site.mkdir()
-    seen: set[str] = set()
-    todo = list(DISTRIBUTIONS)
-    while todo:
-        dist = metadata.distribution(todo.pop())
-        name = dist.metadata["Name"].lower().replace("_", "-")
-        if name in seen:
-            continue
-        seen.add(name)
-        for requirement in dist.requires or []:
-            parsed = Requirement(requirement)
-            if parsed.marker is None or parsed.marker.evaluate({"extra": ""}):
-                todo.append(parsed.name)
+    for dist in distributions(DISTRIBUTIONS):
         root = Path(str(dist.locate_file("")))
         for top in sorted({f.parts[0] for f in dist.files or [] if f.parts[0] != ".."}):
             source = root / top
