@@ -263,3 +263,12 @@ def test_bench_solve_prints_figures(kernel: Kernel) -> None:
     _, out = kernel("bench", "solve", "--goals", "13")
     assert "scripted run of 13 goals (fan-out 3)" in out
     assert "kernel overhead per dispatch step" in out
+
+
+def test_a_pathological_constraint_is_one_short_line_and_stores_nothing(kernel: Kernel) -> None:
+    deep = "(" * 3000 + "x" + ")" * 3000 + " < 1"
+    code, out = kernel("solve", "sum things", "--proposer", "scripted", "-c", f"logic:deep:{deep}",
+                       ok=False)
+    assert code == 2 and "nested" in out and len(out) < 400
+    _, runs = kernel("runs", "--json")
+    assert json.loads(runs) == []

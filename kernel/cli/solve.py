@@ -37,11 +37,17 @@ CONSTRAINT_HELP = ("TYPE[:DOMAIN]:TEXT, e.g. 'logic:cost:cost_usd <= 5' (an arit
 COMPARISONS = ("<", ">", "==", "!=")
 
 
+def _shown(text: str, limit: int = 120) -> str:
+    """The constraint as an error message quotes it: long input is cut, so the error stays
+    one readable line."""
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
 def parse_constraint(text: str) -> ConstraintSpec:
     """One ``--constraint``: a logic constraint given as a comparison is checked by Z3."""
     parts = [p.strip() for p in text.split(":", 2)]
     if len(parts) < 2 or parts[0] not in ("logic", "semantic") or not parts[-1]:
-        raise ConfigError(f"--constraint {text!r} is not {CONSTRAINT_HELP}")
+        raise ConfigError(f"--constraint {_shown(text)} is not {CONSTRAINT_HELP}")
     kind, domain, title = (parts[0], parts[1], parts[2]) if len(parts) == 3 else \
         (parts[0], "general", parts[1])
     payload: dict = {}
@@ -53,7 +59,7 @@ def parse_constraint(text: str) -> ConstraintSpec:
             # Prose ("all tests pass") is a logic constraint checked by tests; a comparison
             # that does not parse is a typo the user should hear about now, not after a run.
             if any(op in title for op in COMPARISONS):
-                raise ConfigError(f"--constraint {text!r}: {exc}; write a comparison such as "
+                raise ConfigError(f"--constraint {_shown(text)}: {exc}; write a comparison such as "
                                   "'cost_usd <= 5' or 'latency_ms < 200'") from None
     return ConstraintSpec(type=ConstraintType(kind), domain=domain, title=title, payload=payload,
                           provenance=Provenance(source="human"))

@@ -86,7 +86,7 @@ def parse(expression: str) -> tuple[z3.ExprRef, set[str]]:
         names: set[str] = set()
         return _term(tree.body, names), names
     except SyntaxError as exc:
-        raise ExpressionError(f"cannot parse {expression[:200]!r}: {exc.msg}") from None
+        raise ExpressionError(f"cannot parse {expression[:80]!r}: {exc.msg}") from None
     except (RecursionError, MemoryError):
         raise ExpressionError("the expression nests too deeply (parentheses or operators "
                               "inside one another); flatten it or split the constraint") from None
