@@ -60,3 +60,15 @@ class GraphFileError(KernelError):
 
 class SchemaVersionError(KernelError):
     """The graph was written by a newer kernel than this one."""
+
+
+class RunInterrupted(KernelError):
+    """Ctrl-C or SIGTERM stopped a run between two commits; it can be resumed."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"{run_id} interrupted; continue with: kernel resume {run_id}")
+        self.run_id = run_id
+
+
+class Refused(KernelError):
+    """The kernel refused the work itself (not the input): exit code 1, with the report."""

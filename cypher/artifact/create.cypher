@@ -3,7 +3,7 @@
 // with lineage edges to the artifacts it was made from.
 MATCH (run:Run {id: $run_id}), (g:Goal {id: $goal_id})
 WHERE run.seq = $seq
-SET run.seq = $seq + 1, run.proposals = $proposals
+SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue, run.queue)
 CREATE (a:Artifact)
 SET a = $props
 WITH a

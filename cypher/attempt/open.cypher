@@ -6,7 +6,7 @@ MATCH (run:Run {id: $run_id}), (g:Goal {id: $goal_id})
 WHERE run.seq = $seq AND g.attempt_count + 1 = $attempt_index
   AND $attempt_index <= g.max_attempts
 OPTIONAL MATCH (r:Resolver {id: $resolver_id})
-SET run.seq = $seq + 1, run.proposals = $proposals, g.attempt_count = $attempt_index, g.last_attempt_id = $attempt_id
+SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue, run.queue), g.attempt_count = $attempt_index, g.last_attempt_id = $attempt_id
 CREATE (a:Attempt)
 SET a = $props
 CREATE (a)-[:FOR]->(g)

@@ -7,7 +7,7 @@
 // completeness the smoothed mean sigma_v (each starts at the 0.5 prior).
 MATCH (run:Run {id: $run_id}), (a:Attempt {id: $attempt_id})-[:FOR]->(g:Goal)
 WHERE run.seq = $seq AND a.verdict IS NULL AND g.last_attempt_id = a.id
-SET run.seq = $seq + 1, run.proposals = $proposals,
+SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue, run.queue),
     a.verification = $verification, a.verdict = $verdict, a.sigma_v = $sigma_v,
     a.failure_mode = $failure_mode,
     g.verification = $verification, g.sigma_v = $sigma_v

@@ -8,7 +8,7 @@ OPTIONAL MATCH (c:Goal)-[:CHILD_OF]->(p)
 WHERE c.id IN $child_ids
 WITH run, p, count(c) AS found
 WHERE found = size($child_ids) AND found = size($rows)
-SET run.seq = $seq + 1, run.proposals = $proposals,
+SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue, run.queue),
     p.cost_granted = p.cost_granted + $total_cost, p.time_granted = p.time_granted + $total_time
 WITH p
 UNWIND $rows AS row

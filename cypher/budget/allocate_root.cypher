@@ -2,7 +2,7 @@
 // The run's whole budget, allocated to its root goal.
 MATCH (run:Run {id: $run_id}), (g:Goal {id: $goal_id})
 WHERE run.seq = $seq
-SET run.seq = $seq + 1, run.proposals = $proposals,
+SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue, run.queue),
     g.cost_allocated = g.cost_allocated + $cost, g.time_allocated = g.time_allocated + $time
 CREATE (e:BudgetEvent {id: $event_id, kind: 'allocate', goal_id: $goal_id, cost: $cost,
                        time: $time, seq: $seq, description: $description,

@@ -24,7 +24,7 @@ WITH run, g, p, a, out, r, cost_over, time_over,
      AND p.cost_allocated + p.cost_refunded - p.cost_spent - p.cost_granted >= cost_over
      AND p.time_allocated + p.time_refunded - p.time_spent - p.time_granted >= time_over
      AS parent_covers
-SET run.seq = $seq + 1, run.proposals = $proposals,
+SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue, run.queue),
     g.cost_spent = g.cost_spent + $cost, g.time_spent = g.time_spent + $time
 CREATE (s:BudgetEvent {id: $event_id, kind: 'spend', goal_id: g.id, cost: $cost, time: $time,
                        resolver_id: $resolver_id, operation: $operation, seq: $seq,

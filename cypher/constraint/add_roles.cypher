@@ -3,7 +3,7 @@
 // ancestor of the leaves it couples, say), in one commit; adding one twice is a no-op.
 MATCH (run:Run {id: $run_id}), (g:Goal {id: $goal_id})
 WHERE run.seq = $seq
-SET run.seq = $seq + 1, run.proposals = $proposals
+SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue, run.queue)
 WITH g
 UNWIND $rows AS row
 MATCH (c:Constraint {id: row.id})

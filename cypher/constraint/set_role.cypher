@@ -5,7 +5,7 @@
 // REQUIRES the capabilities the step identified.
 MATCH (run:Run {id: $run_id}), (g:Goal {id: $goal_id})
 WHERE run.seq = $seq AND g.status = $from
-SET run.seq = $seq + 1, run.proposals = $proposals, g.status = $to, g += $changes
+SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue, run.queue), g.status = $to, g += $changes
 WITH g
 OPTIONAL MATCH (p:GoalPattern {id: $pattern_id})
 FOREACH (x IN CASE WHEN p IS NULL THEN [] ELSE [p] END | MERGE (g)-[:INSTANCE_OF]->(x))

@@ -5,7 +5,7 @@ WHERE run.seq = $seq
 OPTIONAL MATCH (parent:Goal {id: $parent_id})
 WITH run, parent
 WHERE ($parent_id IS NULL) = (parent IS NULL)
-SET run.seq = $seq + 1, run.proposals = $proposals
+SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue, run.queue)
 CREATE (g:Goal)
 SET g = $props
 FOREACH (p IN CASE WHEN parent IS NULL THEN [] ELSE [parent] END |

@@ -6,7 +6,7 @@
 // from the descendant), so its next decomposition has it to allocate.
 MATCH (run:Run {id: $run_id}), (u:Goal {id: $goal_id})
 WHERE run.seq = $seq AND u.status IN $from_states
-SET run.seq = $seq + 1, run.proposals = $proposals, u.status = $to, u += $changes
+SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue, run.queue), u.status = $to, u += $changes
 WITH u
 OPTIONAL MATCH (w:Goal)-[:CHILD_OF*1..]->(u)
 WITH u, collect(DISTINCT w) AS subtree

@@ -6,7 +6,7 @@
 // nothing is written unless the run is at $seq and the goal is still in $status.
 MATCH (run:Run {id: $run_id}), (g:Goal {id: $goal_id})
 WHERE run.seq = $seq AND g.status = $status
-SET run.seq = $seq + 1, run.proposals = $proposals, g += $changes
+SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue, run.queue), g += $changes
 MERGE (r:Resolver {id: $id})
 SET r += $props
 WITH g, r

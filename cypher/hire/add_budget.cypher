@@ -3,7 +3,7 @@
 // the request delivered, the goal's changes, in one commit.
 MATCH (run:Run {id: $run_id}), (g:Goal {id: $goal_id}), (q:CapabilityRequest {id: $request_id})
 WHERE run.seq = $seq AND g.status = $status
-SET run.seq = $seq + 1, run.proposals = $proposals, g += $changes,
+SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue, run.queue), g += $changes,
     g.cost_allocated = g.cost_allocated + $cost, g.time_allocated = g.time_allocated + $time,
     q.status = 'delivered', q.answer = $answer, q.caption = 'delivered: ' + q.capability_tag
 CREATE (e:BudgetEvent {id: $event_id, kind: 'allocate', goal_id: $goal_id, cost: $cost,

@@ -3,6 +3,6 @@
 // is infeasible, in one commit.
 MATCH (run:Run {id: $run_id}), (g:Goal {id: $goal_id}), (q:CapabilityRequest {id: $request_id})
 WHERE run.seq = $seq AND g.status = $status
-SET run.seq = $seq + 1, run.proposals = $proposals, g.status = 'infeasible', g.awaiting = null,
+SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue, run.queue), g.status = 'infeasible', g.awaiting = null,
     q.status = 'declined', q.answer = $answer, q.caption = 'declined: ' + q.capability_tag
 RETURN g.status AS status

@@ -5,7 +5,7 @@
 // the request).
 MATCH (run:Run {id: $run_id}), (g:Goal {id: $goal_id})
 WHERE run.seq = $seq AND g.status = $from
-SET run.seq = $seq + 1, run.proposals = $proposals, g.status = $to, g += $changes
+SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue, run.queue), g.status = $to, g += $changes
 MERGE (q:CapabilityRequest {fingerprint: $fingerprint})
 ON CREATE SET q += $props
 MERGE (c:Capability {id: 'capability:' + $capability_tag})

@@ -1,16 +1,27 @@
-"""The ``kernel`` command: typer sub-apps per area, one error path for every KernelError."""
+"""The ``kernel`` command: typer sub-apps per area, and one place that turns what went
+wrong into an exit code.
+
+Exit codes: 0 resolved (or the command did what it was asked), 1 refused (the report
+says why), 2 bad input or a state the command cannot work from (one line: what is wrong
+and how to fix it), 3 resumable (parked, capped, interrupted), 4 internal error (one
+line naming the log file that holds the traceback; ``--debug`` prints it instead).
+"""
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
+import tempfile
+import time
+import traceback
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from kernel.cli.common import err_console
-from kernel.errors import KernelError
+from kernel.errors import KernelError, Refused, RunInterrupted
 from kernel.settings import KernelSettings
 
 app = typer.Typer(
@@ -31,7 +42,10 @@ def _configure(
     data_dir: Annotated[Path | None, typer.Option(
         "--data-dir", envvar="KERNEL_DATA_DIR",
         help="where the embedded store and artifacts live")] = None,
+    debug: Annotated[bool, typer.Option(
+        "--debug", envvar="KERNEL_DEBUG", help="print tracebacks of internal errors")] = False,
 ) -> None:
+    _state["debug"] = debug
     overrides: dict[str, object] = {}
     if graph is not None:
         overrides["graph"] = graph
@@ -84,10 +98,43 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+EXIT_REFUSED, EXIT_BAD_INPUT, EXIT_RESUMABLE, EXIT_INTERNAL = 1, 2, 3, 4
+_state: dict[str, object] = {"debug": False}
+
+
 def main() -> None:
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         app()
+    except RunInterrupted as exc:
+        err_console.print(f"[bold yellow]stopped:[/] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(EXIT_RESUMABLE)
+    except Refused as exc:
+        err_console.print(f"[bold red]refused:[/] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(EXIT_REFUSED)
     except KernelError as exc:
         err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
-        sys.exit(2)
+        sys.exit(EXIT_BAD_INPUT)
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        sys.exit(130)
+    except Exception as exc:
+        if _state["debug"] or "--debug" in sys.argv:
+            raise
+        where = _write_crash_log()
+        err_console.print(f"[bold red]internal error:[/] {type(exc).__name__}: "
+                          f"{str(exc)[:200]} (traceback in {where}; --debug prints it)",
+                          highlight=False, soft_wrap=True)
+        sys.exit(EXIT_INTERNAL)
+
+
+def _write_crash_log() -> Path:
+    """The traceback of an internal error, kept where the user can attach it to a report."""
+    try:
+        root = KernelSettings().data_dir / "logs"
+    except ValueError:
+        root = Path(tempfile.gettempdir())
+    root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = root / f"crash-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.log"
+    path.write_text(f"kernel {' '.join(sys.argv[1:])}\n\n{traceback.format_exc()}")
+    return path

@@ -19,10 +19,12 @@ from kernel.cli.common import (
     settings_of,
     store_of,
 )
+from kernel.cli.plan import summarize
 from kernel.cli.tree import render_tree
 from kernel.core.envelopes import ConstraintSpec, ConstraintType, Provenance
 from kernel.core.summary import summary_hash
 from kernel.errors import ConfigError
+from kernel.plan.session import is_planning_run, resume_plan
 from kernel.solve import arith
 from kernel.solve.dispatch import Outcome
 from kernel.solve.kernel import SolveConfig
@@ -192,16 +194,23 @@ def resume_command(
         help="ask HIRE questions in the terminal instead of parking the goal")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print the outcome as JSON")] = False,
 ) -> None:
-    """Continue a run that stopped (a crash, a cap, a parked HIRE) from its committed state.
+    """Continue a run that stopped (a crash, a cap, a parked HIRE) from its committed state;
+    a planning run plans on, served what it had already recorded.
 
     Exit code: as for ``kernel solve``."""
     run_id = run_id_arg(run_id)
     settings = settings_of(ctx)
     with store_of(ctx) as store:
-        outcome = resume(store, run_id, settings.data_dir,
-                         human_prompt=_prompt(interactive, None))
-        code = report(store, outcome, as_json)
-    raise typer.Exit(code)
+        if is_planning_run(store, run_id):
+            document = resume_plan(store, settings.data_dir, run_id)
+        else:
+            outcome = resume(store, run_id, settings.data_dir,
+                             human_prompt=_prompt(interactive, None))
+            raise typer.Exit(report(store, outcome, as_json))
+    if as_json:
+        print_json(document)
+    else:
+        summarize(document)
 
 
 def replay_command(

@@ -16,6 +16,7 @@ from kernel.cli.common import (
     run_refusals,
     store_of,
 )
+from kernel.core.lease import RESUMABLE, lease_state, run_state
 from kernel.core.run import Run
 from kernel.core.summary import summary_hash
 from kernel.core.units import micros_to_usd, ms_to_seconds
@@ -56,8 +57,10 @@ def _run_status(ctx: typer.Context, run_id: str, as_json: bool) -> None:
         root_id = store.run("run/get", {"run_id": run_id})[0]["root_id"]
         root = store.run("goal/get", {"goal_id": root_id})[0]["goal"] if root_id else {}
         goals = store.run("goal/tree", {"run_id": run_id})
+        state = run_state(root.get("status"), lease_state(store, run_id))
         data = {
-            "run": run_id, "goal": root.get("summary"), "status": root.get("status"),
+            "run": run_id, "goal": root.get("summary"), "status": state,
+            "root_status": root.get("status"),
             "sigma_system": root.get("sigma_system") if root.get("status") == "resolved"
             else None,
             "final_artifact": root.get("final_artifact_id"),
@@ -79,6 +82,8 @@ def _run_status(ctx: typer.Context, run_id: str, as_json: bool) -> None:
               f"${data['budget_usd']:.2f}, {data['spent_seconds']:.1f}s; "
               f"{data['commits']} commits, {data['proposals']} proposals")
     print_refusals(data["refusals"])
+    if state in RESUMABLE:
+        out.print(f"continue with: kernel resume {run_id}")
     out.print(f"summary hash {data['summary_hash']}")
 
 

@@ -8,6 +8,7 @@ import typer
 from rich.tree import Tree
 
 from kernel.cli.common import out, print_json, print_table, run_id_arg, store_of
+from kernel.core.lease import RESUMABLE, LeaseState, run_state
 from kernel.core.run import Run
 from kernel.core.units import micros_to_usd, ms_to_seconds
 from kernel.store.base import GraphStore
@@ -65,9 +66,14 @@ def runs(
 ) -> None:
     """Every run, newest first."""
     with store_of(ctx) as store:
-        rows = store.run("run/list")
+        rows = [{"id": r["id"], "started_at": r["started_at"], "commits": r["commits"],
+                 "goal": r["goal"], "status": run_state(r["status"], LeaseState(
+                     r["holder"], r["expires"], r["stopped"]))}
+                for r in store.run("run/list")]
     if as_json:
         print_json(rows)
         return
     print_table("runs", ["run", "started", "commits", "goal", "status"],
                 [[r["id"], r["started_at"], r["commits"], r["goal"], r["status"]] for r in rows])
+    if any(r["status"] in RESUMABLE for r in rows):
+        out.print("a stopped run continues with: kernel resume RUN")

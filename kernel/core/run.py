@@ -5,6 +5,12 @@ commit number ``seq`` and advances it: the statement matches its guards first an
 writes only if all hold. That gives each run a total, replayable order of commits,
 lets ids be derived from ``seq``, and makes a second process driving the same run
 fail loudly instead of interleaving.
+
+Commits also carry the dispatch queue when it changed, so a resumed run steps its goals
+in exactly the order the uninterrupted run would have: a step's first commit stores the
+queue it started from (its own goal first, to be stepped again after a crash), and a
+step's last commit, once the step has declared the goals it wakes, stores the queue
+that follows it.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -45,6 +51,11 @@ class Run:
     # knows which recorded proposals its committed steps already used.
     proposals: int = 0
     committed_proposals: int = 0  # what the last commit recorded
+    queue: list[str] | None = None  # the dispatch queue the store holds (None: never stored)
+    queue_saves: int = 0  # steps whose queue needed a statement of its own
+    _pending_queue: list[str] | None = field(default=None, repr=False)
+    _step_rest: list[str] = field(default_factory=list, repr=False)
+    _step_seq: int = field(default=0, repr=False)
 
     @classmethod
     def start(cls, store: GraphStore, caption: str, config: Mapping[str, Any] | None = None,
@@ -66,7 +77,9 @@ class Run:
         if not rows:
             raise UnknownRunError(f"no run {run_id!r}; 'kernel runs' lists them")
         consumed = int(rows[0]["proposals"] or 0)
-        return cls(store, run_id, int(rows[0]["base_ms"]), int(rows[0]["seq"]), consumed, consumed)
+        queue = rows[0].get("queue")
+        return cls(store, run_id, int(rows[0]["base_ms"]), int(rows[0]["seq"]), consumed,
+                   consumed, list(queue) if queue is not None else None)
 
     def config(self) -> dict[str, Any]:
         rows = self.store.run("run/get", {"run_id": self.run_id})
@@ -86,11 +99,14 @@ class Run:
         not, so a crash between them and the step's end serves the same recorded
         proposals again on resume instead of asking for new ones."""
         recorded = self.proposals if consumes else self.committed_proposals
+        queue = self._pending_queue
         rows = self.store.run(name, {**params, "run_id": self.run_id, "seq": self.seq,
-                                     "proposals": recorded}, identifiers)
+                                     "proposals": recorded, "queue": queue}, identifiers)
         if rows:
             self.seq += 1
             self.committed_proposals = recorded
+            if queue is not None:
+                self.queue, self._pending_queue = queue, None
             return rows
         current = self.store.run("run/get", {"run_id": self.run_id})
         if not current:
@@ -100,6 +116,40 @@ class Run:
                 f"run {self.run_id} is at commit {current[0]['seq']}, this process expected "
                 f"{self.seq}: another process is driving it")
         raise CommitRejected(f"{what}: not applied (its precondition does not hold)")
+
+
+    # -- the dispatch queue ------------------------------------------------------------
+    def begin_step(self, queue: list[str]) -> None:
+        """A step starts on ``queue[0]``: if the stored queue is not this one, the step's
+        first commit stores it (so a crash mid-step steps the same goal again first)."""
+        self._step_rest = queue[1:]
+        self._step_seq = self.seq
+        self._pending_queue = None if queue == self.queue else list(queue)
+
+    def will_wake(self, goal_ids: list[str]) -> None:
+        """The step's goal declares what it wakes before its last commit, which then
+        stores the queue that follows the step."""
+        self._pending_queue = advance(self._step_rest, goal_ids)
+
+    def end_step(self, queue: list[str]) -> None:
+        """After a step: a step that committed leaves the queue that follows it stored
+        (one more statement only when its last commit could not carry it)."""
+        self._pending_queue = None
+        if self.seq == self._step_seq or queue == self.queue:
+            return  # nothing committed: the step can run again as it did, or already stored
+        if self.store.run("run/save_queue", {"run_id": self.run_id, "seq": self.seq,
+                                             "queue": queue}):
+            self.queue = list(queue)
+            self.queue_saves += 1
+
+
+def advance(rest: list[str], woken: list[str]) -> list[str]:
+    """The queue after a step: what was waiting, then each newly woken goal once."""
+    queue = list(rest)
+    for goal_id in woken:
+        if goal_id not in queue:
+            queue.append(goal_id)
+    return queue
 
 
 def wall_clock_iso() -> str:

@@ -16,7 +16,7 @@ from typing import Any
 from kernel.core.envelopes import ConstraintSpec, Lineage, Provenance
 from kernel.core.goals import GoalSpec
 from kernel.core.state_machine import Status
-from kernel.errors import KernelError
+from kernel.errors import Refused
 from kernel.plan import feasibility as f
 from kernel.plan.z3check import longest_chain_is, sum_is
 from kernel.refusal import RefusalReason, refuse
@@ -35,7 +35,7 @@ from resolvers.claude.plan_models import (
 SCHEMA = "kernel-plan/1"
 
 
-class PlanRefused(KernelError):
+class PlanRefused(Refused):
     """The planner cannot produce a plan (budget, an unusable proposal)."""
 
 

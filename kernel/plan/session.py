@@ -6,13 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from kernel.core.lease import Lease
+from kernel.core.run import Run
 from kernel.errors import ConfigError
 from kernel.paths import seeds_dir
-from kernel.plan.planner import make_plan
+from kernel.plan.planner import PlanRefused, make_plan
 from kernel.proposals import Proposer
 from kernel.schema import init_schema
-from kernel.solve.kernel import SolveConfig
-from kernel.solve.start import start
+from kernel.solve.kernel import Kernel, SolveConfig
+from kernel.solve.session import make_proposer
+from kernel.solve.start import finish_start, start
 from kernel.store.base import GraphStore
 from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import load_script
@@ -46,4 +49,42 @@ def plan_goal(store: GraphStore, data_dir: Path, goal: str, proposer: Proposer,
     kernel, root = start(store, goal, [], budget_usd, time_seconds, proposer, data_dir,
                          default_workspace_root(), SolveConfig(max_wall_seconds=max_wall_seconds),
                          extra={**proposer_config, "mode": "plan"})
-    return make_plan(kernel, root, verifications)
+    with Lease(store, kernel.run.run_id) as lease:
+        return _plan(kernel, root, verifications, lease)
+
+
+def _plan(kernel: Kernel, root: str, verifications: list[dict[str, Any]],
+          lease: Lease) -> dict[str, Any]:
+    try:
+        document = make_plan(kernel, root, verifications)
+    except PlanRefused:
+        lease.stopped, lease.ended = "plan refused", True  # an interruption is no end
+        raise
+    lease.stopped, lease.ended = "planned", True
+    return document
+
+
+def resume_plan(store: GraphStore, data_dir: Path, run_id: str,
+                proposer: Proposer | None = None) -> dict[str, Any]:
+    """Continue a planning run: planning again from the start, served every proposal the
+    run recorded (their spends are already committed, and a spend is paid once per
+    proposal), then asking for the rest."""
+    Run.load(store, run_id)
+    with Lease(store, run_id) as lease:
+        run = Run.load(store, run_id)
+        config = run.config()
+        script = Path(config["script"]) if config.get("proposer") == "scripted" else None
+        if proposer is None:
+            proposer = make_proposer(config.get("proposer", "anthropic"), script)[0]
+        verifications = example_goal(script)[1] if script is not None and \
+            load_script(script).example is not None else []
+        run.proposals = 0  # planning keeps no step state: it asks again from the first
+        kernel = Kernel.build(run, proposer, data_dir, default_workspace_root(),
+                              SolveConfig(**config.get("solve", {})))
+        root = finish_start(kernel, config["goal"], [], config["budget_usd"],
+                            config["time_seconds"], config.get("max_attempts", 5))
+        return _plan(kernel, root, verifications, lease)
+
+
+def is_planning_run(store: GraphStore, run_id: str) -> bool:
+    return Run.load(store, run_id).config().get("mode") == "plan"

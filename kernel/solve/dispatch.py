@@ -1,17 +1,19 @@
 """The dispatch loop: pop a goal, ask next_action, run its step, enqueue what it wakes.
 
-The queue is rebuilt from the graph when the loop starts (every live, unfinished goal of
-the run, in creation order), so a run can stop anywhere and continue with
-``kernel resume``. Blocked goals are dropped from the queue and woken again when what
-they wait on resolves. A hard wall-time cap stops the run with a refusal.
+The queue is part of the run's committed state (see ``Run.begin_step``): a resumed run
+takes it from the graph and steps its goals in the order the uninterrupted run would
+have, so every proposal recorded before a crash is asked for again by the goal it
+belongs to, and a replay follows the same order. A run that never stored a queue starts
+from its live, unfinished goals in creation order. Blocked goals are dropped from the
+queue and woken again when what they wait on resolves. A hard wall-time cap stops the run with a refusal.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kernel.core.run import advance
 from kernel.core.state_machine import Action, Status
 from kernel.proposals import NoProposalError
 from kernel.refusal import RefusalReason, refuse
@@ -44,21 +46,19 @@ class Outcome:
 
 def solve(k: Kernel, root_id: str, on_step: Callable[[str], None] | None = None) -> Outcome:
     """Run until nothing is left to do; ``on_step`` sees each goal after its step."""
-    queue: deque[str] = deque(r["id"] for r in k.store.run("goal/unfinished",
-                                                           {"run_id": k.run.run_id}))
-    queued = set(queue)
+    stored = k.run.queue
+    queue: list[str] = list(stored) if stored is not None else [
+        r["id"] for r in k.store.run("goal/unfinished", {"run_id": k.run.run_id})]
     count = 0
     while queue:
         if k.elapsed() > k.config.max_wall_seconds:
             refuse(k.ledger, root_id, RefusalReason.WALL_TIME_EXCEEDED,
                    f"stopped after {count} steps", cap_seconds=k.config.max_wall_seconds)
             return _outcome(k, root_id, count, stopped="wall-time cap")
-        goal_id = queue.popleft()
-        queued.discard(goal_id)
-        for woken in _step(k, goal_id):
-            if woken not in queued:
-                queue.append(woken)
-                queued.add(woken)
+        goal_id = queue[0]
+        k.run.begin_step(queue)
+        queue = advance(queue[1:], _step(k, goal_id))
+        k.run.end_step(queue)
         count += 1
         if on_step is not None:
             on_step(goal_id)

@@ -12,16 +12,17 @@ from typing import Any
 from ulid import ULID
 
 from kernel.core.envelopes import ConstraintSpec
+from kernel.core.lease import Lease
 from kernel.core.ledger import load_entries, parse_entries, verify_file
 from kernel.core.run import Run
 from kernel.core.summary import summary_hash
-from kernel.errors import ConfigError
+from kernel.errors import ConfigError, RunInterrupted
 from kernel.proposals import ClaudeProposer, DivergenceError, Proposer
 from kernel.schema import init_schema
 from kernel.settings import KernelSettings
 from kernel.solve.dispatch import Outcome, solve
 from kernel.solve.kernel import Kernel, SolveConfig
-from kernel.solve.start import start
+from kernel.solve.start import finish_start, start
 from kernel.store import open_store
 from kernel.store.base import GraphStore
 from resolvers.sandbox.runner import default_workspace_root, remove_leftovers
@@ -67,15 +68,42 @@ def resume(store: GraphStore, run_id: str, data_dir: Path,
            on_step: Callable[[str], None] | None = None,
            human_prompt: Callable[[dict[str, Any]], Any] | None = None) -> Outcome:
     """Continue a run where its committed state stands (recorded proposals first)."""
-    run = Run.load(store, run_id)
-    config = run.config()
-    root = store.run("run/get", {"run_id": run_id})[0]["root_id"]
-    workspaces = default_workspace_root()
-    remove_leftovers(workspaces, run_id.removeprefix("run:"))  # a killed run's sandboxes
-    kernel = Kernel.build(run, proposer or _proposer_from(config), data_dir,
-                          workspaces, SolveConfig(**config.get("solve", {})))
-    kernel.human_prompt = human_prompt
-    return solve(kernel, root, on_step)
+    Run.load(store, run_id)  # an unknown run is named as such
+    with Lease(store, run_id) as lease:
+        run = Run.load(store, run_id)  # read again under the lease
+        config = run.config()
+        if config.get("mode") == "plan":
+            raise ConfigError(f"{run_id} is a planning run: run 'kernel plan' again to plan "
+                              "that goal (planning keeps no state to continue from)")
+        workspaces = default_workspace_root()
+        remove_leftovers(workspaces, run_id.removeprefix("run:"))  # a killed run's sandboxes
+        kernel = Kernel.build(run, proposer or _proposer_from(config), data_dir,
+                              workspaces, SolveConfig(**config.get("solve", {})))
+        kernel.human_prompt = human_prompt
+        root = finish_start(kernel, config["goal"], _core(config), config["budget_usd"],
+                            config["time_seconds"], config.get("max_attempts", 5))
+        return _drive(kernel, root, lease, on_step)
+
+
+def _drive(kernel: Kernel, root: str, lease: Lease,
+           on_step: Callable[[str], None] | None) -> Outcome:
+    """Solve under the run's lease; say on release why the run stopped."""
+    try:
+        outcome = solve(kernel, root, on_step)
+    except KeyboardInterrupt:
+        lease.stopped = "interrupted"
+        raise RunInterrupted(kernel.run.run_id) from None
+    lease.stopped, lease.ended = stop_reason(outcome), True
+    return outcome
+
+
+def stop_reason(outcome: Outcome) -> str | None:
+    """Why a run that returned is not finished (None: it is)."""
+    if outcome.status in ("resolved", "infeasible"):
+        return None
+    if outcome.stopped:
+        return outcome.stopped
+    return "waiting on a person" if outcome.waiting_on else "stopped"
 
 
 @dataclass(frozen=True)
@@ -145,6 +173,7 @@ def start_and_solve(settings: KernelSettings, store: GraphStore, goal: str,
                          settings.data_dir, default_workspace_root(), config, max_attempts,
                          extra=proposer_config)
     kernel.human_prompt = human_prompt
-    if on_start is not None:
-        on_start(kernel, root)
-    return solve(kernel, root, on_step)
+    with Lease(store, kernel.run.run_id) as lease:
+        if on_start is not None:
+            on_start(kernel, root)
+        return _drive(kernel, root, lease, on_step)

@@ -31,11 +31,23 @@ def start(store: GraphStore, goal: str, core: Sequence[ConstraintSpec], budget_u
               "solve": asdict(config), **(extra or {})}
     run = Run.start(store, goal[:80], inputs, ulid=ulid)
     kernel = Kernel.build(run, proposer, data_dir, workspace_root, config, recorded=recorded)
-    core_ids = kernel.constraints.upsert(list(core))
-    root = kernel.tree.create_root(GoalSpec(goal, max_attempts=max_attempts), core_ids=core_ids)
-    kernel.budget.allocate_root(root, Amount(usd_to_micros(budget_usd),
-                                             seconds_to_ms(time_seconds)))
-    kernel.log.flow(root, f"goal received with {len(core_ids)} core constraints, "
-                          f"${budget_usd} and {time_seconds}s")
-    return kernel, root
+    return kernel, finish_start(kernel, goal, core, budget_usd, time_seconds, max_attempts)
+
+
+def finish_start(kernel: Kernel, goal: str, core: Sequence[ConstraintSpec], budget_usd: float,
+                 time_seconds: float, max_attempts: int) -> str:
+    """The run's root goal and its budget: created, or found where a run killed while
+    starting left off (each is one commit, so either exists whole or not at all)."""
+    store, run = kernel.store, kernel.run
+    root = store.run("run/get", {"run_id": run.run_id})[0]["root_id"]
+    if root is None:
+        core_ids = kernel.constraints.upsert(list(core))
+        root = kernel.tree.create_root(GoalSpec(goal, max_attempts=max_attempts),
+                                       core_ids=core_ids)
+    if kernel.tree.get(root)["cost_allocated"] == 0 and budget_usd > 0:
+        kernel.budget.allocate_root(root, Amount(usd_to_micros(budget_usd),
+                                                 seconds_to_ms(time_seconds)))
+        kernel.log.flow(root, f"goal received with {len(core)} core constraints, "
+                              f"${budget_usd} and {time_seconds}s")
+    return str(root)
 

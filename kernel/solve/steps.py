@@ -99,6 +99,7 @@ def identify(k: Kernel, goal_id: str) -> list[str]:
     # the similar patterns the vector index finds.
     signature = constraint_signature(k.constraints.get_many(eligible))
     pattern = k.patterns.link(goal["summary"], signature)[0]
+    k.run.will_wake([goal_id])
     k.constraints.set_role(k.run, goal_id, "eligible", eligible, S.IDENTIFYING_CONSTRAINTS,
                            S.SELECTING_CONSTRAINTS, {"required_capabilities": capabilities,
                                                      "pattern_id": pattern},
@@ -126,6 +127,7 @@ def select_constraints(k: Kernel, goal_id: str) -> list[str]:
         chosen = named | ((set(roles["core"]) | set(roles["coupling"])) & set(eligible))
         if not chosen:
             chosen = set(eligible)
+    k.run.will_wake([goal_id])
     k.constraints.set_role(k.run, goal_id, "selected", chosen, S.SELECTING_CONSTRAINTS,
                            S.SELECTING_RESOLVER)
     k.log.decision(goal_id, "constraint_selection", candidates=sorted(eligible),
@@ -179,6 +181,7 @@ def select_resolver(k: Kernel, goal_id: str) -> list[str]:
         lineage=Lineage(node_id=goal_id, resolver_id=CLAUDE_ID,
                         constraint_ids=k.constraints.roles(goal_id)["selected"]),
         key=f"plan:{goal_id}:{goal['attempt_count']}:{hashlib.sha256(text.encode()).hexdigest()}")
+    k.run.will_wake([goal_id])
     k.tree.transition(goal_id, S.RESOLVING, {
         "plan_artifact_id": artifact.id,
         "resolver_id": plan.final_resolver_id if len(plan.steps) == 1 else None})
@@ -193,6 +196,7 @@ def resolve(k: Kernel, goal_id: str) -> list[str]:
     plan = ToolPlan.model_validate_json(k.artifacts.read(goal["plan_artifact_id"]))
     history = k.attempts.of_goal(goal_id)
     if history and history[-1].verdict is None and history[-1].output_artifact_id:
+        k.run.will_wake([goal_id])
         k.tree.transition(goal_id, S.VERIFYING)  # a crash came after the output was paid for
         return [goal_id]
     opened = _open_attempt(k, goal, plan)
@@ -220,6 +224,7 @@ def resolve(k: Kernel, goal_id: str) -> list[str]:
     k.budget.record(goal_id, amount(proposal.cost_usd, proposal.seconds), plan.final_resolver_id,
                     "resolve", attempt_id=attempt, output_artifact_id=artifact.id,
                     proposal=proposal.ledger_hash)
+    k.run.will_wake([goal_id])
     k.tree.transition(goal_id, S.VERIFYING)
     k.log.flow(goal_id, f"RESOLVE using {plan.final_resolver_id} (attempt {index})")
     return [goal_id]
@@ -289,15 +294,18 @@ def _after_sat(k: Kernel, goal: dict[str, Any], sigma_path: float) -> list[str]:
     if leaf.is_leaf:
         final = {} if goal.get("parent_id") else {  # a leaf root is its own final artifact
             "final_artifact_id": goal["output_artifact_id"], "sigma_system": sigma_path}
+        woken = _wake_dependents(k, goal)
+        k.run.will_wake(woken)
         k.tree.transition(goal_id, S.RESOLVED, {"leaf_kind": leaf.leaf_kind or "atomic",
                                                 "leaf_reason": leaf.leaf_reason, **final})
         k.log.flow(goal_id, f"resolved as a {leaf.leaf_kind or 'atomic'} leaf "
                             f"(sigma_v={goal['sigma_v']})")
-        return _wake_dependents(k, goal)
+        return woken
     if sigma_path < goal["tau_global"]:
         k.tree.transition(goal_id, S.GATED, {"gated_reason": f"sigma_path {sigma_path} < "
                                                             f"tau_global {goal['tau_global']}"})
         return backtrack(k, goal_id)
+    k.run.will_wake([goal_id])
     k.tree.transition(goal_id, S.DECOMPOSING)
     return [goal_id]
 
@@ -322,6 +330,7 @@ def _after_unsat(k: Kernel, goal: dict[str, Any], verification: Any) -> list[str
         parent = k.tree.get(goal["parent_id"])
         reopened = int(parent.get("reopened") or 0)
         if reopened < k.config.max_reopens:  # the parent's decomposition is at fault
+            k.run.will_wake([parent["id"]])
             k.tree.reopen(parent["id"], S.SELECTING_RESOLVER, {
                 "reopened": reopened + 1,
                 "feedback": {"rescope_from": goal_id, "summary": goal["summary"], **note}})
@@ -329,6 +338,7 @@ def _after_unsat(k: Kernel, goal: dict[str, Any], verification: Any) -> list[str
                            chosen=parent["id"], rationale=feedback.summary)
             return [parent["id"]]
     if goal["attempt_count"] < goal["max_attempts"] and not _stagnant(k, history):
+        k.run.will_wake([goal_id])
         k.tree.transition(goal_id, S.RESOLVING, {"feedback": note,
                                                  "rescope_requested": feedback.rescope})
         k.log.flow(goal_id, f"RETRY {goal['attempt_count'] + 1}/{goal['max_attempts']} "
@@ -375,9 +385,11 @@ def decompose(k: Kernel, goal_id: str) -> list[str]:
                for key in keys}
     if all(k.budget.remaining(cid).cost == 0 for cid in weights):
         k.budget.allocate_children(goal_id, weights)
+    woken = topological_order(k.deps.children(goal_id))
+    k.run.will_wake(woken)
     k.tree.transition(goal_id, S.PENDING, {"decompositions": round_})
     k.log.flow(goal_id, f"decomposed into {len(ids)} children, {len(edges)} dependencies")
-    return topological_order(k.deps.children(goal_id))
+    return woken
 
 
 def _acyclic_edges(k: Kernel, goal_id: str, plan: models.Decomposition,
@@ -413,9 +425,11 @@ def compose(k: Kernel, goal_id: str) -> list[str]:
     if not goal.get("parent_id"):
         again = consistency.check(k, goal)
         return again if again is not None else assemble(k, goal)
+    woken = _wake_dependents(k, goal)
+    k.run.will_wake(woken)
     k.tree.transition(goal_id, S.RESOLVED, {"leaf_kind": None})
     k.log.flow(goal_id, "resolved: every child is resolved")
-    return _wake_dependents(k, goal)
+    return woken
 
 
 def backtrack(k: Kernel, gated_id: str) -> list[str]:
