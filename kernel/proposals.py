@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -24,7 +24,15 @@ from pydantic import BaseModel, ValidationError
 from kernel.core.envelopes import canonical_json
 from kernel.core.ledger import Ledger, LedgerEntry
 from kernel.errors import KernelError
-from resolvers.base import Estimate, PermanentError, Resolution, ResolveRequest, with_retries
+from resolvers.base import (
+    BACKOFF_SECONDS,
+    Estimate,
+    PermanentError,
+    Resolution,
+    ResolveRequest,
+    ResolverError,
+    with_retries,
+)
 from resolvers.claude.adapter import OPERATIONS
 
 
@@ -53,27 +61,57 @@ class Proposer(Protocol):
 
 @dataclass(frozen=True)
 class Proposal:
-    output: BaseModel
+    output: BaseModel  # (None only with ``failure`` set; gate.ask raises before any use)
     cost_usd: float
     seconds: float
     metadata: dict[str, Any]
     ledger_index: int
     ledger_hash: str
     replayed: bool
+    failure: dict[str, Any] | None = None  # set when the call produced nothing usable
+
+    def error(self) -> Exception:
+        """The error a failed call ends its step with."""
+        failure = self.failure or {}
+        message = str(failure.get("message", "the proposal failed"))
+        if failure.get("retryable"):
+            return ProposerUnavailable(message)
+        return PermanentError(message, failure_mode=str(failure.get("failure_mode")),
+                              output_produced=bool(failure.get("output_produced")))
+
+
+class ProposerUnavailable(KernelError):
+    """The proposer stayed unreachable or overloaded through every retry. The run stops
+    where it is (resumable); the calls it paid for are in the ledger and the budget."""
 
 
 class ClaudeProposer:
-    """Live proposals from claude-code-0, with retryable errors retried with backoff."""
+    """Live proposals from claude-code-0, with retryable errors retried with backoff; what
+    the failed tries cost is added to the answer (or to the error that ends them)."""
 
-    def __init__(self, claude: Any) -> None:
+    def __init__(self, claude: Any, delays: Sequence[float] = BACKOFF_SECONDS) -> None:
         self.claude = claude
         self.source = claude.id
+        self.delays = delays
 
     def estimate(self, request: ResolveRequest, occurrence: int) -> Estimate:
         return self.claude.estimate_cost_time(request)
 
     def propose(self, request: ResolveRequest, occurrence: int) -> Resolution:
-        return with_retries(lambda: self.claude.resolve(request))
+        spent = [0.0, 0.0]
+
+        def once() -> Resolution:
+            try:
+                return self.claude.resolve(request)
+            except ResolverError as exc:
+                spent[0] += exc.cost_usd
+                spent[1] += exc.seconds
+                exc.cost_usd, exc.seconds = spent[0], spent[1]
+                raise
+
+        resolution = with_retries(once, self.delays)
+        return resolution.model_copy(update={"cost_usd": resolution.cost_usd + spent[0],
+                                             "seconds": resolution.seconds + spent[1]})
 
 
 def fingerprint(request: ResolveRequest) -> str:
@@ -86,6 +124,9 @@ def _wanted(request: ResolveRequest) -> dict[str, Any]:
 
 
 SERVED = ("proposal", "observation")  # the ledger entries a resumed or replayed run re-serves
+# A proposer that stayed unavailable is recorded as a "failure": a replay meets it again
+# (and pays for it again) where the original did; a resumed run asks anew.
+REPLAYED = (*SERVED, "failure")
 
 
 def _key(wanted: dict[str, Any]) -> str:
@@ -106,7 +147,8 @@ class Proposals:
         # The run is this process's alone (commits are guarded), so the ledger is read once.
         self._own = [e for e in ledger.entries() if e.kind in SERVED]
         source = recorded if recorded is not None else self._own
-        self._served = [e for e in source if e.kind in SERVED]
+        self._served = [e for e in source if e.kind in (REPLAYED if recorded is not None
+                                                         else SERVED)]
         self._calls: Counter[tuple[str, str | None]] = Counter(
             (e.operation, e.goal_id) for e in self._own if e.kind == "proposal")
         # A replay meets the same budget denials as the original: the estimates that led
@@ -122,7 +164,8 @@ class Proposals:
         proposer's (``proposer`` overrides the run's, e.g. for sandbox runs)."""
         wanted = _wanted(request)
         entry = self._pending_entry()
-        if entry is not None and entry.kind == "proposal" and entry.data()["request"] == wanted:
+        if entry is not None and entry.kind in ("proposal", "failure") and \
+                entry.data()["request"] == wanted:
             response = entry.data()["response"]
             return Estimate(cost_usd=response["cost_usd"], seconds=response["seconds"])
         denials = self._denials.get(_key(wanted))
@@ -151,7 +194,7 @@ class Proposals:
         wanted = _wanted(request)
         entry = self._pending_entry()
         if entry is not None:
-            recorded = entry.data()["request"] if entry.kind == "proposal" else \
+            recorded = entry.data()["request"] if entry.kind in ("proposal", "failure") else \
                 {"operation": f"observation {entry.operation}", "goal_id": entry.goal_id,
                  "fingerprint": "-" * 12}
             if recorded != wanted:
@@ -168,26 +211,39 @@ class Proposals:
             replayed = True
         else:
             source = self._live(request, proposer)
-            resolution = source.propose(request, self._occurrence(request))
-            response = {"output": resolution.output, "cost_usd": resolution.cost_usd,
-                        "seconds": resolution.seconds, "metadata": resolution.metadata}
+            kind = "proposal"
+            try:
+                resolution = source.propose(request, self._occurrence(request))
+                response = {"output": resolution.output, "cost_usd": resolution.cost_usd,
+                            "seconds": resolution.seconds, "metadata": resolution.metadata}
+            except ResolverError as exc:  # nothing usable, but recorded and paid for
+                kind = "failure" if exc.retryable else "proposal"
+                response = {"error": {"message": str(exc), "failure_mode": exc.failure_mode,
+                                      "retryable": exc.retryable,
+                                      "output_produced": exc.output_produced},
+                            "cost_usd": exc.cost_usd, "seconds": exc.seconds, "metadata": {}}
             content: dict[str, Any] = {"request": wanted, "response": response}
             if request.context:  # the history block that fed it, readable in the ledger
                 content["context"] = request.context
-            entry = self.ledger.append("proposal", request.operation, source.source, content,
+            entry = self.ledger.append(kind, request.operation, source.source, content,
                                        goal_id=request.goal_id)
             self._record(entry)
             replayed = False
-        try:
-            output = output_model.model_validate(response["output"])
-        except ValidationError as exc:
-            raise PermanentError(f"{request.operation}: the proposal does not validate: "
-                                 f"{exc.errors()[0]['msg']}", failure_mode="invalid_output",
-                                 output_produced=True) from exc
-        self.run.proposals += 1
-        return Proposal(output=output, cost_usd=float(response["cost_usd"]),
+        if entry.kind != "failure" or self.replaying:
+            self.run.proposals += 1  # a resumed run does not serve failures (see REPLAYED)
+        failure = response.get("error")
+        output = None
+        if failure is None:
+            try:
+                output = output_model.model_validate(response["output"])
+            except ValidationError as exc:
+                failure = {"message": f"{request.operation}: the proposal does not validate: "
+                                      f"{exc.errors()[0]['msg']}",
+                           "failure_mode": "invalid_output", "output_produced": True}
+        return Proposal(output=output, cost_usd=float(response["cost_usd"]),  # type: ignore[arg-type]
                         seconds=float(response["seconds"]), metadata=response["metadata"],
-                        ledger_index=entry.index, ledger_hash=entry.hash, replayed=replayed)
+                        ledger_index=entry.index, ledger_hash=entry.hash, replayed=replayed,
+                        failure=failure)
 
     def observe(self, name: str, goal_id: str, read: Callable[[], Any]) -> Any:
         """What the knowledge graph says for one decision, recorded in the ledger first.
@@ -230,6 +286,10 @@ class Proposals:
         if source is None:
             raise NoProposalError("no proposer is configured for this run")
         return source
+
+    def has_pending(self) -> bool:
+        """Whether recorded entries remain to be served."""
+        return self._pending_entry() is not None
 
     def _pending_entry(self) -> LedgerEntry | None:
         """The recorded proposal the next request must match, if any."""

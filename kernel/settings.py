@@ -50,6 +50,10 @@ class KernelSettings(BaseSettings):
     neo4j_password: SecretStr | None = Field(default=None, validation_alias="NEO4J_PASSWORD")
     tau_local: float = Field(default=0.70, ge=0.0, le=1.0)
     tau_global: float = Field(default=0.50, ge=0.0, le=1.0)
+    claude_retry_delays: tuple[float, ...] = Field(
+        default=(1.0, 4.0, 16.0), description="seconds between tries of an unavailable model "
+        "(a provider's retry-after can lengthen them); JSON list, e.g. [1, 4, 16]")
+    claude_sdk_retries: int = Field(default=2, ge=0, description="the anthropic SDK's own retries")
 
     def target(self) -> GraphTarget:
         """Parse :attr:`graph` into a backend choice, failing with a fix-it message."""

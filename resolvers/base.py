@@ -50,13 +50,20 @@ class Resolution(BaseModel):
 
 
 class ResolverError(Exception):
+    """A call that produced nothing usable. ``cost_usd`` and ``seconds`` are what it
+    spent anyway (a provider bills the tokens of an answer that did not validate)."""
+
     retryable: bool = False
 
     def __init__(self, message: str, failure_mode: str = "resolver_error",
-                 output_produced: bool = False) -> None:
+                 output_produced: bool = False, cost_usd: float = 0.0, seconds: float = 0.0,
+                 retry_after: float | None = None) -> None:
         super().__init__(message)
         self.failure_mode = failure_mode
         self.output_produced = output_produced
+        self.cost_usd = cost_usd
+        self.seconds = seconds
+        self.retry_after = retry_after  # what the provider asked us to wait, in seconds
 
 
 class RetryableError(ResolverError):
@@ -80,14 +87,16 @@ class Resolver(Protocol):
 T = TypeVar("T")
 
 BACKOFF_SECONDS: tuple[float, ...] = (1.0, 4.0, 16.0)
+MAX_RETRY_AFTER_SECONDS = 120.0
 
 
 def with_retries(call: Callable[[], T], delays: Sequence[float] = BACKOFF_SECONDS,
                  sleep: Callable[[float], None] = time.sleep) -> T:
-    """Call, retrying RetryableError after each delay; the last error propagates."""
+    """Call, retrying RetryableError after each delay (longer when the error carries a
+    provider's retry-after, up to two minutes); the last error propagates."""
     for delay in delays:
         try:
             return call()
-        except RetryableError:
-            sleep(delay)
+        except RetryableError as exc:
+            sleep(min(max(delay, exc.retry_after or 0.0), MAX_RETRY_AFTER_SECONDS))
     return call()

@@ -52,7 +52,7 @@ class LeaseState:
 
 
 FINISHED = frozenset({"resolved", "infeasible"})
-RESUMABLE = frozenset({"interrupted", "wall-time cap", "stopped"})
+RESUMABLE = frozenset({"interrupted", "wall-time cap", "model unavailable", "stopped"})
 
 
 def run_state(root_status: str | None, lease: LeaseState) -> str:

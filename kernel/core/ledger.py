@@ -23,7 +23,7 @@ from kernel.errors import KernelError
 from kernel.store.base import GraphStore
 
 GENESIS = "0" * 64
-EntryKind = Literal["proposal", "observation", "denial", "decision", "refusal"]
+EntryKind = Literal["proposal", "observation", "denial", "decision", "refusal", "failure"]
 
 
 class LedgerError(KernelError):

@@ -19,10 +19,11 @@ from kernel.core.state_machine import Status
 from kernel.errors import Refused
 from kernel.plan import feasibility as f
 from kernel.plan.z3check import longest_chain_is, sum_is
+from kernel.proposals import ProposerUnavailable
 from kernel.refusal import RefusalReason, refuse
 from kernel.solve.gate import CLAUDE_ID, Denied, ask
 from kernel.solve.kernel import Kernel
-from resolvers.base import ResolveRequest
+from resolvers.base import PermanentError, ResolveRequest
 from resolvers.claude.plan_models import (
     ApproachSurvey,
     ExtractedConstraints,
@@ -84,9 +85,15 @@ def make_plan(k: Kernel, root_id: str, verifications: list[dict] | None = None,
 
 
 def _ask(k: Kernel, goal: dict[str, Any], operation: str, payload: dict[str, Any]) -> Any:
-    proposal = ask(k, goal["id"], ResolveRequest(
-        operation=operation, goal_id=goal["id"], goal_description=goal["description"],
-        payload={"goal_summary": goal["summary"], **payload}))
+    try:
+        proposal = ask(k, goal["id"], ResolveRequest(
+            operation=operation, goal_id=goal["id"], goal_description=goal["description"],
+            payload={"goal_summary": goal["summary"], **payload}))
+    except (PermanentError, ProposerUnavailable) as exc:  # paid for and recorded by ask
+        mode = getattr(exc, "failure_mode", "model_unavailable")
+        refuse(k.ledger, goal["id"], RefusalReason.INVALID_PROPOSAL, f"{operation}: {exc}",
+               operation=operation, failure=mode)
+        raise PlanRefused(f"{operation}: no usable proposal: {exc}") from None
     if isinstance(proposal, Denied):
         refuse(k.ledger, goal["id"], RefusalReason.BUDGET_EXHAUSTED,
                f"{operation}: the planning budget cannot pay for it",

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from kernel.core.run import advance
 from kernel.core.state_machine import Action, Status
-from kernel.proposals import NoProposalError
+from kernel.proposals import NoProposalError, ProposerUnavailable
 from kernel.refusal import RefusalReason, refuse
 from kernel.solve import grow, hire, steps
 from kernel.solve.kernel import Kernel
@@ -57,7 +57,13 @@ def solve(k: Kernel, root_id: str, on_step: Callable[[str], None] | None = None)
             return _outcome(k, root_id, count, stopped="wall-time cap")
         goal_id = queue[0]
         k.run.begin_step(queue)
-        queue = advance(queue[1:], _step(k, goal_id))
+        try:
+            queue = advance(queue[1:], _step(k, goal_id))
+        except ProposerUnavailable as exc:  # the goal stays first in the queue
+            k.run.end_step(queue)
+            if k.proposals.replaying and k.proposals.has_pending():
+                continue  # the original run was resumed here: so is its replay
+            return _outcome(k, root_id, count, stopped=f"model unavailable: {exc}")
         k.run.end_step(queue)
         count += 1
         if on_step is not None:

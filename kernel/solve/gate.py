@@ -35,7 +35,9 @@ def ask(k: Kernel, goal_id: str, request: ResolveRequest, *, resolver_id: str = 
         output_model: type[BaseModel] | None = None, proposer: Proposer | None = None,
         pay: bool = True) -> Proposal | Denied:
     """One budget-gated call. ``pay=False`` leaves the spend to the caller, who writes it
-    with the attempt and output it pays for."""
+    with the attempt and output it pays for. A call that produced nothing usable is paid
+    here and raises: PermanentError (the step's goal is refused with the reason) or
+    ProposerUnavailable (the run stops, resumable)."""
     estimate = k.proposals.estimate(request, proposer)
     needed = amount(estimate.cost_usd, estimate.seconds)
     check = k.budget.pre_check(goal_id, needed)
@@ -45,9 +47,16 @@ def ask(k: Kernel, goal_id: str, request: ResolveRequest, *, resolver_id: str = 
                             f"(needs {needed}, has {check.remaining})")
         return Denied(request.operation, needed, check.remaining)
     proposal = k.proposals.get(request, output_model, proposer)
+    spent = amount(proposal.cost_usd, proposal.seconds)
+    if proposal.failure is not None:  # billed all the same (B1), then the step ends
+        if spent.cost or spent.time:
+            k.budget.record(goal_id, spent, resolver_id, request.operation,
+                            proposal=proposal.ledger_hash)
+        k.log.flow(goal_id, f"{request.operation}: {proposal.failure.get('message')}")
+        raise proposal.error()
     if pay:
-        k.budget.record(goal_id, amount(proposal.cost_usd, proposal.seconds), resolver_id,
-                        request.operation, proposal=proposal.ledger_hash)
+        k.budget.record(goal_id, spent, resolver_id, request.operation,
+                        proposal=proposal.ledger_hash)
     k.log.io(goal_id, resolver_id, request.operation, {
         "cost_usd": proposal.cost_usd, "seconds": proposal.seconds,
         "ledger_index": proposal.ledger_index, "replayed": proposal.replayed})

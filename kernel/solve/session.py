@@ -48,9 +48,11 @@ def make_proposer(kind: str, script: Path | None) -> tuple[Proposer, dict[str, A
                           "(examples in seeds/examples/)")
     from resolvers.claude.adapter import ClaudeCode, ClaudeSettings
 
-    settings = ClaudeSettings(model=os.environ.get("KERNEL_CLAUDE_MODEL", "claude-opus-5"))
-    return ClaudeProposer(ClaudeCode(settings)), {"proposer": "anthropic",
-                                                  "model": settings.model}
+    kernel_settings = KernelSettings()
+    settings = ClaudeSettings(model=os.environ.get("KERNEL_CLAUDE_MODEL", "claude-opus-5"),
+                              max_retries=kernel_settings.claude_sdk_retries)
+    return ClaudeProposer(ClaudeCode(settings), delays=kernel_settings.claude_retry_delays), \
+        {"proposer": "anthropic", "model": settings.model}
 
 
 def _proposer_from(config: dict[str, Any]) -> Proposer:
@@ -102,7 +104,7 @@ def stop_reason(outcome: Outcome) -> str | None:
     if outcome.status in ("resolved", "infeasible"):
         return None
     if outcome.stopped:
-        return outcome.stopped
+        return outcome.stopped.split(":")[0]  # "wall-time cap", "model unavailable"
     return "waiting on a person" if outcome.waiting_on else "stopped"
 
 

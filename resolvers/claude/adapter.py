@@ -17,10 +17,12 @@ from importlib import resources
 from typing import Any
 
 import anthropic
+import httpx2
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from resolvers.base import Estimate, PermanentError, Resolution, ResolveRequest, RetryableError
 from resolvers.claude import models, plan_models
+from resolvers.claude.reply import Block, MalformedReply, Reply, Usage, parse_reply, read_capped
 
 RESOLVER_ID = "resolver:claude-code-0"
 # Tests switch this off; a real request then fails loudly instead of reaching a model.
@@ -55,6 +57,9 @@ class ClaudeSettings(BaseModel):
     max_tokens: int = Field(default=8192, gt=0)
     timeout_seconds: float = Field(default=300.0, gt=0)
     max_retries: int = Field(default=2, ge=0, description="the SDK's own retries")
+    max_calls: int = Field(default=3, ge=1, description="requests per operation, repairs included")
+    max_response_bytes: int = Field(default=4 * 1024 * 1024, gt=0,
+                                    description="a larger answer is refused unread")
     seconds_per_call: float = Field(default=60.0, gt=0, description="time estimate")
     prices: dict[str, Price] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
 
@@ -149,6 +154,9 @@ class ClaudeCode:
         return Estimate(cost_usd=round(cost, 6), seconds=self.settings.seconds_per_call)
 
     def resolve(self, request: ResolveRequest) -> Resolution:
+        """One operation: at most ``max_calls`` requests (a repair turn for an answer that
+        does not validate or was cut off at max_tokens, another request for a malformed
+        body). Every request's tokens count, usable or not: a failure carries its cost."""
         operation = OPERATIONS.get(request.operation)
         if operation is None:
             raise PermanentError(f"claude-code-0 has no operation {request.operation!r}",
@@ -157,37 +165,46 @@ class ClaudeCode:
                 "input_schema": operation.output.model_json_schema()}
         messages: list[dict[str, Any]] = [{"role": "user", "content": render_prompt(request)}]
         start = time.perf_counter()
-        usage: list[Any] = []
-        response = self._call(messages, tool)
-        usage.append(response.usage)
-        block, output, errors = self._parse(response, operation)
-        repaired = False
-        if errors:
+        bill = _Bill(self.settings)
+        repaired, problem, mode = False, "", "invalid_output"
+        for _ in range(self.settings.max_calls):
+            try:
+                reply = self._call(messages, tool)
+            except MalformedReply as exc:
+                bill.add(exc.usage, self._upper_bound(messages))
+                problem, mode = str(exc), "malformed_response"
+                continue  # the model never saw this: the same request again
+            except RetryableError as exc:
+                exc.cost_usd, exc.seconds = bill.cost(), time.perf_counter() - start
+                raise
+            bill.add(reply.usage, 0)
+            block, output, errors = self._parse(reply, operation)
+            if not errors and output is not None:
+                return Resolution(
+                    output=output.model_dump(mode="json"), cost_usd=bill.cost(),
+                    seconds=time.perf_counter() - start,
+                    metadata={"model": reply.model, "repaired": repaired,
+                              "input_tokens": bill.input_tokens,
+                              "output_tokens": bill.output_tokens,
+                              "stop_reason": reply.stop_reason})
+            problem, mode = errors, "invalid_output"
+            if repaired:
+                break
             repaired = True
-            messages += self._repair_turn(response, block, errors)
-            response = self._call(messages, tool)
-            usage.append(response.usage)
-            block, output, errors = self._parse(response, operation)
-        cost = self._cost(usage)
-        if errors or output is None:
-            raise PermanentError(
-                f"{request.operation}: output did not validate after a repair: {errors}",
-                failure_mode="invalid_output", output_produced=True)
-        return Resolution(
-            output=output.model_dump(mode="json"), cost_usd=cost,
-            seconds=time.perf_counter() - start,
-            metadata={"model": response.model, "repaired": repaired,
-                      "input_tokens": sum(u.input_tokens for u in usage),
-                      "output_tokens": sum(u.output_tokens for u in usage),
-                      "stop_reason": response.stop_reason})
+            messages += self._repair_turn(reply, block, errors)
+        raise PermanentError(f"{request.operation}: {problem}"
+                             + (" (after a repair)" if repaired else ""), failure_mode=mode,
+                             output_produced=True, cost_usd=bill.cost(),
+                             seconds=time.perf_counter() - start)
 
     # -- internals -------------------------------------------------------------
-    def _call(self, messages: list[dict[str, Any]], tool: dict[str, Any]) -> Any:
+    def _call(self, messages: list[dict[str, Any]], tool: dict[str, Any]) -> Reply:
         try:
-            return self.client.messages.create(
-                model=self.settings.model, max_tokens=self.settings.max_tokens,
-                system=self.system, messages=messages, tools=[tool],
-                tool_choice={"type": "tool", "name": tool["name"]})
+            with self.client.messages.with_streaming_response.create(
+                    model=self.settings.model, max_tokens=self.settings.max_tokens,
+                    system=self.system, messages=messages, tools=[tool],
+                    tool_choice={"type": "tool", "name": tool["name"]}) as raw:
+                body = read_capped(raw.iter_bytes(), self.settings.max_response_bytes)
         except (anthropic.APIConnectionError, anthropic.APITimeoutError) as exc:
             raise RetryableError(f"Claude unreachable: {exc}", failure_mode="network") from exc
         except anthropic.APIStatusError as exc:
@@ -196,27 +213,38 @@ class ClaudeCode:
             if status in (408, 409, 429) or status >= 500:
                 raise RetryableError(f"Claude answered {status}: {message}",
                                      failure_mode="rate_limited" if status == 429
-                                     else "model_unavailable") from exc
+                                     else "model_unavailable",
+                                     retry_after=_retry_after(exc)) from exc
             raise PermanentError(f"Claude refused the request ({status}): {message}",
                                  failure_mode="invalid_request") from exc
+        except (httpx2.HTTPError, OSError) as exc:  # a body cut off while it streamed
+            raise MalformedReply(f"the answer broke off: {type(exc).__name__}") from exc
+        return parse_reply(body)
+
+    def _upper_bound(self, messages: list[dict[str, Any]]) -> int:
+        """Tokens to charge for a request whose answer did not say what it billed: the
+        prompt by length and the whole output allowance."""
+        return (len(self.system) + len(json.dumps(messages))) // 3 + self.settings.max_tokens
 
     @staticmethod
-    def _parse(response: Any, operation: Operation) -> tuple[Any, BaseModel | None, str]:
-        block = next((b for b in response.content
+    def _parse(reply: Reply, operation: Operation) -> tuple[Block | None, BaseModel | None, str]:
+        block = next((b for b in reply.content
                       if b.type == "tool_use" and b.name == operation.tool), None)
+        if reply.stop_reason == "max_tokens":
+            return block, None, "the answer was cut off at max_tokens; give a shorter one"
         if block is None:
             return None, None, f"no call to the {operation.tool} tool"
         try:
             return block, operation.output.model_validate(block.input), ""
         except ValidationError as exc:
             return block, None, "; ".join(
-                f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+                f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:5])
 
     @staticmethod
-    def _repair_turn(response: Any, block: Any, errors: str) -> list[dict[str, Any]]:
+    def _repair_turn(reply: Reply, block: Block | None, errors: str) -> list[dict[str, Any]]:
         assistant = {"role": "assistant",
-                     "content": [b.model_dump(exclude_none=True) for b in response.content]}
-        if block is None:
+                     "content": [b.model_dump(exclude_none=True) for b in reply.content]}
+        if block is None or block.id is None:
             return [assistant, {"role": "user",
                                 "content": f"Answer by calling the tool. Problem: {errors}"}]
         return [assistant, {"role": "user", "content": [{
@@ -224,17 +252,38 @@ class ClaudeCode:
             "content": f"The arguments did not match the schema: {errors}. Call the tool "
                        "again with corrected arguments."}]}]
 
-    def _cost(self, usage: list[Any]) -> float:
-        price = self.settings.price()
-        total = 0.0
-        for u in usage:
-            written = getattr(u, "cache_creation_input_tokens", 0) or 0
-            read = getattr(u, "cache_read_input_tokens", 0) or 0
-            total += (u.input_tokens * price.input_per_mtok
-                      + written * price.input_per_mtok * price.cache_write_factor
-                      + read * price.input_per_mtok * price.cache_read_factor
-                      + u.output_tokens * price.output_per_mtok)
-        return round(total / 1_000_000, 9)
+class _Bill:
+    """The tokens of every request of one operation, priced."""
+
+    def __init__(self, settings: ClaudeSettings) -> None:
+        self.price = settings.price()
+        self.micros = 0.0
+        self.input_tokens = 0
+        self.output_tokens = 0
+
+    def add(self, usage: Usage | None, upper_bound: int) -> None:
+        if usage is None:  # unknown: charge the most the request could have cost
+            self.micros += upper_bound * self.price.output_per_mtok
+            return
+        written = usage.cache_creation_input_tokens or 0
+        read = usage.cache_read_input_tokens or 0
+        self.input_tokens += usage.input_tokens
+        self.output_tokens += usage.output_tokens
+        self.micros += (usage.input_tokens * self.price.input_per_mtok
+                        + written * self.price.input_per_mtok * self.price.cache_write_factor
+                        + read * self.price.input_per_mtok * self.price.cache_read_factor
+                        + usage.output_tokens * self.price.output_per_mtok)
+
+    def cost(self) -> float:
+        return round(self.micros / 1_000_000, 9)
+
+
+def _retry_after(exc: anthropic.APIStatusError) -> float | None:
+    value = exc.response.headers.get("retry-after") if exc.response is not None else None
+    try:
+        return max(float(value), 0.0) if value is not None else None
+    except ValueError:
+        return None
 
 
 def _error_message(exc: anthropic.APIStatusError) -> str:

@@ -144,9 +144,11 @@ def test_an_invalid_proposal_is_rejected(run: Run) -> None:
             return Resolution(output={"constraints": "not a list"}, cost_usd=0.01, seconds=1)
 
     goal = _goal(run)
-    with pytest.raises(PermanentError, match="does not validate") as info:
-        Proposals(Ledger(run), Sloppy()).get(request(goal))
-    assert info.value.failure_mode == "invalid_output"
+    proposal = Proposals(Ledger(run), Sloppy()).get(request(goal))
+    assert proposal.failure is not None and "does not validate" in proposal.failure["message"]
+    assert proposal.cost_usd == 0.01  # what it cost is still charged (by gate.ask)
+    error = proposal.error()
+    assert isinstance(error, PermanentError) and error.failure_mode == "invalid_output"
     assert len(Ledger(run).entries()) == 1  # the untrusted output is still on record
 
 
