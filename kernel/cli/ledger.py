@@ -7,9 +7,10 @@ from typing import Annotated
 
 import typer
 
-from kernel.cli.common import out, run_id_arg, store_of
+from kernel.cli.common import out, run_id_arg, settings_of, store_of
 from kernel.core.ledger import dump_entries, load_entries, verify_chain, verify_file
 from kernel.errors import KernelError
+from kernel.solve.session import replay
 
 app = typer.Typer(help="The hash-chained ledger of proposals.", no_args_is_help=True)
 
@@ -21,24 +22,34 @@ def verify(
     = None,
     file: Annotated[Path | None, typer.Option("--file", help="verify an exported ledger file")]
     = None,
+    chain_only: Annotated[bool, typer.Option(
+        "--chain-only", help="check the hash chain only, not the committed state")] = False,
 ) -> None:
-    """Detect any altered, missing or reordered entry; exit 1 if there is one."""
+    """Check the ledger's hash chain (any altered, missing or reordered entry) and, for a
+    RUN, that its committed goals, attempts, spends and budget events are what the ledger
+    implies (the run replayed from it in a scratch graph). Exit 1 naming what differs."""
     if (run is None) == (file is None):
         raise KernelError("give a RUN id or --file FILE (one of them)")
     if file is not None:
-        problems = verify_file(file.read_bytes())
-        what = str(file)
-        count = None
+        problems = [str(p) for p in verify_file(file.read_bytes())]
+        what, count = str(file), None
     else:
+        run_id = run_id_arg(run)
         with store_of(ctx) as store:
-            head, size, entries = load_entries(store, run_id_arg(run))
-        problems = verify_chain(entries, head=head, size=size)
-        what, count = run_id_arg(run), len(entries)
+            head, size, entries = load_entries(store, run_id)
+        problems = [str(p) for p in verify_chain(entries, head=head, size=size)]
+        what, count = run_id, len(entries)
+        if not problems and not chain_only:
+            result = replay(settings_of(ctx), run_id)
+            problems = [f"tampered: {result.tampered}"] if result.tampered else \
+                list(result.differences)
     if problems:
         for problem in problems:
             typer.echo(f"{what}: {problem}", err=True)
         raise typer.Exit(1)
-    out.print(f"{what}: ledger intact" + (f" ({count} entries)" if count is not None else ""))
+    out.print(f"{what}: ledger intact" + (f" ({count} entries)" if count is not None else "")
+              + ("; the committed state is what it implies" if file is None and not chain_only
+                 else ""))
 
 
 @app.command("export")

@@ -222,6 +222,11 @@ def replay_command(
     """Re-run a recorded run with its recorded proposals; the summary hash must match."""
     run_id = run_id_arg(run_id)
     result = replay(settings_of(ctx), run_id, ledger)
+    if result.tampered:
+        typer.echo(f"{run_id}: the ledger was tampered with: {result.tampered}", err=True)
+        raise typer.Exit(1)
+    for difference in result.differences:
+        typer.echo(f"{run_id}: {difference}", err=True)
     if result.divergence:
         typer.echo(f"{run_id}: replay diverged: {result.divergence}", err=True)
         raise typer.Exit(1)

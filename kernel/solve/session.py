@@ -13,9 +13,9 @@ from ulid import ULID
 
 from kernel.core.envelopes import ConstraintSpec
 from kernel.core.lease import Lease
-from kernel.core.ledger import load_entries, parse_entries, verify_file
+from kernel.core.ledger import load_entries, parse_entries, verify_chain, verify_file
 from kernel.core.run import Run
-from kernel.core.summary import summary_hash
+from kernel.core.summary import summary, summary_hash
 from kernel.errors import ConfigError, RunInterrupted
 from kernel.proposals import ClaudeProposer, DivergenceError, Proposer
 from kernel.schema import init_schema
@@ -114,34 +114,43 @@ class ReplayResult:
     original_hash: str
     replay_hash: str | None
     divergence: str | None
+    tampered: str | None = None  # the first problem of the ledger's chain, if any
+    differences: tuple[str, ...] = ()  # where the committed state is not what the ledger implies
 
     @property
     def identical(self) -> bool:
-        return self.divergence is None and self.original_hash == self.replay_hash
+        return self.tampered is None and self.divergence is None and \
+            self.original_hash == self.replay_hash
 
 
 def replay(settings: KernelSettings, run_id: str, ledger_file: Path | None = None,
            ) -> ReplayResult:
     """Re-run a recorded run from the boot graph in a scratch graph, serving every proposal
-    from its ledger (the graph's, or an exported file, verified first), and compare the
-    summary hashes."""
+    from its ledger (the graph's, or an exported file), and compare the committed states.
+
+    The chain is verified first: a ledger that does not verify is reported as tampered,
+    and nothing is replayed from it."""
     with open_store(settings) as original:
         run = Run.load(original, run_id)
         config = run.config()
-        recorded = load_entries(original, run_id)[2]
+        head, size, recorded = load_entries(original, run_id)
+        committed = summary(original, run_id)
         original_hash = summary_hash(original, run_id)
+        finished = bool(original.run("goal/unfinished", {"run_id": run_id})) is False
+    problems = verify_chain(recorded, head=head, size=size)
     if ledger_file is not None:
         data = ledger_file.read_bytes()
         problems = verify_file(data)
-        if problems:
-            raise ConfigError(f"{ledger_file}: {problems[0]}")
-        recorded = parse_entries(data.decode())[0]
-        if recorded and recorded[0].run_id != run_id:
+        recorded = parse_entries(data.decode())[0] if not problems else recorded
+        if not problems and recorded and recorded[0].run_id != run_id:
             raise ConfigError(f"{ledger_file} is the ledger of {recorded[0].run_id}, "
                               f"not of {run_id}")
+    if problems:
+        return ReplayResult(run_id, original_hash, None, None, tampered=str(problems[0]))
     scratch_settings = KernelSettings(graph="embedded", data_dir=settings.data_dir,
                                       graph_name=f"{settings.graph_name}-replay")
     scratch = open_store(scratch_settings)
+    divergence = None
     try:
         scratch.drop_all()
         init_schema(scratch)
@@ -156,11 +165,46 @@ def replay(settings: KernelSettings, run_id: str, ledger_file: Path | None = Non
             try:
                 solve(kernel, root)
             except DivergenceError as exc:
-                return ReplayResult(run_id, original_hash, None, str(exc))
-        return ReplayResult(run_id, original_hash, summary_hash(scratch, run_id), None)
+                divergence = str(exc)
+        implied = summary(scratch, run_id)
+        differences = state_differences(committed, implied, complete=finished)
+        if divergence is not None and finished:
+            return ReplayResult(run_id, original_hash, None, divergence,
+                                differences=tuple(differences))
+        return ReplayResult(run_id, original_hash, summary_hash(scratch, run_id),
+                            divergence if differences else None,
+                            differences=tuple(differences))
     finally:
         scratch.drop_all()
         scratch.close()
+
+
+def state_differences(committed: dict[str, Any], implied: dict[str, Any],
+                      complete: bool = True) -> list[str]:
+    """Where a run's committed goals, attempts and budget events differ from those its
+    ledger implies (``complete=False``: an unfinished run, whose replay may go one step
+    further; then only what the graph holds is checked)."""
+    found: list[str] = []
+    for part, label in (("goals", "goal"), ("attempts", "attempt"), ("budget", "budget event")):
+        have = {row["id"]: row for row in committed[part]}
+        want = {row["id"]: row for row in implied[part]}
+        for key in sorted(have.keys() | want.keys()):
+            if key not in want:
+                found.append(f"{label} {key} is in the graph, but the ledger implies no such "
+                             f"{label}")
+            elif key not in have:
+                if complete:
+                    found.append(f"{label} {key} is implied by the ledger, but missing from "
+                                 "the graph")
+            else:
+                fields = [f for f in sorted(have[key]) if have[key][f] != want[key].get(f)]
+                if not complete and part == "goals":
+                    fields = [f for f in fields if have[key].get("status") in
+                              ("resolved", "infeasible")]
+                for f in fields:
+                    found.append(f"{label} {key}: {f} is {have[key][f]!r} in the graph, "
+                                 f"{want[key].get(f)!r} by the ledger")
+    return found
 
 
 def start_and_solve(settings: KernelSettings, store: GraphStore, goal: str,
