@@ -60,6 +60,7 @@ def ensure_schema(store: GraphStore) -> None:
             store.ensure_index(spec.name, prop)
     for vector in VECTORS:
         store.ensure_vector_index(vector.label, vector.prop, vector.dimensions, vector.index_name)
+    store.settle_schema()
 
 
 def init_schema(store: GraphStore) -> InitReport:

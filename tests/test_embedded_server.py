@@ -155,3 +155,27 @@ def test_a_stale_pidfile_is_replaced(private_dir: Path) -> None:
         assert store.describe()["server_pid"] != 999999
     finally:
         store.close()
+
+
+def test_replaying_the_log_after_kill_9_repeats_no_schema_statement(private_dir: Path) -> None:
+    from kernel.schema import init_schema
+
+    store = _open(private_dir)
+    init_schema(store)
+    init_schema(store)  # idempotent: nothing is created twice
+    pid = store.describe()["server_pid"]
+    connection = store._db.connection  # type: ignore[attr-defined]
+    deadline = time.monotonic() + 30
+    while int(connection.info("persistence")["aof_rewrite_in_progress"]) and \
+            time.monotonic() < deadline:
+        time.sleep(0.05)
+    store.close()
+    os.kill(pid, signal.SIGKILL)
+    _wait_dead(pid)
+    store = _open(private_dir)
+    try:
+        assert store.run("schema/list_constraints")
+        log = (private_dir / "falkordb.log").read_text(errors="replace")
+        assert "already exists" not in log and "== CRITICAL ==" not in log
+    finally:
+        store.close()

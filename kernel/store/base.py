@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -103,6 +104,11 @@ class GraphStore(ABC):
     def ensure_vector_index(self, label: str, prop: str, dimensions: int, index_name: str) -> None:
         """Create a cosine vector index on ``label.prop`` (idempotent)."""
 
+    def settle_schema(self) -> None:
+        """Make the schema just created durable in a form that replays cleanly (no-op
+        where the store needs nothing)."""
+        return None
+
     @abstractmethod
     def drop_all(self) -> None:
         """Delete every node and relationship of this graph (tests, ``db reset``)."""
@@ -114,6 +120,11 @@ class GraphStore(ABC):
     @abstractmethod
     def close(self) -> None:
         """Release connections (never stops a shared server)."""
+
+    def snapshot(self) -> AbstractContextManager[GraphStore]:
+        """A read-only view of the graph as it is now, unaffected by later writes, for
+        reads that must agree with one another (an export taken during a solve)."""
+        raise NotImplementedError(f"{type(self).__name__} has no snapshot")
 
     def __enter__(self) -> GraphStore:
         return self

@@ -80,7 +80,7 @@ def test_a_changed_committed_state_is_named(solved, change: str) -> None:  # typ
 
 def test_a_truncated_tail_is_caught(solved) -> None:  # type: ignore[no-untyped-def]
     settings, store, run_id = solved
-    head, size, entries = load_entries(store, run_id)
+    _, size, entries = load_entries(store, run_id)
     last, before = entries[-1], entries[-2]
     _write(store, "MATCH (e:LedgerEntry {id: $id}) DETACH DELETE e", id=last.id)
     _write(store, "MATCH (r:Run {id: $r}) SET r.ledger_head = $h, r.ledger_size = $n",
