@@ -127,11 +127,11 @@ class _Child:
         self.data_dir, self.ulid, self.python = data_dir, ulid, python
 
     def run(self, graph: str, args: list[str], kill_at: int = 0, when: str = "after",
-            count_file: Path | None = None) -> subprocess.CompletedProcess[str]:
+            count_file: Path | None = None, only: str = "") -> subprocess.CompletedProcess[str]:
         env = {**os.environ, "KERNEL_DATA_DIR": str(self.data_dir), "KERNEL_GRAPH": "embedded",
                "KERNEL_GRAPH_NAME": graph, "KERNEL_CRASH_ULID": str(self.ulid),
                "KERNEL_CRASH_AT": str(kill_at), "KERNEL_CRASH_WHEN": when,
-               "KERNEL_CRASH_COUNT": str(count_file or "")}
+               "KERNEL_CRASH_COUNT": str(count_file or ""), "KERNEL_CRASH_ON": only}
         return subprocess.run([self.python, "-m", "kernel.bench.crash_child", *args], env=env,
                               capture_output=True, text=True, timeout=900, check=False)
 

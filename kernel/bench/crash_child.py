@@ -3,7 +3,8 @@
 Environment: ``KERNEL_CRASH_ULID`` pins the run id (so a crashed run can be compared with
 an uninterrupted one), ``KERNEL_CRASH_AT`` is the statement number at which the process
 kills itself (0: never), ``KERNEL_CRASH_WHEN`` is ``before`` (the statement is never
-sent) or ``after`` (it was applied, the reply is lost), and ``KERNEL_CRASH_COUNT`` names
+sent) or ``after`` (it was applied, the reply is lost), ``KERNEL_CRASH_ON`` counts only the
+statements of that name (``ledger/append``, say), and ``KERNEL_CRASH_COUNT`` names
 a file that receives the number of statements a run that was not killed made.
 """
 
@@ -28,10 +29,13 @@ def _arm() -> None:
         run_module.new_run_ulid = lambda: ULID.from_str(pinned)
     kill_at = int(os.environ.get("KERNEL_CRASH_AT", "0"))
     before = os.environ.get("KERNEL_CRASH_WHEN", "after") == "before"
+    only = os.environ.get("KERNEL_CRASH_ON", "")
     original = GraphStore.run
     calls = [0]
 
     def run(self: GraphStore, name: str, params: Any = None, identifiers: Any = None) -> Any:
+        if only and name != only:
+            return original(self, name, params, identifiers)
         calls[0] += 1
         if calls[0] == kill_at and before:
             os.kill(os.getpid(), signal.SIGKILL)

@@ -9,6 +9,7 @@ from typing import Annotated, TypeVar
 import typer
 
 from kernel.bench.core import bench_core
+from kernel.bench.crash import EXAMPLES, crash_check
 from kernel.bench.flywheel import run_experiment
 from kernel.bench.kg import Shape, bench_kg
 from kernel.bench.solve import bench_solve
@@ -100,6 +101,47 @@ def flywheel_bench(
             "hire_requests"]
     print_table("flywheel experiment: the same 20 goals, twice", ["figure", "pass 1", "pass 2"],
                 [[k.replace("_", " "), str(rows[0][k]), str(rows[1][k])] for k in keys])
+
+
+@app.command("crash")
+def crash_bench(
+    ctx: typer.Context,
+    trials: Annotated[int, typer.Option(help="kill -9 trials per example")] = 10,
+    seed: Annotated[int, typer.Option(help="seed of the kill points")] = 1,
+    example: Annotated[list[str] | None, typer.Option(
+        help="example(s) to use (repeatable): " + ", ".join(e.name for e in EXAMPLES))] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the figures as JSON")] = False,
+) -> None:
+    """The kill -9 check: run each scripted example uninterrupted, then TRIALS times
+    killed with SIGKILL just before or after a store statement picked at random (the
+    resume sometimes killed too) and resumed; each trial must end with the uninterrupted
+    run's summary hash, attempts and spends. Embedded store only; its graphs are scratch
+    graphs, deleted afterwards. Exit 1 if any trial differs."""
+    settings = settings_of(ctx)
+    if settings.target().backend != "embedded":
+        raise KernelError("the kill -9 check runs on the embedded store (drop --graph)")
+    chosen = tuple(e for e in EXAMPLES if not example or e.name in example)
+    unknown = set(example or []) - {e.name for e in EXAMPLES}
+    if unknown:
+        raise KernelError(f"no example {sorted(unknown)[0]!r}; the examples are: "
+                          + ", ".join(e.name for e in EXAMPLES))
+    reports = crash_check(settings.data_dir, trials, seed, chosen,
+                          on_trial=None if as_json else lambda t: out.print(
+                              f"{t.example}: killed {', '.join(t.kill_at)}: "
+                              + ("same result" if t.ok else f"[red]{t.detail}[/]")))
+    rows = [{"example": r.example, "statements": r.statements, "trials": len(r.trials),
+             "identical": r.identical,
+             "kills": sum(len(t.kill_at) for t in r.trials),
+             "failures": [{"kill_at": t.kill_at, "detail": t.detail}
+                          for t in r.trials if not t.ok]} for r in reports]
+    if as_json:
+        typer.echo(json.dumps(rows, indent=1))
+    else:
+        print_table("kill -9 check", ["example", "statements", "trials", "kills", "identical"],
+                    [[r["example"], str(r["statements"]), str(r["trials"]), str(r["kills"]),
+                      str(r["identical"])] for r in rows])
+    if any(r["failures"] for r in rows):
+        raise typer.Exit(1)
 
 
 def scratch_database(database: str | None, command_writes: str) -> str:

@@ -107,7 +107,7 @@ class Lease:
 
     def acquire(self) -> None:
         current = lease_state(self.store, self.run_id)
-        if current.holder != self.holder and current.alive():
+        if current.alive():  # (even this process: a run has one driver at a time)
             raise RunBusyError(f"{self.run_id} is being driven by {current.describe()}; "
                                "wait for it to finish, or stop that process and run "
                                f"'kernel resume {self.run_id}'")
@@ -142,7 +142,7 @@ class Lease:
                  tb: TracebackType | None) -> None:
         if kind is not None and issubclass(kind, KeyboardInterrupt):
             self.stopped = "interrupted"
-        elif kind is not None and not self.ended:
+        elif kind is not None and not self.ended and self.stopped is None:
             self.stopped = "crashed"
         try:
             self.release()

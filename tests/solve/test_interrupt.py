@@ -55,6 +55,10 @@ def test_interrupting_solve_ends_every_process_of_the_run(data_dir: Path, tmp_pa
         assert processes_with(token), "the sandboxed test never started"
         kernel.send_signal(signum)
         kernel.wait(timeout=30)
+        if signum != signal.SIGKILL:  # a clean stop: resumable, with the command to resume
+            _, err = kernel.communicate()
+            assert kernel.returncode == 3, err
+            assert b"continue with: kernel resume run:" in err and b"Traceback" not in err
     finally:
         if kernel.poll() is None:
             kernel.kill()

@@ -1,0 +1,93 @@
+"""kill -9 of ``kernel solve`` (the real command), then ``kernel resume``: the run ends as
+the uninterrupted one did, whatever was recorded but not yet committed; one process per
+run; a dead run shows as interrupted, with the command that continues it."""
+
+from __future__ import annotations
+
+import json
+import random
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+from ulid import ULID
+
+from kernel.bench.crash import EXAMPLES, _Child, _outcome, check_example
+from kernel.core.lease import Lease, LeaseState, RunBusyError, lease_state, run_state
+from kernel.settings import KernelSettings
+from kernel.solve.session import resume
+from kernel.store import open_store
+
+LAUNCH = next(e for e in EXAMPLES if e.name == "launch-plan")
+
+
+def _settings(data_dir: Path, graph: str) -> KernelSettings:
+    return KernelSettings(data_dir=data_dir, graph="embedded", graph_name=graph)
+
+
+@pytest.mark.slow
+def test_the_shipped_kill_9_check_passes_on_goals_in_progress_side_by_side(
+        data_dir: Path) -> None:
+    report = check_example(LAUNCH, data_dir, trials=4, rng=random.Random(7))
+    assert [t.detail for t in report.trials if not t.ok] == []
+    assert report.identical == 4
+
+
+@pytest.mark.parametrize("append", [9, 14, 19, 24, 29])
+def test_a_proposal_recorded_but_not_committed_is_used_by_its_own_goal(
+        data_dir: Path, append: int) -> None:
+    """Killed right after the n-th ledger append (a proposal recorded, its commit not yet
+    made) while the launch parts are all in progress: the resume still matches."""
+    ulid = ULID()
+    child = _Child(data_dir, ulid, sys.executable)
+    run_id = f"run:{ulid}"
+    reference = _settings(data_dir, f"pin-ref-{append}")
+    crashed = _settings(data_dir, f"pin-crash-{append}")
+    try:
+        assert child.run(reference.graph_name, LAUNCH.command()).returncode == 0
+        killed = child.run(crashed.graph_name, LAUNCH.command(), kill_at=append,
+                           only="ledger/append")
+        assert killed.returncode == -9
+        resumed = child.run(crashed.graph_name, ["resume", run_id, "--json"])
+        assert resumed.returncode == 0, resumed.stderr[-500:]
+        assert _outcome(crashed, run_id, False) == _outcome(reference, run_id, False)
+    finally:
+        for settings in (reference, crashed):
+            with open_store(settings) as store:
+                store.drop_all()
+
+
+def test_a_second_process_is_told_who_holds_the_run_and_a_dead_one_shows_interrupted(
+        data_dir: Path, tmp_path: Path) -> None:
+    ulid = ULID()
+    child = _Child(data_dir, ulid, sys.executable)
+    run_id = f"run:{ulid}"
+    settings = _settings(data_dir, "lease")
+    try:
+        assert child.run(settings.graph_name, LAUNCH.command(), kill_at=150).returncode == -9
+        listed = child.run(settings.graph_name, ["runs", "--json"])
+        assert json.loads(listed.stdout)[0]["status"] == "interrupted"
+        status = child.run(settings.graph_name, ["status", run_id])
+        assert f"continue with: kernel resume {run_id}" in status.stdout
+        with open_store(settings) as store:
+            with Lease(store, run_id):  # this process drives the run now
+                assert run_state("pending", lease_state(store, run_id)) == "running"
+                with pytest.raises(RunBusyError, match=r"being driven by pid \d+"):
+                    resume(store, run_id, tmp_path)
+                second = child.run(settings.graph_name, ["resume", run_id])
+                assert second.returncode == 2 and "being driven by pid" in second.stderr
+                assert "Traceback" not in second.stderr
+            assert resume(store, run_id, tmp_path).status == "resolved"
+    finally:
+        with open_store(settings) as store:
+            store.drop_all()
+
+
+def test_a_lease_whose_holder_is_gone_is_free() -> None:
+    here = socket.gethostname()
+    assert not LeaseState(f"{here}:999999999:1", 2**62, None).alive()  # no such pid
+    assert not LeaseState("elsewhere:1:1", 0, None).alive()  # another host, expired
+    assert LeaseState("elsewhere:1:1", 2**62, None).alive()  # another host, in its lease
+    assert run_state("resolved", LeaseState(None, None, None)) == "resolved"
+    assert run_state("pending", LeaseState(None, None, "wall-time cap")) == "wall-time cap"
