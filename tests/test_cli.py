@@ -238,7 +238,7 @@ def test_solve_replay_and_resume_from_the_cli(kernel: Kernel, tmp_path: Path) ->
     assert tampered != "".join(lines)
     exported.write_text(tampered)
     code, message = kernel("replay", outcome["run"], "--ledger", str(exported), ok=False)
-    assert code == 2 and "altered" in message
+    assert code == 1 and "tampered" in message and "altered" in message
     _, out = kernel("resume", outcome["run"], "--json")
     assert json.loads(out)["summary_hash"] == outcome["summary_hash"]
     _, out = kernel("status", outcome["run"], "--json")

@@ -9,6 +9,7 @@ import typer
 
 from kernel.cli.common import out, run_id_arg, settings_of, store_of
 from kernel.core.ledger import dump_entries, load_entries, verify_chain, verify_file
+from kernel.core.run import Run
 from kernel.errors import KernelError
 from kernel.solve.session import replay
 
@@ -30,6 +31,7 @@ def verify(
     implies (the run replayed from it in a scratch graph). Exit 1 naming what differs."""
     if (run is None) == (file is None):
         raise KernelError("give a RUN id or --file FILE (one of them)")
+    note = ""
     if file is not None:
         problems = [str(p) for p in verify_file(file.read_bytes())]
         what, count = str(file), None
@@ -37,8 +39,12 @@ def verify(
         run_id = run_id_arg(run)
         with store_of(ctx) as store:
             head, size, entries = load_entries(store, run_id)
+            inputs = "goal" in Run.load(store, run_id).config()
         problems = [str(p) for p in verify_chain(entries, head=head, size=size)]
         what, count = run_id, len(entries)
+        if not inputs and not chain_only:
+            chain_only = True  # a bare ledger: no inputs to rebuild the state from
+            note = " (no recorded inputs: the chain only)"
         if not problems and not chain_only:
             result = replay(settings_of(ctx), run_id)
             problems = [f"tampered: {result.tampered}"] if result.tampered else \
@@ -49,7 +55,7 @@ def verify(
         raise typer.Exit(1)
     out.print(f"{what}: ledger intact" + (f" ({count} entries)" if count is not None else "")
               + ("; the committed state is what it implies" if file is None and not chain_only
-                 else ""))
+                 else note))
 
 
 @app.command("export")

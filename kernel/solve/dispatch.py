@@ -49,6 +49,9 @@ def solve(k: Kernel, root_id: str, on_step: Callable[[str], None] | None = None)
     stored = k.run.queue
     queue: list[str] = list(stored) if stored is not None else [
         r["id"] for r in k.store.run("goal/unfinished", {"run_id": k.run.run_id})]
+    # Goals parked on a person left the queue; the answer may have come since.
+    queue = advance(queue, [r["id"] for r in k.store.run("hire/waiting",
+                                                         {"run_id": k.run.run_id})])
     count = 0
     while queue:
         if k.elapsed() > k.config.max_wall_seconds:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from collections.abc import Callable
@@ -133,6 +134,8 @@ def replay(settings: KernelSettings, run_id: str, ledger_file: Path | None = Non
     with open_store(settings) as original:
         run = Run.load(original, run_id)
         config = run.config()
+        if "goal" not in config:
+            raise ConfigError(f"{run_id} records no inputs (goal, budget) to replay from")
         head, size, recorded = load_entries(original, run_id)
         committed = summary(original, run_id)
         original_hash = summary_hash(original, run_id)
@@ -163,7 +166,10 @@ def replay(settings: KernelSettings, run_id: str, ledger_file: Path | None = Non
                 extra={k: v for k, v in config.items() if k not in known},
                 ulid=ULID.from_str(run_id.removeprefix("run:")), recorded=recorded)
             try:
-                solve(kernel, root)
+                if config.get("mode") == "plan":
+                    _replan(kernel, root, config)
+                else:
+                    solve(kernel, root)
             except DivergenceError as exc:
                 divergence = str(exc)
         implied = summary(scratch, run_id)
@@ -177,6 +183,17 @@ def replay(settings: KernelSettings, run_id: str, ledger_file: Path | None = Non
     finally:
         scratch.drop_all()
         scratch.close()
+
+
+def _replan(kernel: Kernel, root: str, config: dict[str, Any]) -> None:
+    """A planning run is replayed by planning again (a refusal is part of what it did)."""
+    from kernel.plan.planner import PlanRefused, make_plan
+    from resolvers.scripted import load_script
+
+    script = Path(config["script"]) if config.get("proposer") == "scripted" else None
+    example = load_script(script).example if script is not None else None
+    with contextlib.suppress(PlanRefused):
+        make_plan(kernel, root, list(example.verifications) if example else [])
 
 
 def state_differences(committed: dict[str, Any], implied: dict[str, Any],

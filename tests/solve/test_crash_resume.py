@@ -91,3 +91,27 @@ def test_a_lease_whose_holder_is_gone_is_free() -> None:
     assert LeaseState("elsewhere:1:1", 2**62, None).alive()  # another host, in its lease
     assert run_state("resolved", LeaseState(None, None, None)) == "resolved"
     assert run_state("pending", LeaseState(None, None, "wall-time cap")) == "wall-time cap"
+
+
+def test_goals_parked_on_a_person_are_stepped_again_when_the_run_resumes(
+        initialised_graph, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Some launch parts cannot pay for their calls and park on HIRE while the others go
+    on (so they leave the queue); once the requests are answered, resume reaches them."""
+    from kernel.solve.dispatch import solve
+    from kernel.solve.hire import record_answer
+    from kernel.solve.start import start
+    from resolvers.human import HireAnswer
+    from resolvers.sandbox.runner import default_workspace_root
+    from resolvers.scripted import ScriptedProposer
+    from tests.solve.test_ledger_audit import SCRIPT
+
+    kernel, root = start(initialised_graph, "Plan a product launch", [], 0.4, 600,
+                         ScriptedProposer.from_file(SCRIPT), tmp_path, default_workspace_root())
+    parked = solve(kernel, root)
+    assert parked.status == "pending" and parked.waiting_on, parked
+    for request_id in parked.waiting_on:
+        record_answer(initialised_graph, request_id,
+                      HireAnswer(kind="add_budget", add_usd=1.0, add_seconds=600))
+    final = resume(initialised_graph, kernel.run.run_id, tmp_path,
+                   proposer=ScriptedProposer.from_file(SCRIPT))
+    assert final.status == "resolved", final
