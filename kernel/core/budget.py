@@ -106,7 +106,7 @@ class BudgetEnforcer:
             "goal_id": parent_id, "rows": rows, "child_ids": [r["child_id"] for r in rows],
             "total_cost": sum(a.cost for a in plan.allocations.values()),
             "total_time": sum(a.time for a in plan.allocations.values()),
-        }, what=f"allocate {parent_id}'s budget to its children")
+        }, what=f"allocate {parent_id}'s budget to its children", consumes=False)
         return plan
 
     def pre_check(self, goal_id: str, estimate: Amount) -> PreCheck:

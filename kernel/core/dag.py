@@ -171,7 +171,7 @@ class Dependencies:
         if set(edges) - present:
             run.commit("dag/add_dependencies", {
                 "rows": [{"goal_id": g, "depends_on_id": d} for g, d in sorted(set(edges))],
-            }, what=f"add dependencies among the children of {parent_id}")
+            }, what=f"add dependencies among the children of {parent_id}", consumes=False)
 
 
 def _node(row: dict) -> DagNode:

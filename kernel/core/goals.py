@@ -98,7 +98,7 @@ class GoalTree:
         self.run.commit("goal/create", {
             "parent_id": parent_id, "props": {k: v for k, v in props.items() if v is not None},
             "roles": role_rows,
-        }, what=f"create goal under {parent_id or 'the run'}")
+        }, what=f"create goal under {parent_id or 'the run'}", consumes=False)
         return goal_id
 
     # -- reading ---------------------------------------------------------------------

@@ -132,14 +132,19 @@ class Run:
         self._pending_queue = advance(self._step_rest, goal_ids)
 
     def end_step(self, queue: list[str]) -> None:
-        """After a step: a step that committed leaves the queue that follows it stored
-        (one more statement only when its last commit could not carry it)."""
+        """After a step: a step that committed leaves the queue that follows it, and the
+        proposals it consumed, stored (one more statement only when its last commit could
+        not carry them: a step's intermediate commits consume nothing, so that a crash
+        between them serves the step's proposals again)."""
         self._pending_queue = None
-        if self.seq == self._step_seq or queue == self.queue:
-            return  # nothing committed: the step can run again as it did, or already stored
+        if self.seq == self._step_seq:
+            return  # nothing committed: the step can run again as it did
+        if queue == self.queue and self.committed_proposals == self.proposals:
+            return  # its last commit stored both
         if self.store.run("run/save_queue", {"run_id": self.run_id, "seq": self.seq,
-                                             "queue": queue}):
+                                             "queue": queue, "proposals": self.proposals}):
             self.queue = list(queue)
+            self.committed_proposals = self.proposals
             self.queue_saves += 1
 
 
