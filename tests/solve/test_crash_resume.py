@@ -121,3 +121,32 @@ def test_goals_parked_on_a_person_are_stepped_again_when_the_run_resumes(
         outcome = resume(initialised_graph, kernel.run.run_id, tmp_path,
                          proposer=ScriptedProposer.from_file(SCRIPT))
     assert outcome.status == "resolved", outcome
+
+
+@pytest.mark.parametrize("append", [1, 2])
+def test_a_planning_run_killed_mid_plan_resumes_as_a_planning_run(
+        data_dir: Path, tmp_path: Path, append: int) -> None:
+    ulid = ULID()
+    child = _Child(data_dir, ulid, sys.executable)
+    run_id = f"run:{ulid}"
+    settings = _settings(data_dir, f"plan-crash-{append}")
+    plan = ["plan", "--example", "swe-agent", "--json"]
+    try:
+        reference = child.run(f"plan-ref-{append}", plan)
+        assert reference.returncode == 0, reference.stderr[-400:]
+        killed = child.run(settings.graph_name, plan, kill_at=append, only="ledger/append")
+        assert killed.returncode == -9
+        resumed = child.run(settings.graph_name, ["resume", run_id, "--json"])
+        assert resumed.returncode == 0, resumed.stderr[-400:]
+        document = json.loads(resumed.stdout)
+        assert document["goal"] == json.loads(reference.stdout)["goal"]
+        assert document == json.loads(reference.stdout)  # the same plan, as if never killed
+        listed = json.loads(child.run(settings.graph_name, ["runs", "--json"]).stdout)
+        assert listed[0]["status"] == "planned"
+        with open_store(settings) as store:  # no SOLVE step ran on the planning goal
+            assert not store.run("attempt/of_goal", {"goal_id": store.run(
+                "run/get", {"run_id": run_id})[0]["root_id"]})
+    finally:
+        for name in (settings.graph_name, f"plan-ref-{append}"):
+            with open_store(_settings(data_dir, name)) as store:
+                store.drop_all()
