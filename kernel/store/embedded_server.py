@@ -98,11 +98,19 @@ class EmbeddedServer:
                 leftover.unlink(missing_ok=True)
             return True
 
+    @contextlib.contextmanager
+    def forking(self) -> Iterator[None]:
+        """Held around every command that makes the server fork (GRAPH.COPY, an AOF
+        rewrite) until its child is gone: the server cannot fork a second child while
+        one runs, and GRAPH.COPY then retries forever with the server blocked."""
+        with self._locked(self.data_dir / "falkordb.fork.lock"):
+            yield
+
     # -- internals -----------------------------------------------------------
     @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
+    def _locked(self, path: Path | None = None) -> Iterator[None]:
         private_dir(self.data_dir)
-        fd = os.open(self.lockfile, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = os.open(path or self.lockfile, os.O_RDWR | os.O_CREAT, 0o600)
         with os.fdopen(fd, "a+") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:
@@ -176,6 +184,7 @@ class EmbeddedServer:
             f'dir "{self.db_dir}"',
             "appendonly yes",
             f"appendfsync {self.fsync}",
+            "auto-aof-rewrite-percentage 0",  # rewrites only when asked (see forking())
             'save ""',
             "daemonize yes",
             f'pidfile "{self.pidfile}"',

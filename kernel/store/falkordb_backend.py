@@ -112,8 +112,24 @@ class FalkorDBStore(GraphStore):
         if not self._constraints_created:
             return
         self._constraints_created = False
-        with contextlib.suppress(redis.exceptions.ResponseError):  # one already running
+        with self.server.forking():
+            self._wait_for_no_child()
             self._db.connection.execute_command("BGREWRITEAOF")
+            self._wait_for_no_child()
+
+    def _wait_for_no_child(self, timeout: float = 60.0) -> None:
+        """Until the server has no child process (an AOF rewrite, a module's fork)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            info = self._db.connection.info("persistence")
+            if not any(int(info.get(k, 0) or 0) for k in (
+                    "aof_rewrite_in_progress", "rdb_bgsave_in_progress",
+                    "module_fork_in_progress", "aof_rewrite_scheduled")):
+                return
+            if time.monotonic() > deadline:
+                raise StoreError("the embedded server is still busy rewriting its log after "
+                                 f"{timeout:.0f}s; try again shortly")
+            time.sleep(0.02)
 
     def _constraint_status(self, label: str) -> str | None:
         for row in self.run("schema/list_constraints"):
@@ -141,10 +157,13 @@ class FalkorDBStore(GraphStore):
         """A copy of the graph taken by the server in one command (GRAPH.COPY), read from,
         then deleted."""
         name = f"{self.graph_name}-snapshot-{uuid.uuid4().hex[:12]}"
-        try:
-            self._graph.copy(name)
-        except redis.exceptions.ResponseError as exc:
-            raise StoreError(f"cannot copy graph {self.graph_name}: {exc}") from exc
+        with self.server.forking():
+            self._wait_for_no_child()
+            try:
+                self._graph.copy(name)
+            except redis.exceptions.ResponseError as exc:
+                raise StoreError(f"cannot copy graph {self.graph_name}: {exc}") from exc
+            self._wait_for_no_child()
         copy = FalkorDBStore(self.catalog, self.server, name)
         try:
             yield copy
