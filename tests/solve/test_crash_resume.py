@@ -150,3 +150,20 @@ def test_a_planning_run_killed_mid_plan_resumes_as_a_planning_run(
         for name in (settings.graph_name, f"plan-ref-{append}"):
             with open_store(_settings(data_dir, name)) as store:
                 store.drop_all()
+
+
+def test_a_held_lease_is_renewed_and_given_back(initialised_graph, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import time
+
+    import kernel.core.lease as lease_module
+    from kernel.core.run import Run
+
+    monkeypatch.setattr(lease_module, "RENEW_SECONDS", 0.05)
+    run = Run.start(initialised_graph, "lease renewal")
+    with Lease(initialised_graph, run.run_id) as lease:
+        first = lease_state(initialised_graph, run.run_id).expires_ms
+        time.sleep(0.3)
+        assert lease_state(initialised_graph, run.run_id).expires_ms > first  # renewed
+        lease.stopped, lease.ended = "wall-time cap", True
+    state = lease_state(initialised_graph, run.run_id)
+    assert state.holder is None and state.stopped == "wall-time cap"
