@@ -21,9 +21,8 @@ def export(
     ctx: typer.Context,
     file: Annotated[Path, typer.Argument(help="file to write ('-' for stdout)")],
 ) -> None:
-    """Write the whole graph, deterministically ordered, to FILE: a snapshot, consistent
-    even while a solve is writing (its ledgers verify and it imports cleanly)."""
-    with store_of(ctx) as live, live.snapshot() as store:
+    """Write the whole graph, deterministically ordered, to FILE."""
+    with store_of(ctx) as store:
         if str(file) == "-":
             report = export_graph(store, typer.get_text_stream("stdout"))
         else:

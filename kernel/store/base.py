@@ -11,7 +11,6 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -120,11 +119,6 @@ class GraphStore(ABC):
     @abstractmethod
     def close(self) -> None:
         """Release connections (never stops a shared server)."""
-
-    def snapshot(self) -> AbstractContextManager[GraphStore]:
-        """A read-only view of the graph as it is now, unaffected by later writes, for
-        reads that must agree with one another (an export taken during a solve)."""
-        raise NotImplementedError(f"{type(self).__name__} has no snapshot")
 
     def __enter__(self) -> GraphStore:
         return self

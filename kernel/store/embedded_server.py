@@ -100,9 +100,8 @@ class EmbeddedServer:
 
     @contextlib.contextmanager
     def forking(self) -> Iterator[None]:
-        """Held around every command that makes the server fork (GRAPH.COPY, an AOF
-        rewrite) until its child is gone: the server cannot fork a second child while
-        one runs, and GRAPH.COPY then retries forever with the server blocked."""
+        """Held around a rewrite of the append-only file the kernel asks for, until the
+        server's child is gone, so two processes do not ask at once."""
         with self._locked(self.data_dir / "falkordb.fork.lock"):
             yield
 
@@ -184,7 +183,6 @@ class EmbeddedServer:
             f'dir "{self.db_dir}"',
             "appendonly yes",
             f"appendfsync {self.fsync}",
-            "auto-aof-rewrite-percentage 0",  # rewrites only when asked (see forking())
             'save ""',
             "daemonize yes",
             f'pidfile "{self.pidfile}"',

@@ -8,11 +8,8 @@ written does not exist yet, so listing its indexes must tolerate that.
 
 from __future__ import annotations
 
-import contextlib
 import time
-import uuid
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from typing import Any
 
 import falkordb
@@ -151,26 +148,6 @@ class FalkorDBStore(GraphStore):
         except redis.exceptions.ResponseError as exc:
             raise StoreError(f"cannot delete graph {self.graph_name}: {exc}") from exc
         self.run("admin/create_graph")
-
-    @contextmanager
-    def snapshot(self) -> Iterator[GraphStore]:
-        """A copy of the graph taken by the server in one command (GRAPH.COPY), read from,
-        then deleted."""
-        name = f"{self.graph_name}-snapshot-{uuid.uuid4().hex[:12]}"
-        with self.server.forking():
-            self._wait_for_no_child()
-            try:
-                self._graph.copy(name)
-            except redis.exceptions.ResponseError as exc:
-                raise StoreError(f"cannot copy graph {self.graph_name}: {exc}") from exc
-            self._wait_for_no_child()
-        copy = FalkorDBStore(self.catalog, self.server, name)
-        try:
-            yield copy
-        finally:
-            with contextlib.suppress(redis.exceptions.RedisError):
-                copy._graph.delete()
-            copy.close()
 
     def describe(self) -> dict[str, Any]:
         status = self.server.status()

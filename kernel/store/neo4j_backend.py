@@ -6,8 +6,7 @@ Each named statement runs in its own managed transaction (read routing for
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from typing import Any
 
 import neo4j
@@ -72,14 +71,6 @@ class Neo4jStore(GraphStore):
         rows = [[plain(record[key]) for key in keys] for record in records]
         return QueryResult(list(keys), rows)
 
-    @contextmanager
-    def snapshot(self) -> Iterator[GraphStore]:
-        """Every read in one read transaction of one session."""
-        with self._driver.session(database=self.database,
-                                  default_access_mode=neo4j.READ_ACCESS) as session, \
-                session.begin_transaction() as tx:
-            yield _TransactionReader(self, tx)
-
     # -- schema ------------------------------------------------------------------
     def ensure_unique_id(self, label: str) -> None:
         self.run("schema/create_unique_id", identifiers={"label": label})
@@ -113,27 +104,3 @@ class Neo4jStore(GraphStore):
 
 __all__ = ["Neo4jStore", "neo4j"]
 
-
-class _TransactionReader(Neo4jStore):
-    """A Neo4jStore whose statements all run in one open read transaction."""
-
-    def __init__(self, parent: Neo4jStore, tx: Any) -> None:
-        self.catalog = parent.catalog
-        self.uri = parent.uri
-        self.database = parent.database
-        self._driver = parent._driver
-        self._tx = tx
-
-    def _call(self, name: str, text: str, params: dict[str, Any], *, read_only: bool) -> QueryResult:
-        if not read_only:
-            raise StatementError(name, "a snapshot is read-only")
-        try:
-            result = self._tx.run(text, params)
-            keys = list(result.keys())
-            rows = [[plain(record[key]) for key in keys] for record in result]
-        except neo4j_errors.Neo4jError as exc:
-            raise StatementError(name, exc.message or str(exc)) from exc
-        return QueryResult(keys, rows)
-
-    def close(self) -> None:
-        pass  # the parent owns the driver
