@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass
 from types import TracebackType
 
+from kernel.core.state_machine import TERMINAL
 from kernel.errors import KernelError
 from kernel.store.base import GraphStore
 
@@ -39,19 +40,23 @@ class LeaseState:
         """Whether the holder is still driving the run."""
         if not self.holder:
             return False
-        host, _, rest = self.holder.partition(":")
-        pid, _, started = rest.partition(":")
+        host, pid, started = self._parts()
         if host == socket.gethostname() and pid.isdigit():
             return _process_start(int(pid)) == started
         now = now_ms if now_ms is not None else _now_ms()
         return (self.expires_ms or 0) > now
 
     def describe(self) -> str:
+        host, pid, _ = self._parts()
+        return f"pid {pid} on {host}"
+
+    def _parts(self) -> tuple[str, str, str]:
+        """(host, pid, start time of that pid) of a holder written by ``this_process``."""
         host, _, rest = (self.holder or "").partition(":")
-        return f"pid {rest.partition(':')[0]} on {host}"
+        pid, _, started = rest.partition(":")
+        return host, pid, started
 
 
-FINISHED = frozenset({"resolved", "infeasible"})
 RESUMABLE = frozenset({"interrupted", "wall-time cap", "model unavailable", "stopped"})
 
 
@@ -59,7 +64,7 @@ def run_state(root_status: str | None, lease: LeaseState) -> str:
     """How a run stands for a person: its root's status once finished; ``running`` while
     a live process holds it; otherwise why it stopped (``interrupted`` when its process
     was killed or stopped without saying)."""
-    if root_status in FINISHED:
+    if root_status in TERMINAL:
         return str(root_status)
     if lease.alive():
         return "running"
@@ -70,6 +75,10 @@ def run_state(root_status: str | None, lease: LeaseState) -> str:
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
+
+
+def _expiry() -> int:
+    return _now_ms() + int(TTL_SECONDS * 1000)
 
 
 def _process_start(pid: int) -> str:
@@ -113,7 +122,7 @@ class Lease:
                                f"'kernel resume {self.run_id}'")
         taken = self.store.run("run/lease_take", {
             "run_id": self.run_id, "expected": current.holder, "holder": self.holder,
-            "expires": _now_ms() + int(TTL_SECONDS * 1000)})
+            "expires": _expiry()})
         if not taken:
             now = lease_state(self.store, self.run_id)
             raise RunBusyError(f"{self.run_id} was just taken by {now.describe()}")
@@ -123,9 +132,8 @@ class Lease:
     def _renew(self) -> None:
         while not self._done.wait(RENEW_SECONDS):
             with contextlib.suppress(KernelError):  # the store is gone: commits will say so
-                self.store.run("run/lease_renew", {
-                    "run_id": self.run_id, "holder": self.holder,
-                    "expires": _now_ms() + int(TTL_SECONDS * 1000)})
+                self.store.run("run/lease_renew", {"run_id": self.run_id,
+                                                   "holder": self.holder, "expires": _expiry()})
 
     def release(self) -> None:
         self._done.set()

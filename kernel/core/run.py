@@ -52,7 +52,6 @@ class Run:
     proposals: int = 0
     committed_proposals: int = 0  # what the last commit recorded
     queue: list[str] | None = None  # the dispatch queue the store holds (None: never stored)
-    queue_saves: int = 0  # steps whose queue needed a statement of its own
     _pending_queue: list[str] | None = field(default=None, repr=False)
     _step_rest: list[str] = field(default_factory=list, repr=False)
     _step_seq: int = field(default=0, repr=False)
@@ -145,7 +144,6 @@ class Run:
                                              "queue": queue, "proposals": self.proposals}):
             self.queue = list(queue)
             self.committed_proposals = self.proposals
-            self.queue_saves += 1
 
 
 def advance(rest: list[str], woken: list[str]) -> list[str]:

@@ -76,14 +76,22 @@ def resume_plan(store: GraphStore, data_dir: Path, run_id: str,
         script = Path(config["script"]) if config.get("proposer") == "scripted" else None
         if proposer is None:
             proposer = make_proposer(config.get("proposer", "anthropic"), script)[0]
-        verifications = example_goal(script)[1] if script is not None and \
-            load_script(script).example is not None else []
+        verifications = recorded_verifications(config)
         run.proposals = 0  # planning keeps no step state: it asks again from the first
         kernel = Kernel.build(run, proposer, data_dir, default_workspace_root(),
                               SolveConfig(**config.get("solve", {})))
         root = finish_start(kernel, config["goal"], [], config["budget_usd"],
                             config["time_seconds"], config.get("max_attempts", 5))
         return _plan(kernel, root, verifications, lease)
+
+
+def recorded_verifications(config: dict[str, Any]) -> list[dict[str, Any]]:
+    """The checks of the shipped example a planning run was started from (none when its
+    proposals came from anywhere else)."""
+    if config.get("proposer") != "scripted":
+        return []
+    example = load_script(Path(config["script"])).example
+    return list(example.verifications) if example is not None else []
 
 
 def is_planning_run(store: GraphStore, run_id: str) -> bool:

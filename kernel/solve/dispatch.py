@@ -5,7 +5,8 @@ takes it from the graph and steps its goals in the order the uninterrupted run w
 have, so every proposal recorded before a crash is asked for again by the goal it
 belongs to, and a replay follows the same order. A run that never stored a queue starts
 from its live, unfinished goals in creation order. Blocked goals are dropped from the
-queue and woken again when what they wait on resolves. A hard wall-time cap stops the run with a refusal.
+queue and woken again when what they wait on resolves. A hard wall-time cap stops the
+run with a refusal.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kernel.core.run import advance
-from kernel.core.state_machine import Action, Status
+from kernel.core.state_machine import TERMINAL, Action, Status
 from kernel.proposals import NoProposalError, ProposerUnavailable
 from kernel.refusal import RefusalReason, refuse
 from kernel.solve import grow, hire, steps
@@ -30,7 +31,6 @@ HANDLERS: dict[Action, Callable[[Kernel, str], list[str]]] = {
     Action.VERIFY: steps.verify_step,
     Action.DECOMPOSE: steps.decompose,
 }
-FINISHED = frozenset({S.RESOLVED, S.INFEASIBLE})
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ def solve(k: Kernel, root_id: str, on_step: Callable[[str], None] | None = None)
 def _step(k: Kernel, goal_id: str) -> list[str]:
     goal = k.tree.get(goal_id)
     status = Status(goal["status"])
-    if status in FINISHED or status == S.GATED or goal.get("stale"):
+    if status in TERMINAL or status == S.GATED or goal.get("stale"):
         return []
     if goal.get("awaiting"):  # a build subgoal or a HIRE answer
         if goal["awaiting"].startswith("capreq:"):
@@ -103,7 +103,7 @@ def _waiting_on_children(k: Kernel, goal: dict) -> list[str]:
     statuses = {c["status"] for c in children}
     if children and statuses == {S.RESOLVED.value}:
         return steps.compose(k, goal["id"])
-    if S.INFEASIBLE.value in statuses and not statuses - FINISHED:
+    if S.INFEASIBLE.value in statuses and not statuses - TERMINAL:
         blocked = [c["id"] for c in children if c["status"] == S.INFEASIBLE.value]
         return k.refuse_goal(goal, RefusalReason.SUBGOAL_INFEASIBLE,
                        f"children {blocked} are infeasible", children=", ".join(blocked))

@@ -16,6 +16,7 @@ from kernel.core.envelopes import ConstraintSpec
 from kernel.core.lease import Lease
 from kernel.core.ledger import load_entries, parse_entries, verify_chain, verify_file
 from kernel.core.run import Run
+from kernel.core.state_machine import TERMINAL
 from kernel.core.summary import summary, summary_hash
 from kernel.errors import ConfigError, RunInterrupted
 from kernel.proposals import ClaudeProposer, DivergenceError, Proposer
@@ -76,8 +77,8 @@ def resume(store: GraphStore, run_id: str, data_dir: Path,
         run = Run.load(store, run_id)  # read again under the lease
         config = run.config()
         if config.get("mode") == "plan":
-            raise ConfigError(f"{run_id} is a planning run: run 'kernel plan' again to plan "
-                              "that goal (planning keeps no state to continue from)")
+            raise ConfigError(f"{run_id} is a planning run: 'kernel resume' continues it "
+                              "(kernel.plan.session.resume_plan)")
         workspaces = default_workspace_root()
         remove_leftovers(workspaces, run_id.removeprefix("run:"))  # a killed run's sandboxes
         kernel = Kernel.build(run, proposer or _proposer_from(config), data_dir,
@@ -102,7 +103,7 @@ def _drive(kernel: Kernel, root: str, lease: Lease,
 
 def stop_reason(outcome: Outcome) -> str | None:
     """Why a run that returned is not finished (None: it is)."""
-    if outcome.status in ("resolved", "infeasible"):
+    if outcome.status in TERMINAL:
         return None
     if outcome.stopped:
         return outcome.stopped.split(":")[0]  # "wall-time cap", "model unavailable"
@@ -139,12 +140,14 @@ def replay(settings: KernelSettings, run_id: str, ledger_file: Path | None = Non
         head, size, recorded = load_entries(original, run_id)
         committed = summary(original, run_id)
         original_hash = summary_hash(original, run_id)
-        finished = bool(original.run("goal/unfinished", {"run_id": run_id})) is False
-    problems = verify_chain(recorded, head=head, size=size)
-    if ledger_file is not None:
+        finished = not original.run("goal/unfinished", {"run_id": run_id})
+    if ledger_file is None:
+        problems = verify_chain(recorded, head=head, size=size)
+    else:
         data = ledger_file.read_bytes()
         problems = verify_file(data)
-        recorded = parse_entries(data.decode())[0] if not problems else recorded
+        if not problems:
+            recorded = parse_entries(data.decode())[0]
         if not problems and recorded and recorded[0].run_id != run_id:
             raise ConfigError(f"{ledger_file} is the ledger of {recorded[0].run_id}, "
                               f"not of {run_id}")
@@ -188,12 +191,10 @@ def replay(settings: KernelSettings, run_id: str, ledger_file: Path | None = Non
 def _replan(kernel: Kernel, root: str, config: dict[str, Any]) -> None:
     """A planning run is replayed by planning again (a refusal is part of what it did)."""
     from kernel.plan.planner import PlanRefused, make_plan
-    from resolvers.scripted import load_script
+    from kernel.plan.session import recorded_verifications
 
-    script = Path(config["script"]) if config.get("proposer") == "scripted" else None
-    example = load_script(script).example if script is not None else None
     with contextlib.suppress(PlanRefused):
-        make_plan(kernel, root, list(example.verifications) if example else [])
+        make_plan(kernel, root, recorded_verifications(config))
 
 
 def state_differences(committed: dict[str, Any], implied: dict[str, Any],
@@ -216,8 +217,7 @@ def state_differences(committed: dict[str, Any], implied: dict[str, Any],
             else:
                 fields = [f for f in sorted(have[key]) if have[key][f] != want[key].get(f)]
                 if not complete and part == "goals":
-                    fields = [f for f in fields if have[key].get("status") in
-                              ("resolved", "infeasible")]
+                    fields = [f for f in fields if have[key].get("status") in TERMINAL]
                 for f in fields:
                     found.append(f"{label} {key}: {f} is {have[key][f]!r} in the graph, "
                                  f"{want[key].get(f)!r} by the ledger")
