@@ -36,6 +36,10 @@ def export(
             except BaseException:
                 Path(tmp).unlink(missing_ok=True)
                 raise
+    if not report.consistent:
+        err_console.print("warning: this backend cannot pause writes, so a run writing during "
+                          "the export may leave it between two states; export while no run "
+                          "is active (kernel runs) for a consistent file")
     for label, count in report.skipped_labels.items():
         err_console.print(f"warning: skipped {count} node(s) labelled {label!r} "
                           "(not part of the kernel ontology)")

@@ -1,4 +1,11 @@
-"""Stream the graph to a ``kernel-graph`` file in a deterministic order, in constant memory."""
+"""Stream the graph to a ``kernel-graph`` file in a deterministic order, in constant memory.
+
+An export is one committed state of the graph even while runs write to it: the
+store pauses writes while it reads (the embedded store always can; where a
+backend cannot, the report says so). A run's lease is process state, not
+knowledge, so it is left out: a run exported mid-way imports as interrupted, and
+``kernel resume`` continues it there.
+"""
 
 from __future__ import annotations
 
@@ -21,6 +28,8 @@ from kernel.store.base import GraphStore
 from kernel.store.ontology import EXPORTED_LABELS, LABEL_NAMES
 
 PAGE_SIZE = 5000
+# Which process holds a run, and until when: meaningless in another deployment.
+_PROCESS_STATE = {"Run": frozenset({"lease_holder", "lease_expires"})}
 
 
 @dataclass
@@ -28,18 +37,27 @@ class ExportReport:
     nodes: int = 0
     relationships: int = 0
     skipped_labels: dict[str, int] = field(default_factory=dict)
+    consistent: bool = True  # False: read while other processes may have written
 
 
 def export_graph(store: GraphStore, out: TextIO, page_size: int = PAGE_SIZE) -> ExportReport:
-    """Write header, nodes, relationships and footer to ``out``."""
+    """Write header, nodes, relationships and footer to ``out``, with writes paused."""
+    with store.writes_paused() as paused:
+        report = _export(store, out, page_size)
+    report.consistent = paused
+    return report
+
+
+def _export(store: GraphStore, out: TextIO, page_size: int) -> ExportReport:
     report = ExportReport()
     out.write(dump_line(HeaderLine(kind="header", format=FORMAT, version=FORMAT_VERSION,
                                    kernel=__version__)) + "\n")
     for label in EXPORTED_LABELS:
         for page in _node_pages(store, label, page_size):
             for row in page:
+                props = _without_id(row["props"], _PROCESS_STATE.get(label, frozenset()))
                 out.write(dump_line(NodeLine(kind="node", label=label, id=row["id"],
-                                             props=_without_id(row["props"]))) + "\n")
+                                             props=props)) + "\n")
                 report.nodes += 1
     for label in EXPORTED_LABELS:
         for page in _node_pages(store, label, page_size):
@@ -79,5 +97,7 @@ def _relationships(store: GraphStore, label: str, ids: list[str]) -> list[RelLin
     return lines
 
 
-def _without_id(props: dict[str, Any] | None) -> dict[str, Any]:
-    return {k: v for k, v in (props or {}).items() if k != "id" and v is not None}
+def _without_id(props: dict[str, Any] | None,
+                left_out: frozenset[str] = frozenset()) -> dict[str, Any]:
+    return {k: v for k, v in (props or {}).items()
+            if k != "id" and v is not None and k not in left_out}

@@ -8,6 +8,7 @@ may need two). Results come back as lists of plain dicts with plain values.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -102,6 +103,11 @@ class GraphStore(ABC):
     @abstractmethod
     def ensure_vector_index(self, label: str, prop: str, dimensions: int, index_name: str) -> None:
         """Create a cosine vector index on ``label.prop`` (idempotent)."""
+
+    def writes_paused(self) -> contextlib.AbstractContextManager[bool]:
+        """While held, no process changes this graph, so reads see one committed state;
+        yields whether the backend can promise that (an export says so if not)."""
+        return contextlib.nullcontext(False)
 
     def settle_schema(self) -> None:
         """Make the schema just created durable in a form that replays cleanly (no-op

@@ -8,8 +8,9 @@ written does not exist yet, so listing its indexes must tolerate that.
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import falkordb
@@ -20,6 +21,7 @@ from kernel.store.base import GraphStore, QueryResult, Row
 from kernel.store.embedded_server import EmbeddedServer
 from kernel.store.queries import NamedQuery, QueryCatalog
 from kernel.store.values import plain
+from kernel.store.write_gate import WriteGate
 
 _CONSTRAINT_WAIT = 30.0
 
@@ -32,6 +34,7 @@ class FalkorDBStore(GraphStore):
         self.server = server
         self.graph_name = graph_name
         self._constraints_created = False
+        self._gate = WriteGate(server.data_dir, graph_name)
         password = server.ensure_running()
         self._db = falkordb.FalkorDB(unix_socket_path=str(server.socket), password=password)
         self._graph = self._db.select_graph(graph_name)
@@ -50,8 +53,11 @@ class FalkorDBStore(GraphStore):
         if problem:
             raise StatementError(name, problem)
         try:
-            run = self._graph.ro_query if read_only else self._graph.query
-            result = run(text, params)
+            if read_only:
+                result = self._graph.ro_query(text, params)
+            else:
+                with self._gate.writing():
+                    result = self._graph.query(text, params)
         except redis.exceptions.ConnectionError as exc:
             raise StoreUnavailableError(
                 f"lost the embedded server at {self.server.socket}: {exc}; "
@@ -65,6 +71,11 @@ class FalkorDBStore(GraphStore):
         columns = [_column_name(h) for h in (result.header or [])]
         rows = [[plain(v) for v in row] for row in result.result_set]
         return QueryResult(columns, rows)
+
+    @contextlib.contextmanager
+    def writes_paused(self) -> Iterator[bool]:
+        with self._gate.paused():
+            yield True
 
     # -- schema ------------------------------------------------------------------
     def _indexed(self) -> set[tuple[str, str, str]]:
@@ -144,7 +155,8 @@ class FalkorDBStore(GraphStore):
 
     def drop_all(self) -> None:
         try:
-            self._graph.delete()
+            with self._gate.writing():
+                self._graph.delete()
         except redis.exceptions.ResponseError as exc:
             raise StoreError(f"cannot delete graph {self.graph_name}: {exc}") from exc
         self.run("admin/create_graph")
@@ -161,6 +173,7 @@ class FalkorDBStore(GraphStore):
         }
 
     def close(self) -> None:
+        self._gate.close()
         self._db.connection.close()
 
 
