@@ -5,13 +5,14 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kernel.errors import GraphFileError, StatementError
-from kernel.graph_io import export_graph, import_graph
+from kernel.graph_io import export_graph, import_graph, importer
 from kernel.paths import seeds_dir
 from kernel.schema import BOOT_SEED, init_schema
 from kernel.store import GraphStore, open_store
@@ -150,25 +151,53 @@ def test_malformed_files_name_the_line_and_import_nothing(
     assert initialised.run("admin/count_by_label") == before
 
 
-def test_a_dangling_relationship_stops_at_its_line_and_a_rerun_resumes(
+def test_a_dangling_relationship_is_named_before_anything_is_imported(
         initialised: GraphStore, tmp_path: Path) -> None:
+    before = initialised.run("admin/count_by_label")
     nodes = [_node("Goal", f"node:{i:02d}") for i in range(6)]
     good = _rel("DEPENDS_ON", ("Goal", "node:01"), ("Goal", "node:00"))
     dangling = _rel("DEPENDS_ON", ("Goal", "node:02"), ("Goal", "node:99"))
     path = _write(tmp_path, "dangling.jsonl", [HEADER, *nodes, good, dangling, _footer(6, 2)])
-    with pytest.raises(GraphFileError, match="node:99") as info:
+    with pytest.raises(GraphFileError, match=r"node:99.*nothing was imported") as info:
         import_graph(initialised, path, window=3)
     assert info.value.line == 9
-    checkpoint = initialised.run("graph_io/get_checkpoint", {"id": _import_id(path)})
-    assert checkpoint[0]["line"] == 7 and checkpoint[0]["done"] is False
+    assert initialised.run("admin/count_by_label") == before
+    assert initialised.run("graph_io/get_checkpoint", {"id": _import_id(path)}) == []
 
-    # Supply the missing node; the same file now resumes after its checkpoint.
+    # An endpoint already in the graph is enough.
     initialised.execute_adhoc("CREATE (:Goal {id: 'node:99'})", {}, write=True)
-    report = import_graph(initialised, path, window=3)
-    assert report.resumed_from_line == 7
+    import_graph(initialised, path, window=3)
     deps = initialised.execute_adhoc("MATCH ()-[d:DEPENDS_ON]->() RETURN count(d) AS n", {},
                                      write=False).records()
     assert deps == [{"n": 2}]
+
+
+def test_an_interrupted_import_resumes_after_its_checkpoint(
+        initialised: GraphStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    nodes = [_node("Goal", f"node:{i:02d}") for i in range(6)]
+    deps = [_rel("DEPENDS_ON", ("Goal", f"node:{i:02d}"), ("Goal", "node:00"))
+            for i in (1, 2)]
+    path = _write(tmp_path, "cut.jsonl", [HEADER, *nodes, *deps, _footer(6, 2)])
+    real, calls = importer._write_window, []
+
+    def dies_on_the_third_window(*args: Any) -> None:
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        real(*args)
+
+    monkeypatch.setattr(importer, "_write_window", dies_on_the_third_window)
+    with pytest.raises(KeyboardInterrupt):
+        import_graph(initialised, path, window=3)
+    checkpoint = initialised.run("graph_io/get_checkpoint", {"id": _import_id(path)})
+    assert checkpoint[0]["line"] == 7 and checkpoint[0]["done"] is False
+
+    monkeypatch.setattr(importer, "_write_window", real)
+    report = import_graph(initialised, path, window=3)
+    assert report.resumed_from_line == 7
+    count = initialised.execute_adhoc("MATCH ()-[d:DEPENDS_ON]->() RETURN count(d) AS n", {},
+                                      write=False).records()
+    assert count == [{"n": 2}]
 
 
 def test_keyed_and_unkeyed_relationships_between_the_same_nodes_stay_apart(

@@ -1,8 +1,9 @@
 """Import a ``kernel-graph`` file: validate it whole, then merge it in resumable batches.
 
 Pass 1 reads every line and checks it (syntax, ontology, section order, the
-footer's counts) without writing anything, so a malformed file imports nothing
-and the error names its line. Pass 2 merges windows of lines, one statement per
+footer's counts, and that every relationship joins nodes in the file or already
+in the graph) without writing anything, so a malformed file imports nothing and
+the error names its line. Pass 2 merges windows of lines, one statement per
 (label) or (type, source label, target label) group, each atomic; relationship
 endpoints are checked before their window is written. After each window a
 checkpoint keyed by the file's hash records the last line, so an interrupted
@@ -36,7 +37,7 @@ class ImportReport:
 
 def import_graph(store: GraphStore, path: Path, window: int = WINDOW) -> ImportReport:
     path = Path(path)
-    digest, footer = validate_file(path)
+    digest, footer = validate_file(path, store)
     checkpoint_id = f"import:{digest}"
     rows = store.run("graph_io/get_checkpoint", {"id": checkpoint_id})
     resume_after = int(rows[0]["line"]) if rows and not rows[0]["done"] else 0
@@ -58,8 +59,9 @@ def import_graph(store: GraphStore, path: Path, window: int = WINDOW) -> ImportR
     return ImportReport(footer.nodes, footer.relationships, resume_after, digest)
 
 
-def validate_file(path: Path) -> tuple[str, FooterLine]:
-    """Check every line; return the file's sha256 and its footer."""
+def validate_file(path: Path, store: GraphStore | None = None) -> tuple[str, FooterLine]:
+    """Check every line (and, given the target ``store``, that each relationship's
+    endpoints exist in the file or the store); return the file's sha256 and footer."""
     if not path.is_file():
         raise GraphFileError(str(path), None, "no such file")
     digest = hashlib.sha256()
@@ -67,6 +69,8 @@ def validate_file(path: Path) -> tuple[str, FooterLine]:
     footer: FooterLine | None = None
     section = "header"
     last_node: tuple[str, str] | None = None
+    in_file: set[tuple[str, str]] = set()
+    outside: dict[tuple[str, str], tuple[int, RelLine]] = {}
     number = 0
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
@@ -97,10 +101,14 @@ def validate_file(path: Path) -> tuple[str, FooterLine]:
                         "(nodes are sorted by label, then id)",
                     )
                 last_node = ident
+                in_file.add(ident)
                 nodes += 1
             elif isinstance(line, RelLine):
                 section = "relationships"
                 relationships += 1
+                for end in (line.from_, line.to):
+                    if (end.label, end.id) not in in_file:
+                        outside.setdefault((end.label, end.id), (number, line))
             else:
                 footer = line
     if footer is None:
@@ -112,7 +120,32 @@ def validate_file(path: Path) -> tuple[str, FooterLine]:
             f"footer says {footer.nodes} nodes and {footer.relationships} relationships, "
             f"the file holds {nodes} and {relationships}",
         )
+    if store is not None:
+        _require_outside_endpoints(store, path, outside)
     return digest.hexdigest(), footer
+
+
+def _require_outside_endpoints(store: GraphStore, path: Path,
+                               outside: dict[tuple[str, str], tuple[int, RelLine]]) -> None:
+    """Endpoints the file does not hold must already be in the graph; the first
+    missing one (by line) is named before anything is written."""
+    by_label: dict[str, list[str]] = defaultdict(list)
+    for label, ident in outside:
+        by_label[label].append(ident)
+    missing: list[tuple[int, RelLine, str, str]] = []
+    for label, ids in by_label.items():
+        for start in range(0, len(ids), WINDOW):
+            chunk = sorted(ids[start:start + WINDOW])
+            found = {row["id"] for row in store.run("graph_io/existing_ids", {"ids": chunk},
+                                                    {"label": label})}
+            missing += [(*outside[(label, i)], label, i) for i in chunk if i not in found]
+    if missing:
+        number, line, label, ident = min(missing, key=lambda m: m[0])
+        raise GraphFileError(
+            str(path), number,
+            f"relationship {line.type} refers to {label} {ident!r}, which is neither in the "
+            "file nor in the graph; nothing was imported",
+        )
 
 
 def _parse(path: Path, number: int, raw: bytes) -> HeaderLine | NodeLine | RelLine | FooterLine:
