@@ -17,23 +17,24 @@ import hashlib
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from kernel.core.envelopes import canonical_json
 from kernel.core.ledger import Ledger, LedgerEntry
 from kernel.errors import KernelError
-from resolvers.base import (
+from kernel.protocol import (
     BACKOFF_SECONDS,
     Estimate,
+    Operation,
     PermanentError,
+    Proposer,
     Resolution,
     ResolveRequest,
     ResolverError,
     with_retries,
 )
-from resolvers.claude.adapter import OPERATIONS
 
 
 class DivergenceError(KernelError):
@@ -49,26 +50,32 @@ class NoProposalError(KernelError):
         self.goal = goal
 
 
-class Proposer(Protocol):
-    """A source of untrusted proposals."""
-
-    source: str
-
-    def estimate(self, request: ResolveRequest, occurrence: int) -> Estimate: ...
-
-    def propose(self, request: ResolveRequest, occurrence: int) -> Resolution: ...
+Out = TypeVar("Out", bound=BaseModel)
 
 
 @dataclass(frozen=True)
-class Proposal:
-    output: BaseModel  # (None only with ``failure`` set; gate.ask raises before any use)
+class Proposal(Generic[Out]):
+    """A validated answer, recorded in the ledger before the kernel acts on it."""
+
+    output: Out
     cost_usd: float
     seconds: float
     metadata: dict[str, Any]
     ledger_index: int
     ledger_hash: str
     replayed: bool
-    failure: dict[str, Any] | None = None  # set when the call produced nothing usable
+
+
+@dataclass(frozen=True)
+class FailedProposal:
+    """A call that produced nothing usable: recorded, and paid for all the same."""
+
+    failure: dict[str, Any]
+    cost_usd: float
+    seconds: float
+    ledger_index: int
+    ledger_hash: str
+    replayed: bool
 
     def error(self) -> Exception:
         """The error a failed call ends its step with."""
@@ -181,16 +188,11 @@ class Proposals:
                             "estimate": estimate.model_dump(mode="json")},
                            goal_id=request.goal_id)
 
-    def get(self, request: ResolveRequest, output_model: type[BaseModel] | None = None,
-            proposer: Proposer | None = None) -> Proposal:
-        """The proposal answering ``request``, validated against ``output_model`` (by
-        default the operation's model)."""
-        if output_model is None:
-            operation = OPERATIONS.get(request.operation)
-            if operation is None:
-                raise PermanentError(f"no proposal type for {request.operation!r}",
-                                     failure_mode="capability_mismatch")
-            output_model = operation.output
+    def get(self, operation: Operation[Out], request: ResolveRequest,
+            proposer: Proposer | None = None) -> Proposal[Out] | FailedProposal:
+        """The proposal answering ``request``, validated against the operation's model."""
+        if request.operation != operation.name:
+            raise ValueError(f"a {request.operation!r} request asked as {operation.name!r}")
         wanted = _wanted(request)
         entry = self._pending_entry()
         if entry is not None:
@@ -232,18 +234,21 @@ class Proposals:
         if entry.kind != "failure" or self.replaying:
             self.run.proposals += 1  # a resumed run does not serve failures (see REPLAYED)
         failure = response.get("error")
-        output = None
         if failure is None:
             try:
-                output = output_model.model_validate(response["output"])
+                output = operation.output.model_validate(response["output"])
             except ValidationError as exc:
                 failure = {"message": f"{request.operation}: the proposal does not validate: "
                                       f"{exc.errors()[0]['msg']}",
                            "failure_mode": "invalid_output", "output_produced": True}
-        return Proposal(output=output, cost_usd=float(response["cost_usd"]),  # type: ignore[arg-type]
-                        seconds=float(response["seconds"]), metadata=response["metadata"],
-                        ledger_index=entry.index, ledger_hash=entry.hash, replayed=replayed,
-                        failure=failure)
+        cost, seconds = float(response["cost_usd"]), float(response["seconds"])
+        if failure is not None:
+            return FailedProposal(failure=failure, cost_usd=cost, seconds=seconds,
+                                  ledger_index=entry.index, ledger_hash=entry.hash,
+                                  replayed=replayed)
+        return Proposal(output=output, cost_usd=cost, seconds=seconds,
+                        metadata=response["metadata"], ledger_index=entry.index,
+                        ledger_hash=entry.hash, replayed=replayed)
 
     def observe(self, name: str, goal_id: str, read: Callable[[], Any]) -> Any:
         """What the knowledge graph says for one decision, recorded in the ledger first.

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from resolvers.base import Estimate, PermanentError, Resolution, ResolveRequest
+from kernel.protocol import Estimate, PermanentError, Resolution, ResolveRequest
 from resolvers.sandbox import CommandRequest, Constitution, Sandbox
 
 RESOLVER_ID = "resolver:codex-tools-0"

@@ -11,38 +11,17 @@ the kernel asks in the terminal through ``prompt``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from typing import Any
 
 from kernel.errors import KernelError
-from kernel.solve.tools import ToolDefinition
+from kernel.protocol import Estimate, HireAnswer, Resolution, ResolveRequest
 from kernel.store.base import GraphStore
-from resolvers.base import Estimate, Resolution, ResolveRequest
 
 HUMAN_ID = "actor:human"
 
 
 class Parked(KernelError):
     """The request has no answer yet; the goal waits for one."""
-
-
-class HireAnswer(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    kind: Literal["resolver", "add_budget", "decline"]
-    tool: ToolDefinition | None = None
-    add_usd: float = Field(default=0.0, ge=0)
-    add_seconds: float = Field(default=0.0, ge=0)
-    note: str = ""
-
-    @model_validator(mode="after")
-    def _complete(self) -> HireAnswer:
-        if self.kind == "resolver" and self.tool is None:
-            raise ValueError("a 'resolver' answer carries the tool")
-        if self.kind == "add_budget" and self.add_usd == 0 and self.add_seconds == 0:
-            raise ValueError("an 'add_budget' answer adds dollars, seconds or both")
-        return self
 
 
 Prompt = Callable[[dict[str, Any]], HireAnswer]

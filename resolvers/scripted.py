@@ -30,8 +30,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kernel.errors import KernelError
-from resolvers.base import Estimate, Resolution, ResolveRequest
-from resolvers.claude.adapter import OPERATIONS
+from kernel.protocol import MODEL_OPERATIONS, Estimate, Resolution, ResolveRequest
 
 
 class ScriptError(KernelError):
@@ -97,11 +96,11 @@ def load_script(path: Path) -> Script:
 
 
 def _check(path: Path, where: str, operation: str, output: dict[str, Any]) -> None:
-    if operation not in OPERATIONS:
+    if operation not in MODEL_OPERATIONS:
         raise ScriptError(f"{path}: {where}: unknown operation {operation!r} "
-                          f"(known: {', '.join(sorted(OPERATIONS))})")
+                          f"(known: {', '.join(sorted(MODEL_OPERATIONS))})")
     try:
-        OPERATIONS[operation].output.model_validate(output)
+        MODEL_OPERATIONS[operation].output.model_validate(output)
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"])

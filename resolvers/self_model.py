@@ -8,7 +8,7 @@ from kernel.core.budget import BudgetEnforcer
 from kernel.core.registry import Registry
 from kernel.core.run import Run
 from kernel.core.units import micros_to_usd, ms_to_seconds
-from resolvers.base import Estimate, Resolution, ResolveRequest
+from kernel.protocol import Estimate, Resolution, ResolveRequest
 
 RESOLVER_ID = "resolver:self-model-0"
 

@@ -20,14 +20,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from kernel.core.envelopes import ConstraintSpec, Provenance
 from kernel.core.ledger import load_entries
 from kernel.errors import ConfigError
+from kernel.protocol import HireAnswer
+from kernel.runtime.kernel import SolveConfig
+from kernel.runtime.start import start
 from kernel.solve.dispatch import solve
 from kernel.solve.hire import list_requests, record_answer
-from kernel.solve.kernel import SolveConfig
 from kernel.solve.session import resume
-from kernel.solve.start import start
 from kernel.solve.tools import load_tool_file
 from kernel.store.base import GraphStore
-from resolvers.human import HireAnswer
 from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import yaml
 
 from kernel.bench.store import Figure
+from kernel.runtime.kernel import SolveConfig
+from kernel.runtime.start import start
 from kernel.solve.dispatch import solve
-from kernel.solve.kernel import SolveConfig
-from kernel.solve.start import start
 from kernel.store.base import GraphStore
 from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer

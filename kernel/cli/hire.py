@@ -12,9 +12,9 @@ from rich.table import Table
 
 from kernel.cli.common import out, print_json, settings_of, store_of
 from kernel.errors import ConfigError, KernelError
+from kernel.protocol import HireAnswer
 from kernel.solve.hire import list_requests, record_answer, runs_waiting_on
 from kernel.solve.tools import load_tool_file
-from resolvers.human import HireAnswer
 
 app = typer.Typer(help="Capability requests the kernel asked a human for.",
                   no_args_is_help=True)

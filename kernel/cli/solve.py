@@ -25,9 +25,9 @@ from kernel.core.envelopes import ConstraintSpec, ConstraintType, Provenance
 from kernel.core.summary import summary_hash
 from kernel.errors import ConfigError
 from kernel.plan.session import is_planning_run, resume_plan
+from kernel.runtime.kernel import SolveConfig
 from kernel.solve import arith
 from kernel.solve.dispatch import Outcome
-from kernel.solve.kernel import SolveConfig
 from kernel.solve.session import make_proposer, replay, resume, start_and_solve
 from kernel.store.base import GraphStore
 

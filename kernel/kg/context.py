@@ -22,7 +22,7 @@ from kernel.kg.history import (
 )
 
 if TYPE_CHECKING:
-    from kernel.solve.kernel import Kernel
+    from kernel.runtime.kernel import Kernel
 
 STEP_QUERIES: dict[str, tuple[str, ...]] = {
     "identify": ("constraints_applied",),

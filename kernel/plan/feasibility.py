@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from kernel.core.dag import DagNode, critical_path, find_cycle, topological_order
-from resolvers.claude.plan_models import (
+from kernel.protocol.plan_models import (
     Approach,
     PlanConstraint,
     PlanTask,

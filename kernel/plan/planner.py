@@ -19,12 +19,10 @@ from kernel.core.state_machine import Status
 from kernel.errors import Refused
 from kernel.plan import feasibility as f
 from kernel.plan.z3check import longest_chain_is, sum_is
-from kernel.proposals import ProposerUnavailable
-from kernel.refusal import RefusalReason, refuse
-from kernel.solve.gate import CLAUDE_ID, Denied, ask
-from kernel.solve.kernel import Kernel
-from resolvers.base import PermanentError, ResolveRequest
-from resolvers.claude.plan_models import (
+from kernel.proposals import Out, ProposerUnavailable
+from kernel.protocol import Operation, PermanentError
+from kernel.protocol import operations as ops
+from kernel.protocol.plan_models import (
     ApproachSurvey,
     ExtractedConstraints,
     PlanConstraint,
@@ -32,6 +30,9 @@ from resolvers.claude.plan_models import (
     TaskDag,
     TaskSurvey,
 )
+from kernel.refusal import RefusalReason, refuse
+from kernel.runtime.gate import CLAUDE_ID, BudgetDenied, ask
+from kernel.runtime.kernel import Kernel
 
 SCHEMA = "kernel-plan/1"
 
@@ -44,10 +45,10 @@ def make_plan(k: Kernel, root_id: str, verifications: list[dict] | None = None,
               ) -> dict[str, Any]:
     """Plan the run's root goal; returns the plan document (also stored in the graph)."""
     goal = k.tree.get(root_id)
-    extracted: ExtractedConstraints = _ask(k, goal, "plan_constraints", {})  # type: ignore[assignment]
+    extracted: ExtractedConstraints = _ask(k, goal, ops.PLAN_CONSTRAINTS, {})
     constraints = extracted.constraints
     flags: list[str] = _constraint_flags(goal["description"], constraints)
-    dag: TaskDag = _ask(k, goal, "plan_tasks", {  # type: ignore[assignment]
+    dag: TaskDag = _ask(k, goal, ops.PLAN_TASKS, {
         "constraints": [c.model_dump(mode="json") for c in constraints]})
     problems = f.validate_dag(dag.tasks)
     if problems:
@@ -62,7 +63,7 @@ def make_plan(k: Kernel, root_id: str, verifications: list[dict] | None = None,
     triggers = f.survey_triggers(tasks, walls)
     surveys: list[TaskSurvey] = []
     if triggers:
-        survey: ApproachSurvey = _ask(k, goal, "survey_approaches", {  # type: ignore[assignment]
+        survey: ApproachSurvey = _ask(k, goal, ops.SURVEY_APPROACHES, {
             "tasks": [{**t.model_dump(mode="json"), "why": triggers[t.id]}
                       for t in tasks if t.id in triggers],
             "constraints": [c.model_dump(mode="json") for c in constraints],
@@ -84,22 +85,25 @@ def make_plan(k: Kernel, root_id: str, verifications: list[dict] | None = None,
     return document
 
 
-def _ask(k: Kernel, goal: dict[str, Any], operation: str, payload: dict[str, Any]) -> Any:
+def _ask(k: Kernel, goal: dict[str, Any], op: Operation[Out], payload: dict[str, Any]) -> Out:
+    """A budget-gated proposal; anything short of a usable one refuses the plan."""
+    operation = op.name
     try:
-        proposal = ask(k, goal["id"], ResolveRequest(
-            operation=operation, goal_id=goal["id"], goal_description=goal["description"],
+        proposal = ask(k, goal["id"], op, op.request(
+            goal["id"], goal_description=goal["description"],
             payload={"goal_summary": goal["summary"], **payload}))
+    except BudgetDenied as denied:
+        refuse(k.ledger, goal["id"], RefusalReason.BUDGET_EXHAUSTED,
+               f"{operation}: the planning budget cannot pay for it",
+               needed_usd=max(denied.estimate.cost - denied.remaining.cost, 0) / 1e6,
+               needed_seconds=max(denied.estimate.time - denied.remaining.time, 0) / 1e3)
+        raise PlanRefused(f"{operation}: the planning budget is exhausted; raise --budget") \
+            from None
     except (PermanentError, ProposerUnavailable) as exc:  # paid for and recorded by ask
         mode = getattr(exc, "failure_mode", "model_unavailable")
         refuse(k.ledger, goal["id"], RefusalReason.INVALID_PROPOSAL, f"{operation}: {exc}",
                operation=operation, failure=mode)
         raise PlanRefused(f"{operation}: no usable proposal: {exc}") from None
-    if isinstance(proposal, Denied):
-        refuse(k.ledger, goal["id"], RefusalReason.BUDGET_EXHAUSTED,
-               f"{operation}: the planning budget cannot pay for it",
-               needed_usd=max(proposal.estimate.cost - proposal.remaining.cost, 0) / 1e6,
-               needed_seconds=max(proposal.estimate.time - proposal.remaining.time, 0) / 1e3)
-        raise PlanRefused(f"{operation}: the planning budget is exhausted; raise --budget")
     return proposal.output
 
 

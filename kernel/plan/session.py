@@ -12,10 +12,10 @@ from kernel.errors import ConfigError
 from kernel.paths import seeds_dir
 from kernel.plan.planner import PlanRefused, make_plan
 from kernel.proposals import Proposer
+from kernel.runtime.kernel import Kernel, SolveConfig
+from kernel.runtime.start import finish_start, start
 from kernel.schema import init_schema
-from kernel.solve.kernel import Kernel, SolveConfig
 from kernel.solve.session import make_proposer
-from kernel.solve.start import finish_start, start
 from kernel.store.base import GraphStore
 from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import load_script

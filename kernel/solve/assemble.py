@@ -12,10 +12,10 @@ from typing import Any
 
 from kernel.core.envelopes import Lineage
 from kernel.core.state_machine import Status
-from kernel.solve.gate import CLAUDE_ID, Denied, ask
-from kernel.solve.kernel import Kernel
-from resolvers.base import ResolveRequest
-from resolvers.claude import models
+from kernel.protocol import operations as ops
+from kernel.protocol import solve_models as models
+from kernel.runtime.gate import CLAUDE_ID, ask
+from kernel.runtime.kernel import Kernel
 
 S = Status
 
@@ -32,14 +32,10 @@ def assemble(k: Kernel, root: dict[str, Any]) -> list[str]:
         parts.append({"goal_id": goal["id"], "goal_summary": goal["summary"],
                       "artifact_id": goal["output_artifact_id"], "format": output.format,
                       "content": output.content})
-    proposal = ask(k, root["id"], ResolveRequest(
-        operation="assemble", goal_id=root["id"], goal_description=root["description"],
+    proposal = ask(k, root["id"], ops.ASSEMBLE, ops.ASSEMBLE.request(
+        goal_id=root["id"], goal_description=root["description"],
         payload={"goal_summary": root["summary"], "parts": parts}))
-    if isinstance(proposal, Denied):
-        from kernel.solve.steps import escalate
-
-        return escalate(k, root, proposal)
-    assembly: models.Assembly = proposal.output  # type: ignore[assignment]
+    assembly: models.Assembly = proposal.output
     inputs = [p["artifact_id"] for p in parts]
     artifact = k.artifacts.register(
         root["id"], assembly.content, type="final", format=assembly.format,

@@ -23,10 +23,10 @@ from typing import Any
 from kernel.core.envelopes import Check
 from kernel.core.state_machine import Status
 from kernel.core.units import micros_to_usd, ms_to_seconds
+from kernel.protocol import solve_models as models
 from kernel.refusal import RefusalReason
-from kernel.solve.kernel import Kernel
+from kernel.runtime.kernel import Kernel
 from kernel.solve.verify import arith_check, is_arithmetic, part_facts
-from resolvers.claude import models
 
 S = Status
 

@@ -15,11 +15,11 @@ from typing import Any
 
 from kernel.core.envelopes import ConstraintSpec, Provenance
 from kernel.core.state_machine import Status
+from kernel.protocol import operations as ops
+from kernel.protocol import solve_models as models
 from kernel.refusal import RefusalReason, refuse
-from kernel.solve.gate import CLAUDE_ID, Denied, ask
-from kernel.solve.kernel import Kernel
-from resolvers.base import ResolveRequest
-from resolvers.claude import models
+from kernel.runtime.gate import CLAUDE_ID, ask
+from kernel.runtime.kernel import Kernel
 
 S = Status
 EXCERPT = 2000
@@ -35,17 +35,13 @@ def check(k: Kernel, root: dict[str, Any]) -> list[str] | None:
         return None
     reviewed = pairs[:MAX_REVIEWED_PAIRS]
     leaves = sorted({p["a"] for p in reviewed} | {p["b"] for p in reviewed})
-    proposal = ask(k, root["id"], ResolveRequest(
-        operation="check_global_consistency", goal_id=root["id"],
+    proposal = ask(k, root["id"], ops.CHECK_GLOBAL_CONSISTENCY, ops.CHECK_GLOBAL_CONSISTENCY.request(
+        goal_id=root["id"],
         goal_description=root["description"],
         payload={"goal_summary": root["summary"], "couplings": reviewed,
                  "couplings_not_shown": len(pairs) - len(reviewed),
                  "leaves": [_leaf(k, goal_id) for goal_id in leaves]}))
-    if isinstance(proposal, Denied):
-        from kernel.solve.steps import escalate
-
-        return escalate(k, root, proposal)
-    review: models.ConsistencyReview = proposal.output  # type: ignore[assignment]
+    review: models.ConsistencyReview = proposal.output
     conflict = _first_actionable(k, review, leaves) if review.verdict == "UNSAT" else None
     if conflict is None:
         k.log.decision(root["id"], "global_consistency", candidates=leaves, chosen="SAT",

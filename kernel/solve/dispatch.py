@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from kernel.core.run import advance
 from kernel.core.state_machine import TERMINAL, Action, Status
 from kernel.proposals import NoProposalError, ProposerUnavailable
+from kernel.protocol import PermanentError
 from kernel.refusal import RefusalReason, refuse
+from kernel.runtime.gate import BudgetDenied
+from kernel.runtime.kernel import Kernel
 from kernel.solve import grow, hire, steps
-from kernel.solve.kernel import Kernel
-from resolvers.base import PermanentError
 
 S = Status
 HANDLERS: dict[Action, Callable[[Kernel, str], list[str]]] = {
@@ -75,6 +76,22 @@ def solve(k: Kernel, root_id: str, on_step: Callable[[str], None] | None = None)
 
 
 def _step(k: Kernel, goal_id: str) -> list[str]:
+    try:
+        return _run_step(k, goal_id)
+    except BudgetDenied as denied:
+        return escalate(k, denied)
+
+
+def escalate(k: Kernel, denied: BudgetDenied) -> list[str]:
+    """A budget denial, wherever in a step it happens, escalates to HIRE: a human may add
+    budget (or decline)."""
+    goal = k.tree.get(denied.goal_id)
+    gap = grow.budget_gap(goal, denied.operation, denied.estimate, denied.remaining)
+    k.log.flow(goal["id"], f"{denied.operation}: budget pre-check denied; escalating to HIRE")
+    return hire.hire(k, goal, gap, "over_budget", Status(goal["status"]))
+
+
+def _run_step(k: Kernel, goal_id: str) -> list[str]:
     goal = k.tree.get(goal_id)
     status = Status(goal["status"])
     if status in TERMINAL or status == S.GATED or goal.get("stale"):

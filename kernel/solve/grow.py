@@ -27,7 +27,11 @@ from kernel.core.goals import GoalSpec
 from kernel.core.state_machine import Status
 from kernel.core.units import micros_to_usd, ms_to_seconds
 from kernel.kg import context as kg_context
-from kernel.solve.gate import CLAUDE_ID, Denied, ask
+from kernel.protocol import ToolDefinition
+from kernel.protocol import operations as ops
+from kernel.protocol import solve_models as models
+from kernel.runtime.gate import CLAUDE_ID, ask
+from kernel.runtime.kernel import Kernel
 from kernel.solve.hire import (
     BUDGET_TAG,
     budget_class,
@@ -36,10 +40,7 @@ from kernel.solve.hire import (
     resume_changes,
     retry_with,
 )
-from kernel.solve.kernel import Kernel
-from kernel.solve.tools import ToolDefinition, ToolDefinitionError, code_problems, register
-from resolvers.base import ResolveRequest
-from resolvers.claude import models
+from kernel.solve.tools import ToolDefinitionError, code_problems, register
 
 S = Status
 BUILD_SHARE = Fraction(1, 2)  # of the goal's remaining budget, as in the design
@@ -60,16 +61,12 @@ def grow(k: Kernel, goal: dict[str, Any], changes: dict[str, Any] | None = None,
     else:
         tried = sorted({a.resolver_id for a in k.attempts.of_goal(goal["id"])})
         _, context = kg_context.block(k, goal, "gap")
-        proposal = ask(k, goal["id"], ResolveRequest(
-            operation="detect_capability_gap", goal_id=goal["id"],
+        proposal = ask(k, goal["id"], ops.DETECT_CAPABILITY_GAP, ops.DETECT_CAPABILITY_GAP.request(
+            goal_id=goal["id"],
             goal_description=goal["description"], context=context,
             payload={"goal_summary": goal["summary"], "tried_resolvers": tried,
                      "feedback": changes.get("feedback")}))
-        if isinstance(proposal, Denied):
-            from kernel.solve.steps import escalate
-
-            return escalate(k, goal, proposal)
-        gap = proposal.output  # type: ignore[assignment]
+        gap = proposal.output
     record = gap_record(k, goal, gap)
     found = lookup_before_build(k, goal, gap.capability_tag)
     if found["tool"] is not None:

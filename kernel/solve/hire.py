@@ -20,13 +20,14 @@ from kernel.core.goals import step_changes
 from kernel.core.state_machine import Status, check_transition
 from kernel.core.units import micros_to_usd, ms_to_seconds, seconds_to_ms, usd_to_micros
 from kernel.errors import KernelError
+from kernel.protocol import HireAnswer
+from kernel.protocol import operations as ops
 from kernel.refusal import RefusalReason, refuse
-from kernel.solve.gate import ask
-from kernel.solve.kernel import Kernel
+from kernel.runtime.gate import ask
+from kernel.runtime.kernel import Kernel
 from kernel.solve.tools import register
 from kernel.store.base import GraphStore
-from resolvers.base import ResolveRequest
-from resolvers.human import HUMAN_ID, HireAnswer, HumanProposer, Parked
+from resolvers.human import HUMAN_ID, HumanProposer, Parked
 
 S = Status
 BUDGET_TAG = "budget"
@@ -112,12 +113,12 @@ def on_answer(k: Kernel, goal: dict[str, Any]) -> list[str]:
                "attempts": goal["attempt_count"]}
     human = HumanProposer(k.store, k.human_prompt)
     try:
-        proposal = ask(k, goal["id"], ResolveRequest(
-            operation="hire", goal_id=goal["id"], goal_description=goal["description"],
-            payload=payload), resolver_id=HUMAN_ID, output_model=HireAnswer, proposer=human)
+        proposal = ask(k, goal["id"], ops.HIRE, ops.HIRE.request(
+            goal_id=goal["id"], goal_description=goal["description"],
+            payload=payload), resolver_id=HUMAN_ID, proposer=human)
     except Parked:
         return []
-    answer: HireAnswer = proposal.output  # type: ignore[assignment]
+    answer: HireAnswer = proposal.output
     return _apply(k, goal, request, gap, answer)
 
 

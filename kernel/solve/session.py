@@ -20,11 +20,11 @@ from kernel.core.state_machine import TERMINAL
 from kernel.core.summary import summary, summary_hash
 from kernel.errors import ConfigError, RunInterrupted
 from kernel.proposals import ClaudeProposer, DivergenceError, Proposer
+from kernel.runtime.kernel import Kernel, SolveConfig
+from kernel.runtime.start import finish_start, start
 from kernel.schema import init_schema
 from kernel.settings import KernelSettings
 from kernel.solve.dispatch import Outcome, solve
-from kernel.solve.kernel import Kernel, SolveConfig
-from kernel.solve.start import finish_start, start
 from kernel.store import open_store
 from kernel.store.base import GraphStore
 from resolvers.sandbox.runner import default_workspace_root, remove_leftovers

@@ -27,28 +27,29 @@ from kernel.core.goals import GoalSpec
 from kernel.core.state_machine import Status
 from kernel.kg import context as kg_context
 from kernel.kg.routing import route
+from kernel.protocol import Operation, ResolveRequest
+from kernel.protocol import operations as ops
+from kernel.protocol import solve_models as models
 from kernel.refusal import RefusalReason, refuse
+from kernel.runtime.gate import CLAUDE_ID, amount, ask
+from kernel.runtime.kernel import Kernel
 from kernel.solve import composite, consistency
 from kernel.solve.assemble import assemble
-from kernel.solve.gate import CLAUDE_ID, Denied, amount, ask
 from kernel.solve.grow import grow
-from kernel.solve.hire import hire
-from kernel.solve.kernel import Kernel
 from kernel.solve.tools import runner_for
 from kernel.solve.verify import verify
-from resolvers.base import ResolveRequest
-from resolvers.claude import models
 
 S = Status
 DEFAULT_CAPABILITY = "generate_code"
 SELF_MODEL = "resolver:self-model-0"
 
 
-def _request(goal: dict[str, Any], operation: str, constraints: list[Constraint] | None = None,
-             context: str = "", **payload: Any) -> ResolveRequest:
-    return ResolveRequest(operation=operation, goal_id=goal["id"],
-                          goal_description=goal["description"], constraints=constraints or [],
-                          context=context, payload={"goal_summary": goal["summary"], **payload})
+def _request(goal: dict[str, Any], operation: Operation[Any],
+             constraints: list[Constraint] | None = None, context: str = "",
+             **payload: Any) -> ResolveRequest:
+    return operation.request(goal["id"], goal_description=goal["description"],
+                             constraints=constraints or [], context=context,
+                             payload={"goal_summary": goal["summary"], **payload})
 
 
 def _enter(k: Kernel, goal_id: str, state: Status) -> dict[str, Any]:
@@ -71,25 +72,14 @@ def _by_id_or_title(constraints: list[Constraint], names: list[str]) -> set[str]
     return {n if n in ids else by_title[n] for n in names if n in ids or n in by_title}
 
 
-def escalate(k: Kernel, goal: dict[str, Any], denied: Denied) -> list[str]:
-    """A budget denial escalates to HIRE: a human may add budget (or decline)."""
-    from kernel.solve.grow import budget_gap
-
-    goal = k.tree.get(goal["id"])
-    gap = budget_gap(goal, denied.operation, denied.estimate, denied.remaining)
-    k.log.flow(goal["id"], f"{denied.operation}: budget pre-check denied; escalating to HIRE")
-    return hire(k, goal, gap, "over_budget", Status(goal["status"]))
-
-
 # -- step 2: identify constraints --------------------------------------------------------
 def identify(k: Kernel, goal_id: str) -> list[str]:
     goal = _enter(k, goal_id, S.IDENTIFYING_CONSTRAINTS)
     inherited = _constraints(k, goal_id, "inherited")
     _, context = kg_context.block(k, goal, "identify")
-    proposal = ask(k, goal_id, _request(goal, "identify_constraints", inherited, context))
-    if isinstance(proposal, Denied):
-        return escalate(k, goal, proposal)
-    found: models.IdentifiedConstraints = proposal.output  # type: ignore[assignment]
+    proposal = ask(k, goal_id, ops.IDENTIFY_CONSTRAINTS,
+                   _request(goal, ops.IDENTIFY_CONSTRAINTS, inherited, context))
+    found: models.IdentifiedConstraints = proposal.output
     specs = [ConstraintSpec(type=c.type, domain=c.domain, title=c.title, payload=c.payload,
                             provenance=Provenance(source="resolver", resolver_id=CLAUDE_ID))
              for c in found.constraints]
@@ -116,11 +106,9 @@ def select_constraints(k: Kernel, goal_id: str) -> list[str]:
     if len(eligible) <= 1:
         chosen = set(eligible)  # nothing to choose between: no call
     else:
-        proposal = ask(k, goal_id, _request(goal, "select_constraints",
+        proposal = ask(k, goal_id, ops.SELECT_CONSTRAINTS, _request(goal, ops.SELECT_CONSTRAINTS,
                                             k.constraints.get_many(eligible)))
-        if isinstance(proposal, Denied):
-            return escalate(k, goal, proposal)
-        picked: models.SelectedConstraints = proposal.output  # type: ignore[assignment]
+        picked: models.SelectedConstraints = proposal.output
         # The kernel decides: only eligible constraints count (named by id or exact title),
         # and the human's core and any coupling constraint always stay.
         named = _by_id_or_title(k.constraints.get_many(eligible), picked.constraint_ids)
@@ -162,12 +150,10 @@ def select_resolver(k: Kernel, goal_id: str) -> list[str]:
         listing = [{"resolver_id": c.id, "label": c.label, "matched": c.matched,
                     "success_rate": c.success_rate, "rate_on_similar_goals": routing.rates[c.id]}
                    for c in candidates]
-        proposal = ask(k, goal_id, _request(goal, "rank_resolvers",
+        proposal = ask(k, goal_id, ops.RANK_RESOLVERS, _request(goal, ops.RANK_RESOLVERS,
                                             _constraints(k, goal_id, "selected"), context,
                                             candidates=listing))
-        if isinstance(proposal, Denied):
-            return escalate(k, goal, proposal)
-        ranked: models.ResolverRanking = proposal.output  # type: ignore[assignment]
+        ranked: models.ResolverRanking = proposal.output
         allowed = {c.id for c in candidates}
         steps = [ToolStep(resolver_id=s.resolver_id, capability=s.capability, params=s.params)
                  for s in ranked.steps if s.resolver_id in allowed]
@@ -206,14 +192,12 @@ def resolve(k: Kernel, goal_id: str) -> list[str]:
     selected = _constraints(k, goal_id, "selected")
     feedback = json.loads(goal["feedback"]) if goal.get("feedback") else None
     _, context = kg_context.block(k, goal, "resolve")
-    request = _request(goal, "resolve", selected, context,
+    request = _request(goal, ops.RESOLVE, selected, context,
                        inputs=goal.get("input_artifact_ids", []))
     request = request.model_copy(update={"feedback": feedback})
-    proposal = ask(k, goal_id, request, resolver_id=plan.final_resolver_id, pay=False,
+    proposal = ask(k, goal_id, ops.RESOLVE, request, resolver_id=plan.final_resolver_id, pay=False,
                    proposer=runner_for(k, plan.final_resolver_id))
-    if isinstance(proposal, Denied):
-        return escalate(k, goal, proposal)
-    output: models.ResolutionOutput = proposal.output  # type: ignore[assignment]
+    output: models.ResolutionOutput = proposal.output
     artifact = k.artifacts.register(
         goal_id, output.model_dump_json(), type=output.artifact_type, format="json",
         metadata={"content_format": output.format, "ledger_index": proposal.ledger_index},
@@ -252,8 +236,6 @@ def verify_step(k: Kernel, goal_id: str) -> list[str]:
     output = models.ResolutionOutput.model_validate_json(k.artifacts.read(goal["output_artifact_id"]))
     if attempt.verdict is None:
         verification = verify(k, goal, _constraints(k, goal_id, "selected"), output)
-        if isinstance(verification, Denied):
-            return escalate(k, goal, verification)
         failed = verification.failed()
         titles = {c.id: c.title for c in _constraints(k, goal_id, "selected")}
         k.attempts.record_verification(attempt.id, verification,
@@ -286,11 +268,9 @@ def _after_sat(k: Kernel, goal: dict[str, Any], sigma_path: float) -> list[str]:
         leaf = models.LeafClassification(is_leaf=True, leaf_kind="constraint_exhausted",
                                          leaf_reason="maximum depth reached")
     else:
-        proposal = ask(k, goal_id, _request(goal, "classify_leaf",
+        proposal = ask(k, goal_id, ops.CLASSIFY_LEAF, _request(goal, ops.CLASSIFY_LEAF,
                                             _constraints(k, goal_id, "selected")))
-        if isinstance(proposal, Denied):
-            return escalate(k, goal, proposal)
-        leaf = proposal.output  # type: ignore[assignment]
+        leaf = proposal.output
     if leaf.is_leaf:
         final = {} if goal.get("parent_id") else {  # a leaf root is its own final artifact
             "final_artifact_id": goal["output_artifact_id"], "sigma_system": sigma_path}
@@ -315,16 +295,14 @@ def _after_unsat(k: Kernel, goal: dict[str, Any], verification: Any) -> list[str
     history = k.attempts.of_goal(goal_id)
     trace = [c.model_dump(mode="json") for c in verification.failed()]
     _, context = kg_context.block(k, goal, "feedback")
-    proposal = ask(k, goal_id, _request(goal, "generate_feedback",
+    proposal = ask(k, goal_id, ops.GENERATE_FEEDBACK, _request(goal, ops.GENERATE_FEEDBACK,
                                         _constraints(k, goal_id, "selected"), context,
                                         violations=trace,
                                         history=[{"attempt": a.attempt_index, "verdict": a.verdict,
                                                   "sigma_v": a.sigma_v,
                                                   "failure_mode": a.failure_mode}
                                                  for a in history]))
-    if isinstance(proposal, Denied):
-        return escalate(k, goal, proposal)
-    feedback: models.Feedback = proposal.output  # type: ignore[assignment]
+    feedback: models.Feedback = proposal.output
     note = {"violations": trace, "diagnosis": feedback.model_dump(mode="json")}
     if feedback.rescope and goal.get("parent_id"):
         parent = k.tree.get(goal["parent_id"])
@@ -360,11 +338,9 @@ def decompose(k: Kernel, goal_id: str) -> list[str]:
     goal = k.tree.get(goal_id)
     _, context = kg_context.block(k, goal, "decompose")
     feedback = {"feedback": json.loads(goal["feedback"])} if goal.get("feedback") else {}
-    proposal = ask(k, goal_id, _request(goal, "decompose", _constraints(k, goal_id, "selected"),
-                                        context, **feedback))
-    if isinstance(proposal, Denied):
-        return escalate(k, goal, proposal)
-    plan: models.Decomposition = proposal.output  # type: ignore[assignment]
+    proposal = ask(k, goal_id, ops.DECOMPOSE, _request(
+        goal, ops.DECOMPOSE, _constraints(k, goal_id, "selected"), context, **feedback))
+    plan: models.Decomposition = proposal.output
     round_ = int(goal.get("decompositions", 0)) + 1
     keys = list(dict.fromkeys(c.key for c in plan.children))
     existing = {c["decomposition_key"]: c["id"] for c in

@@ -11,58 +11,26 @@ from __future__ import annotations
 
 import ast
 import json
-import re
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import ValidationError
 
 from kernel.core.envelopes import Lineage
 from kernel.core.goals import step_changes
 from kernel.errors import KernelError
-from kernel.solve.kernel import Kernel
-from resolvers.base import Estimate, Resolution, ResolveRequest
-from resolvers.claude.models import ResolutionOutput
+from kernel.protocol import Estimate, Resolution, ResolveRequest, ToolDefinition
+from kernel.protocol.solve_models import ResolutionOutput
+from kernel.runtime.kernel import Kernel
 from resolvers.codex_tools import CodexTools
 from resolvers.sandbox.static_check import check_tool_code
 
 HARNESS = Path(__file__).with_name("tool_harness.py")
-TAG = r"^[a-z0-9_]+$"
 
 
 class ToolDefinitionError(KernelError):
     """A tool cannot be registered as given; the message says what to change."""
-
-
-class ToolDefinition(BaseModel):
-    """What a human's answer, a tool file or a finished build declares about a tool."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    id: str | None = Field(default=None, pattern=r"^resolver:[A-Za-z0-9_.\-]+$")
-    label: str = Field(min_length=1)
-    description: str = ""
-    capabilities: list[str] = Field(min_length=1)
-    type: Literal["digital", "physical", "hybrid"] = "digital"
-    code: str | None = None
-    steps: list[str] = Field(default_factory=list, description="resolver ids, in order")
-    cost_per_invocation: float = Field(default=0.0, ge=0)
-    latency_estimate: float = Field(default=5.0, ge=0)
-
-    @model_validator(mode="after")
-    def _one_body(self) -> ToolDefinition:
-        if (self.code is None) == (not self.steps):
-            raise ValueError("a tool has either 'code' (a script tool) or 'steps' "
-                             "(a composite of registered tools), not both and not neither")
-        bad = [c for c in self.capabilities if not _is_tag(c)]
-        if bad:
-            raise ValueError(f"capability tags are snake_case: {bad}")
-        return self
-
-    @property
-    def kind(self) -> str:
-        return "script" if self.code is not None else "composite"
 
 
 def load_tool_file(path: Path) -> ToolDefinition:
@@ -92,10 +60,6 @@ def load_tool_file(path: Path) -> ToolDefinition:
         raise ToolDefinitionError(f"{path}: the code would not pass the kernel's check: "
                                   + "; ".join(code_problems(tool.code)))
     return tool
-
-
-def _is_tag(text: str) -> bool:
-    return re.fullmatch(TAG, text) is not None
 
 
 def code_problems(code: str) -> list[str]:

@@ -25,15 +25,16 @@ from typing import Any
 
 from kernel.core.envelopes import Check, Constraint, ConstraintType, Verification
 from kernel.core.units import micros_to_usd, ms_to_seconds
+from kernel.protocol import operations as ops
+from kernel.protocol.solve_models import ResolutionOutput
+from kernel.runtime.gate import ask
+from kernel.runtime.kernel import Kernel
 from kernel.solve import arith
-from kernel.solve.gate import Denied, SandboxProposer, SandboxRun, ask
-from kernel.solve.kernel import Kernel
-from resolvers.base import ResolveRequest
-from resolvers.claude.models import ResolutionOutput, SemanticVerification
+from kernel.solve.sandbox_runs import SandboxProposer
 
 
 def verify(k: Kernel, goal: dict[str, Any], constraints: list[Constraint],
-           output: ResolutionOutput) -> Verification | Denied:
+           output: ResolutionOutput) -> Verification:
     checks: dict[str, Check] = {}
     judged: list[Constraint] = []
     arithmetic = [c for c in constraints if is_arithmetic(c)]
@@ -49,18 +50,12 @@ def verify(k: Kernel, goal: dict[str, Any], constraints: list[Constraint],
                 constraint.payload.get("check") == "tool_contract":
             checks[constraint.id] = _contract_check(k, constraint, output)
     if tested:
-        outcome = _run_tests(k, goal, tested, output)
-        if isinstance(outcome, Denied):
-            return outcome
-        checks.update(outcome)
+        checks.update(_run_tests(k, goal, tested, output))
     for constraint in constraints:
         if constraint.id not in checks:
             judged.append(constraint)
     if judged:
-        outcome = _judge(k, goal, judged, output)
-        if isinstance(outcome, Denied):
-            return outcome
-        checks.update(outcome)
+        checks.update(_judge(k, goal, judged, output))
     ordered = [checks[c.id] for c in sorted(constraints, key=lambda c: c.id)]
     failed = sum(1 for c in ordered if not c.passed)
     return Verification.from_checks(
@@ -123,18 +118,16 @@ def _is_script_tool(k: Kernel, resolver_id: str) -> bool:
 
 
 def _run_tests(k: Kernel, goal: dict[str, Any], tested: list[Constraint],
-               output: ResolutionOutput) -> dict[str, Check] | Denied:
+               output: ResolutionOutput) -> dict[str, Check]:
     files = dict(output.files)
     if output.content and output.format == "python" and "main.py" not in files:
         files["main.py"] = output.content
     files.update(output.tests)
-    request = ResolveRequest(operation="run_tests", goal_id=goal["id"],
-                             payload={"files": files, "tests": sorted(output.tests)})
-    proposal = ask(k, goal["id"], request, resolver_id="resolver:codex-tools-0",
-                   output_model=SandboxRun, proposer=SandboxProposer(k))
-    if isinstance(proposal, Denied):
-        return proposal
-    run: SandboxRun = proposal.output  # type: ignore[assignment]
+    request = ops.RUN_TESTS.request(goal["id"], payload={"files": files,
+                                                         "tests": sorted(output.tests)})
+    proposal = ask(k, goal["id"], ops.RUN_TESTS, request, resolver_id="resolver:codex-tools-0",
+                   proposer=SandboxProposer(k))
+    run = proposal.output
     result = run.results[-1] if run.results else {}
     verdicts, problem, mode = report_verdicts(result)
     checks = {}
@@ -200,14 +193,11 @@ def _status_of(wanted: str, verdicts: Mapping[str, str]) -> str:
 
 
 def _judge(k: Kernel, goal: dict[str, Any], judged: list[Constraint],
-           output: ResolutionOutput) -> dict[str, Check] | Denied:
-    request = ResolveRequest(operation="verify_semantic", goal_id=goal["id"],
-                             goal_description=goal["description"], constraints=judged,
-                             payload={"output": output.model_dump(mode="json")})
-    proposal = ask(k, goal["id"], request)
-    if isinstance(proposal, Denied):
-        return proposal
-    verdicts: SemanticVerification = proposal.output  # type: ignore[assignment]
+           output: ResolutionOutput) -> dict[str, Check]:
+    request = ops.VERIFY_SEMANTIC.request(goal["id"], goal_description=goal["description"],
+                                          constraints=judged,
+                                          payload={"output": output.model_dump(mode="json")})
+    verdicts = ask(k, goal["id"], ops.VERIFY_SEMANTIC, request).output
     by_name = {c.constraint_id: c for c in verdicts.checks}  # an id, or the exact title
     checks = {}
     for constraint in judged:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import string
 import time
-from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
@@ -20,8 +19,8 @@ import anthropic
 import httpx2
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from resolvers.base import Estimate, PermanentError, Resolution, ResolveRequest, RetryableError
-from resolvers.claude import models, plan_models
+from kernel.protocol import Estimate, PermanentError, Resolution, ResolveRequest, RetryableError
+from kernel.protocol.operations import MODEL_OPERATIONS, Operation
 from resolvers.claude.reply import Block, MalformedReply, Reply, Usage, parse_reply, read_capped
 
 RESOLVER_ID = "resolver:claude-code-0"
@@ -69,44 +68,6 @@ class ClaudeSettings(BaseModel):
         except KeyError:
             raise PermanentError(f"no price for model {self.model!r}: add it to the price table",
                                  failure_mode="unpriced_model") from None
-
-
-@dataclass(frozen=True)
-class Operation:
-    name: str
-    tool: str
-    output: type[BaseModel]
-    description: str
-
-
-OPERATIONS: dict[str, Operation] = {op.name: op for op in (
-    Operation("identify_constraints", "record_constraints", models.IdentifiedConstraints,
-              "Record the constraints that apply to the goal."),
-    Operation("select_constraints", "record_selection", models.SelectedConstraints,
-              "Record the minimal set of constraints."),
-    Operation("rank_resolvers", "record_tool_plan", models.ResolverRanking,
-              "Record the tool plan and the candidates' scores."),
-    Operation("resolve", "record_output", models.ResolutionOutput, "Record the output."),
-    Operation("verify_semantic", "record_judgments", models.SemanticVerification,
-              "Record one judgment per semantic constraint."),
-    Operation("decompose", "record_decomposition", models.Decomposition,
-              "Record the children and their dependencies."),
-    Operation("classify_leaf", "record_leaf", models.LeafClassification,
-              "Record whether the goal is a leaf."),
-    Operation("generate_feedback", "record_feedback", models.Feedback,
-              "Record the diagnosis and fixes."),
-    Operation("detect_capability_gap", "record_gap", models.CapabilityGap,
-              "Record the missing capability."),
-    Operation("check_global_consistency", "record_review", models.ConsistencyReview,
-              "Record the consistency verdict and conflicts."),
-    Operation("assemble", "record_assembly", models.Assembly, "Record the final deliverable."),
-    Operation("plan_constraints", "record_plan_constraints", plan_models.ExtractedConstraints,
-              "Record the goal's explicit and implicit constraints."),
-    Operation("plan_tasks", "record_task_dag", plan_models.TaskDag,
-              "Record the task DAG with estimates."),
-    Operation("survey_approaches", "record_surveys", plan_models.ApproachSurvey,
-              "Record the alternative approaches per task."),
-)}
 
 
 def _template(name: str) -> string.Template:
@@ -157,7 +118,7 @@ class ClaudeCode:
         """One operation: at most ``max_calls`` requests (a repair turn for an answer that
         does not validate or was cut off at max_tokens, another request for a malformed
         body). Every request's tokens count, usable or not: a failure carries its cost."""
-        operation = OPERATIONS.get(request.operation)
+        operation = MODEL_OPERATIONS.get(request.operation)
         if operation is None:
             raise PermanentError(f"claude-code-0 has no operation {request.operation!r}",
                                  failure_mode="capability_mismatch")
@@ -227,7 +188,7 @@ class ClaudeCode:
         return (len(self.system) + len(json.dumps(messages))) // 3 + self.settings.max_tokens
 
     @staticmethod
-    def _parse(reply: Reply, operation: Operation) -> tuple[Block | None, BaseModel | None, str]:
+    def _parse(reply: Reply, operation: Operation[Any]) -> tuple[Block | None, BaseModel | None, str]:
         block = next((b for b in reply.content
                       if b.type == "tool_use" and b.name == operation.tool), None)
         if reply.stop_reason == "max_tokens":

@@ -4,6 +4,7 @@ and any divergence from the record stops the run with the decision named."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,10 +12,17 @@ from kernel.core.goals import GoalSpec, GoalTree
 from kernel.core.ledger import Ledger, load_entries, verify_chain
 from kernel.core.run import Run
 from kernel.core.state_machine import Status
-from kernel.proposals import DivergenceError, NoProposalError, Proposals
+from kernel.proposals import DivergenceError, FailedProposal, NoProposalError, Proposals
+from kernel.protocol import (
+    MODEL_OPERATIONS,
+    Estimate,
+    Operation,
+    PermanentError,
+    Resolution,
+    ResolveRequest,
+)
 from kernel.schema import init_schema
 from kernel.store import open_store
-from resolvers.base import Estimate, PermanentError, Resolution, ResolveRequest
 from resolvers.scripted import ScriptedProposer, ScriptError, load_script
 from tests.conftest import embedded_settings
 
@@ -52,6 +60,11 @@ def request(goal_id: str, operation: str = "identify_constraints") -> ResolveReq
                           goal_description="Build a CSV CLI that sorts rows")
 
 
+def asked(goal_id: str, operation: str = "identify_constraints",
+          ) -> tuple[Operation[Any], ResolveRequest]:
+    return MODEL_OPERATIONS[operation], request(goal_id, operation)
+
+
 class Refusing:
     """A proposer that must not be called (everything should come from the ledger)."""
 
@@ -72,9 +85,9 @@ def test_scripted_proposals_are_recorded_before_use(run: Run, script: Path) -> N
     goal = _goal(run)
     proposals = Proposals(Ledger(run), ScriptedProposer.from_file(script))
     assert proposals.estimate(request(goal)) == Estimate(cost_usd=0.02, seconds=1.5)
-    first = proposals.get(request(goal))
-    second = proposals.get(request(goal))
-    leaf = proposals.get(request(goal, "classify_leaf"))
+    first = proposals.get(*asked(goal))
+    second = proposals.get(*asked(goal))
+    leaf = proposals.get(*asked(goal, "classify_leaf"))
     assert first.output.constraints[0].title == "exit 1 on a missing column"
     assert second.output.constraints[0].type == "semantic"
     assert leaf.output.leaf_kind == "atomic" and first.cost_usd == 0.02
@@ -84,18 +97,18 @@ def test_scripted_proposals_are_recorded_before_use(run: Run, script: Path) -> N
     assert entries[0].source == "scripted:csv.script.yaml"
     assert run.proposals == 3
     with pytest.raises(NoProposalError, match="add an entry or a fallback for identify"):
-        proposals.get(request(goal))
+        proposals.get(*asked(goal))
 
 
 def test_a_resumed_run_is_served_its_recorded_proposals(run: Run, script: Path) -> None:
     goal = _goal(run)
     proposals = Proposals(Ledger(run), ScriptedProposer.from_file(script))
-    proposals.get(request(goal))
+    proposals.get(*asked(goal))
     GoalTree(run).transition(goal, Status.IDENTIFYING_CONSTRAINTS)  # commits 1 consumed
-    proposals.get(request(goal))  # recorded, then the process dies before committing
+    proposals.get(*asked(goal))  # recorded, then the process dies before committing
     resumed = Run.load(run.store, run.run_id)
     assert resumed.proposals == 1
-    again = Proposals(Ledger(resumed), Refusing()).get(request(goal))
+    again = Proposals(Ledger(resumed), Refusing()).get(*asked(goal))
     assert again.replayed and again.output.constraints[0].type == "semantic"
     assert len(Ledger(resumed).entries()) == 2  # nothing recorded twice
 
@@ -104,8 +117,8 @@ def test_a_replay_reproduces_the_ledger_and_detects_divergence(run: Run, script:
                                                                data_dir: Path) -> None:
     goal = _goal(run)
     original = Proposals(Ledger(run), ScriptedProposer.from_file(script))
-    original.get(request(goal))
-    original.get(request(goal, "classify_leaf"))
+    original.get(*asked(goal))
+    original.get(*asked(goal, "classify_leaf"))
     head, _, recorded = load_entries(run.store, run.run_id)
 
     scratch = open_store(embedded_settings(data_dir, "replay-target"))
@@ -116,18 +129,18 @@ def test_a_replay_reproduces_the_ledger_and_detects_divergence(run: Run, script:
                                    "started_at": "recorded", "caption": "replay", "config": "{}"})
         assert _goal(twin) == goal  # same commits, same ids
         replay = Proposals(Ledger(twin), None, recorded=recorded)
-        replay.get(request(goal))
-        replay.get(request(goal, "classify_leaf"))
+        replay.get(*asked(goal))
+        replay.get(*asked(goal, "classify_leaf"))
         replayed_head, size, entries = load_entries(scratch, run.run_id)
         assert (replayed_head, size) == (head, 2) and verify_chain(entries) == []
         with pytest.raises(DivergenceError, match="ends at 2 proposals"):
-            replay.get(request(goal))
+            replay.get(*asked(goal))
 
         fresh = Run(scratch, run.run_id, run.base_ms, 0)
         diverging = Proposals(Ledger(fresh), None, recorded=recorded)
         with pytest.raises(DivergenceError, match=r"proposal #0: the ledger answers "
                                                   r"identify_constraints.*now asks classify_leaf"):
-            diverging.get(request(goal, "classify_leaf"))
+            diverging.get(*asked(goal, "classify_leaf"))
     finally:
         scratch.drop_all()
         scratch.close()
@@ -144,8 +157,9 @@ def test_an_invalid_proposal_is_rejected(run: Run) -> None:
             return Resolution(output={"constraints": "not a list"}, cost_usd=0.01, seconds=1)
 
     goal = _goal(run)
-    proposal = Proposals(Ledger(run), Sloppy()).get(request(goal))
-    assert proposal.failure is not None and "does not validate" in proposal.failure["message"]
+    proposal = Proposals(Ledger(run), Sloppy()).get(*asked(goal))
+    assert isinstance(proposal, FailedProposal)
+    assert "does not validate" in proposal.failure["message"]
     assert proposal.cost_usd == 0.01  # what it cost is still charged (by gate.ask)
     error = proposal.error()
     assert isinstance(error, PermanentError) and error.failure_mode == "invalid_output"

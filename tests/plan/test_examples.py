@@ -111,7 +111,8 @@ def test_planning_runs_against_claude_at_the_http_layer(initialised_graph: Graph
     import yaml
 
     from kernel.proposals import ClaudeProposer
-    from resolvers.claude.adapter import OPERATIONS, ClaudeCode, ClaudeSettings
+    from kernel.protocol import MODEL_OPERATIONS
+    from resolvers.claude.adapter import ClaudeCode, ClaudeSettings
     from tests.resolvers.anthropic_http import MESSAGES_URL, mocked_claude
 
     data = yaml.safe_load(example_script("swe-agent").read_text())
@@ -121,7 +122,7 @@ def test_planning_runs_against_claude_at_the_http_layer(initialised_graph: Graph
             "id": f"msg_{entry['operation']}", "type": "message", "role": "assistant",
             "model": "claude-opus-5", "stop_reason": "tool_use", "stop_sequence": None,
             "content": [{"type": "tool_use", "id": f"toolu_{entry['operation']}",
-                         "name": OPERATIONS[entry["operation"]].tool,
+                         "name": MODEL_OPERATIONS[entry["operation"]].tool,
                          "input": entry["output"]}],
             "usage": {"input_tokens": 3000, "output_tokens": 1500}})
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from kernel.plan import feasibility as f
 from kernel.plan.checks import check_plan, expected_status
-from resolvers.claude.plan_models import PlanConstraint, PlanTask, Range
+from kernel.protocol.plan_models import PlanConstraint, PlanTask, Range
 
 LIMITS = st.integers(min_value=1, max_value=400)
 

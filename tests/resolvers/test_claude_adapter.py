@@ -7,10 +7,9 @@ import json
 import pytest
 
 from kernel.core.envelopes import ConstraintSpec, Provenance
-from resolvers.base import PermanentError, ResolveRequest, RetryableError
+from kernel.protocol import MODEL_OPERATIONS, PermanentError, ResolveRequest, RetryableError
 from resolvers.claude import adapter
 from resolvers.claude.adapter import (
-    OPERATIONS,
     ClaudeCode,
     ClaudeSettings,
     RealModelRequestError,
@@ -126,7 +125,7 @@ def test_estimates_bound_the_cost() -> None:
 
 
 def test_every_operation_has_a_prompt_that_renders() -> None:
-    for name in OPERATIONS:
+    for name in MODEL_OPERATIONS:
         text = render_prompt(REQUEST.model_copy(update={"operation": name,
                                                         "payload": {"x": 1}}))
         assert "Build a Python CLI" in text and "$" not in text.replace("$5", "")

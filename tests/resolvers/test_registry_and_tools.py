@@ -11,8 +11,8 @@ from kernel.core.budget import Amount, BudgetEnforcer
 from kernel.core.goals import GoalSpec, GoalTree
 from kernel.core.registry import Registry, ResolverSpec, UnknownResolverError
 from kernel.core.run import Run
+from kernel.protocol import PermanentError, ResolveRequest, RetryableError, with_retries
 from kernel.schema import init_schema
-from resolvers.base import PermanentError, ResolveRequest, RetryableError, with_retries
 from resolvers.codex_tools import CodexTools
 from resolvers.sandbox.runner import default_workspace_root
 from resolvers.self_model import SelfModel

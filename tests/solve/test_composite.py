@@ -13,15 +13,15 @@ from hypothesis import strategies as st
 
 from kernel.core.envelopes import ConstraintSpec, ConstraintType, Provenance
 from kernel.core.ledger import load_entries
+from kernel.protocol import Resolution, ResolveRequest
 from kernel.refusal import RefusalReason
+from kernel.runtime.kernel import SolveConfig
+from kernel.runtime.start import start
 from kernel.settings import KernelSettings
 from kernel.solve.dispatch import solve
-from kernel.solve.kernel import SolveConfig
 from kernel.solve.session import replay
-from kernel.solve.start import start
 from kernel.solve.verify import part_facts
 from kernel.store import GraphStore
-from resolvers.base import Resolution, ResolveRequest
 from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer, load_script
 from tests.solve import scripts as s

@@ -15,8 +15,8 @@ import pytest
 from kernel.core.envelopes import ConstraintSpec, Provenance
 from kernel.core.ledger import load_entries, verify_chain
 from kernel.paths import seeds_dir
+from kernel.runtime.start import start
 from kernel.solve.dispatch import solve
-from kernel.solve.start import start
 from kernel.store import GraphStore
 from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer

@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from kernel.core.envelopes import ConstraintSpec, Provenance
+from kernel.runtime.start import start
 from kernel.solve.dispatch import solve
-from kernel.solve.start import start
 from kernel.store import GraphStore
 from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer

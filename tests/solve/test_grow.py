@@ -15,13 +15,13 @@ from typer.testing import CliRunner
 
 from kernel.cli.app import app
 from kernel.core.ledger import load_entries
+from kernel.protocol import HireAnswer
+from kernel.runtime.kernel import Kernel
+from kernel.runtime.start import start
 from kernel.solve.dispatch import solve
 from kernel.solve.hire import list_requests, record_answer
-from kernel.solve.kernel import Kernel
 from kernel.solve.session import resume
-from kernel.solve.start import start
 from kernel.store import GraphStore
-from resolvers.human import HireAnswer
 from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer
 from tests.solve import scripts as s
@@ -315,7 +315,7 @@ def test_interactive_hire_then_a_composite_build_of_the_hired_tool(
 
     def prompt(payload: dict) -> HireAnswer:
         asked.append(payload)
-        from kernel.solve.tools import ToolDefinition
+        from kernel.protocol import ToolDefinition
 
         if payload["capability_tag"] == "budget":
             return HireAnswer(kind="add_budget", add_usd=0.5)

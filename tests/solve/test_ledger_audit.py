@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from kernel.core.ledger import entry_hash, load_entries
+from kernel.runtime.start import start
 from kernel.schema import init_schema
 from kernel.settings import KernelSettings
 from kernel.solve.dispatch import solve
 from kernel.solve.session import replay
-from kernel.solve.start import start
 from kernel.store import open_store
 from kernel.store.base import GraphStore
 from resolvers.sandbox.runner import default_workspace_root

@@ -17,8 +17,8 @@ from kernel.core.ledger import load_entries
 from kernel.plan.planner import PlanRefused
 from kernel.plan.session import plan_goal
 from kernel.proposals import ClaudeProposer
+from kernel.runtime.start import start
 from kernel.solve.dispatch import solve
-from kernel.solve.start import start
 from kernel.store.base import GraphStore
 from resolvers.claude.adapter import ClaudeCode, ClaudeSettings
 from resolvers.sandbox.runner import default_workspace_root

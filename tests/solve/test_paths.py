@@ -11,11 +11,11 @@ from kernel.core.envelopes import ConstraintSpec, Provenance
 from kernel.core.ledger import load_entries
 from kernel.core.summary import summary_hash
 from kernel.kg.context import StepHistory
+from kernel.runtime.kernel import Kernel
+from kernel.runtime.start import start
 from kernel.settings import KernelSettings
 from kernel.solve.dispatch import solve
-from kernel.solve.kernel import Kernel
 from kernel.solve.session import replay
-from kernel.solve.start import start
 from kernel.store import GraphStore
 from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer

@@ -12,10 +12,10 @@ import pytest
 from ulid import ULID
 
 from kernel.core.summary import summary_hash
+from kernel.runtime.start import start
 from kernel.schema import init_schema
 from kernel.solve.dispatch import solve
 from kernel.solve.session import resume
-from kernel.solve.start import start
 from kernel.store import open_store
 from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer
@@ -31,7 +31,7 @@ CRASHING_RUN = textwrap.dedent("""
     from kernel.schema import init_schema
     from kernel.settings import KernelSettings
     from kernel.solve.dispatch import solve
-    from kernel.solve.start import start
+    from kernel.runtime.start import start
     from kernel.store import open_store
     from resolvers.sandbox.runner import default_workspace_root
     from resolvers.scripted import ScriptedProposer

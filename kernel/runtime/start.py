@@ -15,7 +15,7 @@ from kernel.core.ledger import LedgerEntry
 from kernel.core.run import Run
 from kernel.core.units import seconds_to_ms, usd_to_micros
 from kernel.proposals import Proposer
-from kernel.solve.kernel import Kernel, SolveConfig
+from kernel.runtime.kernel import Kernel, SolveConfig
 from kernel.store.base import GraphStore
 
 

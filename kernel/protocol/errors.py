@@ -1,4 +1,4 @@
-"""The resolver contract: every tool estimates before it runs and reports what it cost.
+"""How a resolver call fails, and the retry policy for the failures worth retrying.
 
 Errors are classified: a retryable one (network, rate limit, timeout) is retried with
 backoff and consumes no attempt unless output was produced; a permanent one
@@ -9,44 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, TypeVar
-
-from pydantic import BaseModel, ConfigDict, Field
-
-from kernel.core.envelopes import Constraint
-
-
-class ResolveRequest(BaseModel):
-    """What the kernel hands a resolver for one operation on one goal."""
-
-    model_config = ConfigDict(frozen=True)
-
-    operation: str
-    goal_id: str
-    goal_description: str = ""
-    constraints: list[Constraint] = Field(default_factory=list)
-    input_artifact_ids: list[str] = Field(default_factory=list)
-    feedback: dict[str, Any] | None = None
-    context: str = ""  # the knowledge-graph block for the prompt
-    payload: dict[str, Any] = Field(default_factory=dict)  # operation-specific inputs
-
-
-class Estimate(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    cost_usd: float = Field(ge=0)
-    seconds: float = Field(ge=0)
-
-
-class Resolution(BaseModel):
-    """A resolver's output: an untrusted proposal until the kernel commits it."""
-
-    model_config = ConfigDict(frozen=True)
-
-    output: Any
-    cost_usd: float = Field(ge=0)
-    seconds: float = Field(ge=0)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+from typing import TypeVar
 
 
 class ResolverError(Exception):
@@ -74,14 +37,6 @@ class RetryableError(ResolverError):
 
 class PermanentError(ResolverError):
     """Capability mismatch, invalid output, refused request: retrying the same call won't help."""
-
-
-class Resolver(Protocol):
-    id: str
-
-    def estimate_cost_time(self, request: ResolveRequest) -> Estimate: ...
-
-    def resolve(self, request: ResolveRequest) -> Resolution: ...
 
 
 T = TypeVar("T")

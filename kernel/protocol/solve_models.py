@@ -134,3 +134,10 @@ class Assembly(_Out):
     content: str
     format: str
     notes: str = ""
+
+
+class SandboxRun(BaseModel):
+    """What codex-tools-0 reports: an environment-dependent proposal, recorded like any other."""
+
+    passed: bool
+    results: list[dict]

@@ -1,0 +1,21 @@
+"""The proposal protocol: the operations the kernel asks for, the shapes of requests
+and answers, and how a call fails. Resolvers implement it; the kernel depends on it and
+on no resolver (only a session composes them)."""
+
+from kernel.protocol.errors import (
+    BACKOFF_SECONDS,
+    PermanentError,
+    ResolverError,
+    RetryableError,
+    with_retries,
+)
+from kernel.protocol.hire_models import HireAnswer, ToolDefinition
+from kernel.protocol.operations import MODEL_OPERATIONS, Operation
+from kernel.protocol.proposer import Proposer
+from kernel.protocol.requests import Estimate, Resolution, ResolveRequest
+
+__all__ = [
+    "BACKOFF_SECONDS", "MODEL_OPERATIONS", "Estimate", "HireAnswer", "Operation",
+    "PermanentError", "Proposer", "Resolution", "ResolveRequest", "ResolverError",
+    "RetryableError", "ToolDefinition", "with_retries",
+]

@@ -1,0 +1,76 @@
+"""The operations the kernel asks resolvers for, each typed by the output it accepts.
+
+``Operation[Out]`` ties an operation's name (what the ledger records) to the model a
+proposal must validate against, so ``gate.ask(k, goal, RESOLVE, ...)`` returns a
+``Proposal[ResolutionOutput]``. Model operations also name the forced tool a model
+answers through; a scripted proposer stands in for the model on exactly these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from kernel.protocol import plan_models as plan
+from kernel.protocol import solve_models as solve
+from kernel.protocol.hire_models import HireAnswer
+from kernel.protocol.requests import ResolveRequest
+
+Out = TypeVar("Out", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Operation(Generic[Out]):
+    name: str
+    output: type[Out]
+    tool: str = ""  # the tool a model is made to call; "" for operations no model answers
+    description: str = ""
+
+    def request(self, goal_id: str, **fields: Any) -> ResolveRequest:
+        """A request for this operation on one goal."""
+        return ResolveRequest(operation=self.name, goal_id=goal_id, **fields)
+
+
+# -- answered by a model (or a script standing in for one) ------------------------------
+IDENTIFY_CONSTRAINTS = Operation("identify_constraints", solve.IdentifiedConstraints,
+                                 "record_constraints",
+                                 "Record the constraints that apply to the goal.")
+SELECT_CONSTRAINTS = Operation("select_constraints", solve.SelectedConstraints,
+                               "record_selection", "Record the minimal set of constraints.")
+RANK_RESOLVERS = Operation("rank_resolvers", solve.ResolverRanking, "record_tool_plan",
+                           "Record the tool plan and the candidates' scores.")
+RESOLVE = Operation("resolve", solve.ResolutionOutput, "record_output", "Record the output.")
+VERIFY_SEMANTIC = Operation("verify_semantic", solve.SemanticVerification, "record_judgments",
+                            "Record one judgment per semantic constraint.")
+DECOMPOSE = Operation("decompose", solve.Decomposition, "record_decomposition",
+                      "Record the children and their dependencies.")
+CLASSIFY_LEAF = Operation("classify_leaf", solve.LeafClassification, "record_leaf",
+                          "Record whether the goal is a leaf.")
+GENERATE_FEEDBACK = Operation("generate_feedback", solve.Feedback, "record_feedback",
+                              "Record the diagnosis and fixes.")
+DETECT_CAPABILITY_GAP = Operation("detect_capability_gap", solve.CapabilityGap, "record_gap",
+                                  "Record the missing capability.")
+CHECK_GLOBAL_CONSISTENCY = Operation("check_global_consistency", solve.ConsistencyReview,
+                                     "record_review",
+                                     "Record the consistency verdict and conflicts.")
+ASSEMBLE = Operation("assemble", solve.Assembly, "record_assembly",
+                     "Record the final deliverable.")
+PLAN_CONSTRAINTS = Operation("plan_constraints", plan.ExtractedConstraints,
+                             "record_plan_constraints",
+                             "Record the goal's explicit and implicit constraints.")
+PLAN_TASKS = Operation("plan_tasks", plan.TaskDag, "record_task_dag",
+                       "Record the task DAG with estimates.")
+SURVEY_APPROACHES = Operation("survey_approaches", plan.ApproachSurvey, "record_surveys",
+                              "Record the alternative approaches per task.")
+
+MODEL_OPERATIONS: dict[str, Operation[Any]] = {op.name: op for op in (
+    IDENTIFY_CONSTRAINTS, SELECT_CONSTRAINTS, RANK_RESOLVERS, RESOLVE, VERIFY_SEMANTIC,
+    DECOMPOSE, CLASSIFY_LEAF, GENERATE_FEEDBACK, DETECT_CAPABILITY_GAP,
+    CHECK_GLOBAL_CONSISTENCY, ASSEMBLE, PLAN_CONSTRAINTS, PLAN_TASKS, SURVEY_APPROACHES,
+)}
+
+# -- answered by the sandbox and by a person ------------------------------------------
+RUN_TESTS = Operation("run_tests", solve.SandboxRun)
+HIRE = Operation("hire", HireAnswer)
