@@ -27,6 +27,7 @@ from kernel.errors import KernelError
 from kernel.protocol import (
     BACKOFF_SECONDS,
     Estimate,
+    NoProposalError,
     Operation,
     PermanentError,
     Proposer,
@@ -39,15 +40,6 @@ from kernel.protocol import (
 
 class DivergenceError(KernelError):
     """A recorded proposal does not answer the request the kernel makes now."""
-
-
-class NoProposalError(KernelError):
-    """The proposer has nothing for this request (a scripted run ran out, say)."""
-
-    def __init__(self, message: str, operation: str = "", goal: str = "") -> None:
-        super().__init__(message)
-        self.operation = operation
-        self.goal = goal
 
 
 Out = TypeVar("Out", bound=BaseModel)

@@ -54,6 +54,9 @@ class KernelSettings(BaseSettings):
         default=(1.0, 4.0, 16.0), description="seconds between tries of an unavailable model "
         "(a provider's retry-after can lengthen them); JSON list, e.g. [1, 4, 16]")
     claude_sdk_retries: int = Field(default=2, ge=0, description="the anthropic SDK's own retries")
+    claude_model: str = Field(default="claude-opus-5", description="the model claude-code-0 asks")
+    anthropic_api_key: SecretStr | None = Field(default=None,
+                                                validation_alias="ANTHROPIC_API_KEY")
 
     def target(self) -> GraphTarget:
         """Parse :attr:`graph` into a backend choice, failing with a fix-it message."""

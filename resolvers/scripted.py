@@ -30,7 +30,13 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kernel.errors import KernelError
-from kernel.protocol import MODEL_OPERATIONS, Estimate, Resolution, ResolveRequest
+from kernel.protocol import (
+    MODEL_OPERATIONS,
+    Estimate,
+    NoProposalError,
+    Resolution,
+    ResolveRequest,
+)
 
 
 class ScriptError(KernelError):
@@ -127,8 +133,6 @@ class ScriptedProposer:
             return repeating[-1]
         if request.operation in self.script.fallback:
             return self.script.fallback[request.operation]
-        from kernel.proposals import NoProposalError
-
         raise NoProposalError(
             f"the script has no proposal for {request.operation} call #{occurrence + 1} on "
             f"goal {summary!r}: add an entry or a fallback for {request.operation}",

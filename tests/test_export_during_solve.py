@@ -57,7 +57,7 @@ def test_exports_taken_during_a_solve_import_verify_and_resume(data_dir: Path,
     exports: list[Path] = []
     with open_store(source) as store:
         init_schema(store)
-        solving = subprocess.Popen([sys.executable, "-m", "kernel.bench.crash_child",
+        solving = subprocess.Popen([sys.executable, "-m", "kernel.cli.crash_child",
                                     *LAUNCH.command()], env=env, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True)
         try:

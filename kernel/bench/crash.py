@@ -132,7 +132,7 @@ class _Child:
                "KERNEL_GRAPH_NAME": graph, "KERNEL_CRASH_ULID": str(self.ulid),
                "KERNEL_CRASH_AT": str(kill_at), "KERNEL_CRASH_WHEN": when,
                "KERNEL_CRASH_COUNT": str(count_file or ""), "KERNEL_CRASH_ON": only}
-        return subprocess.run([self.python, "-m", "kernel.bench.crash_child", *args], env=env,
+        return subprocess.run([self.python, "-m", "kernel.cli.crash_child", *args], env=env,
                               capture_output=True, text=True, timeout=900, check=False)
 
 

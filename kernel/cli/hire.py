@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-from rich.prompt import Prompt
 from rich.table import Table
 
+from kernel.cli.answers import hire_answer
 from kernel.cli.common import out, print_json, settings_of, store_of
-from kernel.errors import ConfigError, KernelError
-from kernel.protocol import HireAnswer
+from kernel.cli.solve import report
 from kernel.solve.hire import list_requests, record_answer, runs_waiting_on
-from kernel.solve.tools import load_tool_file
+from kernel.solve.session import resume
 
 app = typer.Typer(help="Capability requests the kernel asked a human for.",
                   no_args_is_help=True)
@@ -61,7 +59,7 @@ def answer_command(
 ) -> None:
     """Answer a request; the waiting runs pick the answer up when they resume."""
     request_id = request_id if request_id.startswith("capreq:") else f"capreq:{request_id}"
-    answer = _answer(resolver, add_budget, add_time, decline, note)
+    answer = hire_answer(resolver, add_budget, add_time, decline, note)
     settings = settings_of(ctx)
     with store_of(ctx) as store:
         record_answer(store, request_id, answer)
@@ -71,45 +69,5 @@ def answer_command(
             for run_id in runs:
                 out.print(f"resume with: kernel resume {run_id}")
             return
-        from kernel.cli.solve import report
-        from kernel.solve.session import resume
-
         for run_id in runs:
             report(store, resume(store, run_id, settings.data_dir), as_json=False)
-
-
-def _answer(resolver: Path | None, add_budget: float | None, add_time: float, decline: bool,
-            note: str) -> HireAnswer:
-    given = [x for x in (resolver is not None, add_budget is not None or add_time > 0, decline)
-             if x]
-    if len(given) != 1:
-        raise ConfigError("answer with exactly one of --resolver FILE, --add-budget USD "
-                          "[--add-time SECONDS], --decline")
-    if decline:
-        return HireAnswer(kind="decline", note=note)
-    if resolver is not None:
-        return HireAnswer(kind="resolver", tool=load_tool_file(resolver), note=note)
-    if (add_budget or 0) < 0 or add_time < 0:
-        raise ConfigError("--add-budget and --add-time cannot be negative")
-    return HireAnswer(kind="add_budget", add_usd=add_budget or 0.0, add_seconds=add_time,
-                      note=note)
-
-
-def terminal_prompt(payload: dict[str, Any]) -> HireAnswer:
-    """--interactive: ask in the terminal, until the answer is usable."""
-    out.rule(f"HIRE: the kernel needs '{payload['capability_tag']}'")
-    out.print(json.dumps({k: payload[k] for k in sorted(payload)}, indent=2))
-    while True:
-        choice = Prompt.ask("answer", choices=["resolver", "budget", "decline"],
-                            console=out)
-        try:
-            if choice == "resolver":
-                path = Path(Prompt.ask("tool file (YAML/JSON)", console=out))
-                return _answer(path, None, 0.0, False, "")
-            if choice == "budget":
-                usd = float(Prompt.ask("dollars to add", default="1.0", console=out))
-                seconds = float(Prompt.ask("seconds to add", default="0", console=out))
-                return _answer(None, usd, seconds, False, "")
-            return _answer(None, None, 0.0, True, Prompt.ask("why", default="", console=out))
-        except (KernelError, ValueError) as exc:  # an unusable answer: ask again
-            out.print(f"[red]{exc}[/red]")

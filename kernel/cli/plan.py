@@ -14,7 +14,7 @@ from kernel.errors import ConfigError
 from kernel.plan.checks import check_plan
 from kernel.plan.report import render_html
 from kernel.plan.session import example_goal, example_names, example_script, plan_goal
-from kernel.solve.session import make_proposer
+from kernel.runtime.proposers import make_proposer
 
 
 def plan_command(

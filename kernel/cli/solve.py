@@ -10,6 +10,8 @@ from typing import Annotated, Any
 import typer
 from rich.live import Live
 
+from kernel import api
+from kernel.cli.answers import terminal_prompt
 from kernel.cli.common import (
     out,
     print_json,
@@ -21,50 +23,14 @@ from kernel.cli.common import (
 )
 from kernel.cli.plan import summarize
 from kernel.cli.tree import render_tree
-from kernel.core.envelopes import ConstraintSpec, ConstraintType, Provenance
 from kernel.core.summary import summary_hash
 from kernel.errors import ConfigError
+from kernel.intake import CONSTRAINT_HELP, parse_constraint
 from kernel.plan.session import is_planning_run, resume_plan
-from kernel.runtime.kernel import SolveConfig
-from kernel.solve import arith
+from kernel.runtime.proposers import PROPOSERS
 from kernel.solve.dispatch import Outcome
-from kernel.solve.session import make_proposer, replay, resume, start_and_solve
+from kernel.solve.session import replay, resume
 from kernel.store.base import GraphStore
-
-CONSTRAINT_HELP = ("TYPE[:DOMAIN]:TEXT, e.g. 'logic:cost:cost_usd <= 5' (an arithmetic "
-                   "expression is checked by Z3; sum_M, max_M, min_M total a metric M over "
-                   "the goal's parts) or 'semantic:usability:errors are helpful'")
-
-
-COMPARISONS = ("<", ">", "==", "!=")
-
-
-def _shown(text: str, limit: int = 120) -> str:
-    """The constraint as an error message quotes it: long input is cut, so the error stays
-    one readable line."""
-    return repr(text if len(text) <= limit else text[:limit] + "...")
-
-
-def parse_constraint(text: str) -> ConstraintSpec:
-    """One ``--constraint``: a logic constraint given as a comparison is checked by Z3."""
-    parts = [p.strip() for p in text.split(":", 2)]
-    if len(parts) < 2 or parts[0] not in ("logic", "semantic") or not parts[-1]:
-        raise ConfigError(f"--constraint {_shown(text)} is not {CONSTRAINT_HELP}")
-    kind, domain, title = (parts[0], parts[1], parts[2]) if len(parts) == 3 else \
-        (parts[0], "general", parts[1])
-    payload: dict = {}
-    if kind == "logic":
-        try:
-            arith.parse(title)
-            payload = {"check": "arith", "expr": title}
-        except arith.ExpressionError as exc:
-            # Prose ("all tests pass") is a logic constraint checked by tests; a comparison
-            # that does not parse is a typo the user should hear about now, not after a run.
-            if any(op in title for op in COMPARISONS):
-                raise ConfigError(f"--constraint {_shown(text)}: {exc}; write a comparison such as "
-                                  "'cost_usd <= 5' or 'latency_ms < 200'") from None
-    return ConstraintSpec(type=ConstraintType(kind), domain=domain, title=title, payload=payload,
-                          provenance=Provenance(source="human"))
 
 
 class _LiveTree:
@@ -97,8 +63,6 @@ def _prompt(interactive: bool, view: _LiveTree | None) -> Callable[[dict], Any] 
     """The terminal prompt for HIRE questions (the live view pauses while it asks)."""
     if not interactive:
         return None
-    from kernel.cli.hire import terminal_prompt
-
     def ask(payload: dict) -> Any:
         if view is not None and view.live is not None:
             view.live.stop()
@@ -167,17 +131,20 @@ def solve_command(
     (waiting on a person, or stopped by the wall-time cap)."""
     if budget <= 0 or time_limit <= 0:
         raise ConfigError("--budget and --time must be positive")
-    core = [parse_constraint(c) for c in constraint or []]
-    chosen, recorded = make_proposer(proposer, script)
+    if proposer not in PROPOSERS:
+        raise ConfigError(f"--proposer must be one of {', '.join(PROPOSERS)} (or use "
+                          "'kernel replay' to replay a recorded run)")
+    request = api.SolveRequest.checked(
+        goal=goal, constraints=constraint or [], budget_usd=budget, time_seconds=time_limit,
+        proposer=proposer, script=script, max_attempts=max_attempts, max_wall_seconds=max_wall)
     settings = settings_of(ctx)
-    config = SolveConfig(tau_local=settings.tau_local, tau_global=settings.tau_global,
-                         max_wall_seconds=max_wall)
+    for text in request.constraints:  # refused before the store is touched
+        parse_constraint(text)
     with store_of(ctx) as store:
         view = _LiveTree(store) if not as_json else None
         try:
-            outcome = start_and_solve(
-                settings, store, goal, core, budget, time_limit, chosen, recorded, config,
-                max_attempts,
+            outcome = api.solve(
+                store, request, settings,
                 on_start=view.started if view else None, on_step=view.step if view else None,
                 human_prompt=_prompt(interactive, view))
         finally:

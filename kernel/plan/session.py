@@ -13,9 +13,9 @@ from kernel.paths import seeds_dir
 from kernel.plan.planner import PlanRefused, make_plan
 from kernel.proposals import Proposer
 from kernel.runtime.kernel import Kernel, SolveConfig
+from kernel.runtime.proposers import make_proposer
 from kernel.runtime.start import finish_start, start
 from kernel.schema import init_schema
-from kernel.solve.session import make_proposer
 from kernel.store.base import GraphStore
 from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import load_script

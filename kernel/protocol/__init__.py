@@ -4,6 +4,7 @@ on no resolver (only a session composes them)."""
 
 from kernel.protocol.errors import (
     BACKOFF_SECONDS,
+    NoProposalError,
     PermanentError,
     ResolverError,
     RetryableError,
@@ -15,7 +16,8 @@ from kernel.protocol.proposer import Proposer
 from kernel.protocol.requests import Estimate, Resolution, ResolveRequest
 
 __all__ = [
-    "BACKOFF_SECONDS", "MODEL_OPERATIONS", "Estimate", "HireAnswer", "Operation",
+    "BACKOFF_SECONDS", "MODEL_OPERATIONS", "Estimate", "HireAnswer", "NoProposalError",
+    "Operation",
     "PermanentError", "Proposer", "Resolution", "ResolveRequest", "ResolverError",
     "RetryableError", "ToolDefinition", "with_retries",
 ]

@@ -11,6 +11,17 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+from kernel.errors import KernelError
+
+
+class NoProposalError(KernelError):
+    """The proposer has nothing for this request (a scripted run ran out, say)."""
+
+    def __init__(self, message: str, operation: str = "", goal: str = "") -> None:
+        super().__init__(message)
+        self.operation = operation
+        self.goal = goal
+
 
 class ResolverError(Exception):
     """A call that produced nothing usable. ``cost_usd`` and ``seconds`` are what it

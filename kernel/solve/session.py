@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,8 +18,9 @@ from kernel.core.run import Run
 from kernel.core.state_machine import TERMINAL
 from kernel.core.summary import summary, summary_hash
 from kernel.errors import ConfigError, RunInterrupted
-from kernel.proposals import ClaudeProposer, DivergenceError, Proposer
+from kernel.proposals import DivergenceError, Proposer
 from kernel.runtime.kernel import Kernel, SolveConfig
+from kernel.runtime.proposers import proposer_from
 from kernel.runtime.start import finish_start, start
 from kernel.schema import init_schema
 from kernel.settings import KernelSettings
@@ -28,39 +28,6 @@ from kernel.solve.dispatch import Outcome, solve
 from kernel.store import open_store
 from kernel.store.base import GraphStore
 from resolvers.sandbox.runner import default_workspace_root, remove_leftovers
-from resolvers.scripted import ScriptedProposer
-
-PROPOSERS = ("auto", "anthropic", "scripted")
-
-
-def make_proposer(kind: str, script: Path | None) -> tuple[Proposer, dict[str, Any]]:
-    """The proposer and how to find it again on resume."""
-    if kind not in PROPOSERS:
-        raise ConfigError(f"--proposer must be one of {', '.join(PROPOSERS)} (or use "
-                          "'kernel replay' to replay a recorded run)")
-    if kind == "scripted" or (kind == "auto" and script is not None):
-        if script is None:
-            raise ConfigError("--proposer scripted needs --script FILE "
-                              "(examples: seeds/examples/*.script.yaml)")
-        path = script.expanduser().resolve()
-        return ScriptedProposer.from_file(path), {"proposer": "scripted", "script": str(path)}
-    if not os.environ.get("ANTHROPIC_API_KEY"):
-        raise ConfigError("no ANTHROPIC_API_KEY is set: export it to solve with Claude, or run "
-                          "offline with --proposer scripted --script FILE "
-                          "(examples in seeds/examples/)")
-    from resolvers.claude.adapter import ClaudeCode, ClaudeSettings
-
-    kernel_settings = KernelSettings()
-    settings = ClaudeSettings(model=os.environ.get("KERNEL_CLAUDE_MODEL", "claude-opus-5"),
-                              max_retries=kernel_settings.claude_sdk_retries)
-    return ClaudeProposer(ClaudeCode(settings), delays=kernel_settings.claude_retry_delays), \
-        {"proposer": "anthropic", "model": settings.model}
-
-
-def _proposer_from(config: dict[str, Any]) -> Proposer:
-    if config.get("proposer") == "scripted":
-        return make_proposer("scripted", Path(config["script"]))[0]
-    return make_proposer("anthropic", None)[0]
 
 
 def _core(config: dict[str, Any]) -> list[ConstraintSpec]:
@@ -81,7 +48,7 @@ def resume(store: GraphStore, run_id: str, data_dir: Path,
                               "(kernel.plan.session.resume_plan)")
         workspaces = default_workspace_root()
         remove_leftovers(workspaces, run_id.removeprefix("run:"))  # a killed run's sandboxes
-        kernel = Kernel.build(run, proposer or _proposer_from(config), data_dir,
+        kernel = Kernel.build(run, proposer or proposer_from(config), data_dir,
                               workspaces, SolveConfig(**config.get("solve", {})))
         kernel.human_prompt = human_prompt
         root = finish_start(kernel, config["goal"], _core(config), config["budget_usd"],

@@ -17,7 +17,7 @@ from typing import Any
 
 import anthropic
 import httpx2
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from kernel.protocol import Estimate, PermanentError, Resolution, ResolveRequest, RetryableError
 from kernel.protocol.operations import MODEL_OPERATIONS, Operation
@@ -61,6 +61,7 @@ class ClaudeSettings(BaseModel):
                                     description="a larger answer is refused unread")
     seconds_per_call: float = Field(default=60.0, gt=0, description="time estimate")
     prices: dict[str, Price] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
+    api_key: SecretStr | None = Field(default=None, description="None: the SDK's own lookup")
 
     def price(self) -> Price:
         try:
@@ -101,8 +102,10 @@ class ClaudeCode:
             if not ALLOW_MODEL_REQUESTS:
                 raise RealModelRequestError(
                     "a real Claude client was requested while model requests are disabled")
-            client = anthropic.Anthropic(timeout=self.settings.timeout_seconds,
-                                         max_retries=self.settings.max_retries)
+            key = self.settings.api_key
+            client = anthropic.Anthropic(
+                api_key=key.get_secret_value() if key is not None else None,
+                timeout=self.settings.timeout_seconds, max_retries=self.settings.max_retries)
         self.client = client
         self.system = _template("system").template.strip()
 

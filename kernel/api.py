@@ -1,0 +1,100 @@
+"""The kernel as a library: what ``kernel`` the command does, callable from Python.
+
+The CLI parses arguments into these requests and renders what comes back; anything a
+person can do from the command line goes through here. Importing this module loads
+neither the anthropic SDK nor the embedding model: they load when a run needs them.
+
+    from kernel import api
+    with api.open_store() as store:
+        outcome = api.solve(store, api.SolveRequest(goal="...", proposer="scripted",
+                                                    script=Path("script.yaml")))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from kernel.core.summary import summary, summary_hash
+from kernel.errors import ConfigError
+from kernel.graph_io import export_graph, import_graph
+from kernel.intake import parse_constraint
+from kernel.plan.session import plan_goal, resume_plan
+from kernel.protocol import HireAnswer
+from kernel.runtime.kernel import SolveConfig
+from kernel.runtime.proposers import make_proposer
+from kernel.settings import KernelSettings
+from kernel.solve.dispatch import Outcome
+from kernel.solve.hire import list_requests, record_answer, runs_waiting_on
+from kernel.solve.session import replay, resume, start_and_solve
+from kernel.store import open_store
+from kernel.store.base import GraphStore
+
+__all__ = [
+    "HireAnswer", "KernelSettings", "Outcome", "SolveRequest", "answer_hire", "export_graph",
+    "hire_requests", "import_graph", "open_store", "plan_goal", "replay", "resume",
+    "resume_plan", "run_summary", "solve", "summary_hash",
+]
+
+
+class SolveRequest(BaseModel):
+    """A goal to solve, as ``kernel solve`` takes it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    goal: str = Field(min_length=1)
+    constraints: list[str] = Field(default_factory=list,
+                                   description="TYPE[:DOMAIN]:TEXT, as --constraint takes them")
+    budget_usd: float = Field(default=5.0, gt=0)
+    time_seconds: float = Field(default=600.0, gt=0)
+    proposer: Literal["auto", "anthropic", "scripted"] = "auto"
+    script: Path | None = None
+    max_attempts: int = Field(default=5, ge=1, description="T_max per goal")
+    max_wall_seconds: float = Field(default=600.0, gt=0)
+
+    @classmethod
+    def checked(cls, **fields: Any) -> SolveRequest:
+        """Validate, turning the first problem into one line naming the field."""
+        try:
+            return cls(**fields)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "request"
+            raise ConfigError(f"{where.replace('_', '-')}: {first['msg']}") from None
+
+
+def solve(store: GraphStore, request: SolveRequest, settings: KernelSettings | None = None, *,
+          on_start: Callable[[Any, str], None] | None = None,
+          on_step: Callable[[str], None] | None = None,
+          human_prompt: Callable[[dict[str, Any]], HireAnswer] | None = None) -> Outcome:
+    """Start a run for the request and drive it until it resolves, is refused or stops."""
+    settings = settings or KernelSettings()
+    core = [parse_constraint(c) for c in request.constraints]
+    proposer, recorded = make_proposer(request.proposer, request.script, settings)
+    config = SolveConfig(tau_local=settings.tau_local, tau_global=settings.tau_global,
+                         max_wall_seconds=request.max_wall_seconds)
+    return start_and_solve(settings, store, request.goal, core, request.budget_usd,
+                           request.time_seconds, proposer, recorded, config,
+                           request.max_attempts, on_start=on_start, on_step=on_step,
+                           human_prompt=human_prompt)
+
+
+def run_summary(store: GraphStore, run_id: str) -> dict[str, Any]:
+    """What a run committed: goals, attempts, budget events, the ledger's head."""
+    return summary(store, run_id)
+
+
+def hire_requests(store: GraphStore, statuses: list[str] | None = None) -> list[dict[str, Any]]:
+    """Capability requests the kernel asked a person for."""
+    return list_requests(store, statuses)
+
+
+def answer_hire(store: GraphStore, request_id: str, answer: HireAnswer) -> list[str]:
+    """Store a person's answer; returns the runs waiting on it (resume them to use it)."""
+    record_answer(store, request_id, answer)
+    return runs_waiting_on(store, request_id)
+
+

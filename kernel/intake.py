@@ -1,0 +1,44 @@
+"""Goal intake from text: the human's core constraints as typed ``ConstraintSpec``.
+
+A logic constraint written as a comparison is checked by Z3 later, so a comparison that
+does not parse is refused now, with what to write instead, before anything is stored.
+"""
+
+from __future__ import annotations
+
+from kernel.core.envelopes import ConstraintSpec, ConstraintType, Provenance
+from kernel.errors import ConfigError
+from kernel.solve import arith
+
+CONSTRAINT_HELP = ("TYPE[:DOMAIN]:TEXT, e.g. 'logic:cost:cost_usd <= 5' (an arithmetic "
+                   "expression is checked by Z3; sum_M, max_M, min_M total a metric M over "
+                   "the goal's parts) or 'semantic:usability:errors are helpful'")
+COMPARISONS = ("<", ">", "==", "!=")
+
+
+def _shown(text: str, limit: int = 120) -> str:
+    """The constraint as an error message quotes it: long input is cut, so the error stays
+    one readable line."""
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def parse_constraint(text: str) -> ConstraintSpec:
+    """One ``--constraint``: a logic constraint given as a comparison is checked by Z3."""
+    parts = [p.strip() for p in text.split(":", 2)]
+    if len(parts) < 2 or parts[0] not in ("logic", "semantic") or not parts[-1]:
+        raise ConfigError(f"--constraint {_shown(text)} is not {CONSTRAINT_HELP}")
+    kind, domain, title = (parts[0], parts[1], parts[2]) if len(parts) == 3 else \
+        (parts[0], "general", parts[1])
+    payload: dict = {}
+    if kind == "logic":
+        try:
+            arith.parse(title)
+            payload = {"check": "arith", "expr": title}
+        except arith.ExpressionError as exc:
+            # Prose ("all tests pass") is a logic constraint checked by tests; a comparison
+            # that does not parse is a typo the user should hear about now, not after a run.
+            if any(op in title for op in COMPARISONS):
+                raise ConfigError(f"--constraint {_shown(text)}: {exc}; write a comparison such as "
+                                  "'cost_usd <= 5' or 'latency_ms < 200'") from None
+    return ConstraintSpec(type=ConstraintType(kind), domain=domain, title=title, payload=payload,
+                          provenance=Provenance(source="human"))

@@ -1,0 +1,48 @@
+"""Composing a run's proposer: a script, or Claude through the anthropic SDK. The one
+place the kernel picks a resolver implementation by name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from kernel.errors import ConfigError
+from kernel.proposals import ClaudeProposer
+from kernel.protocol import Proposer
+from kernel.settings import KernelSettings
+from resolvers.scripted import ScriptedProposer
+
+PROPOSERS = ("auto", "anthropic", "scripted")
+
+
+def make_proposer(kind: str, script: Path | None, settings: KernelSettings | None = None,
+                  ) -> tuple[Proposer, dict[str, Any]]:
+    """The proposer and how to find it again on resume."""
+    if kind not in PROPOSERS:
+        raise ConfigError(f"--proposer must be one of {', '.join(PROPOSERS)} (or use "
+                          "'kernel replay' to replay a recorded run)")
+    if kind == "scripted" or (kind == "auto" and script is not None):
+        if script is None:
+            raise ConfigError("--proposer scripted needs --script FILE "
+                              "(examples: seeds/examples/*.script.yaml)")
+        path = script.expanduser().resolve()
+        return ScriptedProposer.from_file(path), {"proposer": "scripted", "script": str(path)}
+    settings = settings or KernelSettings()
+    if settings.anthropic_api_key is None:
+        raise ConfigError("no ANTHROPIC_API_KEY is set: export it to solve with Claude, or run "
+                          "offline with --proposer scripted --script FILE "
+                          "(examples in seeds/examples/)")
+    # Imported here: the SDK loads only for a run that talks to a model.
+    from resolvers.claude.adapter import ClaudeCode, ClaudeSettings
+
+    claude = ClaudeSettings(model=settings.claude_model, max_retries=settings.claude_sdk_retries,
+                            api_key=settings.anthropic_api_key)
+    return ClaudeProposer(ClaudeCode(claude), delays=settings.claude_retry_delays), \
+        {"proposer": "anthropic", "model": claude.model}
+
+
+def proposer_from(config: dict[str, Any]) -> Proposer:
+    """The proposer a run recorded it was started with."""
+    if config.get("proposer") == "scripted":
+        return make_proposer("scripted", Path(config["script"]))[0]
+    return make_proposer("anthropic", None)[0]

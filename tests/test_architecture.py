@@ -1,0 +1,146 @@
+"""The structure the code promises: no import cycle between modules or subpackages
+(function-local imports count; ``if TYPE_CHECKING:`` ones do not), the proposal
+protocol depends on nothing above the core, resolvers never reach into the SOLVE loop,
+and the library API loads no model SDK or embedding model."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("kernel", "resolvers", "embeddings")
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            found[name] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """The project modules ``name`` imports anywhere in its body."""
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package[:len(package) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                found.add(full if full in MODULES else base)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")))
+    return {m for m in found if m in MODULES and m != name}
+
+
+GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one member (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for other in sorted(graph.get(node, ())):
+            if other not in index:
+                connect(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            connect(node)
+    return found
+
+
+def _subpackage(module: str) -> str:
+    return ".".join(module.split(".")[:2])
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    assert _cycles(GRAPH) == []
+
+
+def test_no_subpackage_cycle() -> None:
+    packages: dict[str, set[str]] = {}
+    for module, imported in GRAPH.items():
+        for other in imported:
+            if _subpackage(module) != _subpackage(other):
+                packages.setdefault(_subpackage(module), set()).add(_subpackage(other))
+    assert _cycles(packages) == []
+
+
+def test_the_cycle_check_sees_a_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+@pytest.mark.parametrize(("layer", "may_import"), [
+    ("kernel.protocol", ("kernel.protocol", "kernel.core", "kernel.errors")),
+    ("kernel.core", ("kernel.core", "kernel.errors", "kernel.store", "kernel.paths",
+                     "kernel.settings")),
+    ("resolvers", ("resolvers", "kernel.protocol", "kernel.core", "kernel.errors",
+                   "kernel.store", "kernel.paths", "kernel.settings")),
+])
+def test_a_layer_imports_only_what_is_below_it(layer: str, may_import: tuple[str, ...]) -> None:
+    reaching = sorted(
+        f"{module} -> {other}" for module, imported in GRAPH.items()
+        if module == layer or module.startswith(layer + ".")
+        for other in imported
+        if not any(other == allowed or other.startswith(allowed + ".") for allowed in may_import))
+    assert reaching == []
+
+
+def test_importing_the_library_api_loads_no_model_sdk_or_embedding_model() -> None:
+    heavy = ("anthropic", "torch", "sentence_transformers", "transformers")
+    probe = ("import sys, kernel.api; "
+             f"print(sorted(m for m in {heavy!r} if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          cwd=ROOT, check=True)
+    assert done.stdout.strip() == "[]"
