@@ -256,6 +256,10 @@ def test_solve_replay_and_resume_from_the_cli(kernel: Kernel, tmp_path: Path) ->
     assert code == 2 and "TYPE[:DOMAIN]:TEXT" in message
     code, message = kernel("solve", ESSAY, "-c", "logic:cost:cost_usd <=", ok=False)
     assert code == 2 and "cannot parse 'cost_usd <='" in message and "cost_usd <= 5" in message
+    code, message = kernel("solve", ESSAY, "--max-attempts", "0", "--proposer", "scripted",
+                           "--script", str(script), ok=False)
+    assert code == 2 and message.startswith("max-attempts:") and "greater than or equal to 1" \
+        in message and "Traceback" not in message
     assert json.loads(kernel("runs", "--json")[1]) == runs  # nothing was stored
 
 

@@ -187,7 +187,7 @@ def resolve(k: Kernel, goal_id: str) -> list[str]:
         return [goal_id]
     opened = _open_attempt(k, goal, plan)
     if opened is None:
-        return grow(k, goal_id)
+        return grow(k, goal)
     attempt, index = opened
     selected = _constraints(k, goal_id, "selected")
     feedback = json.loads(goal["feedback"]) if goal.get("feedback") else None
