@@ -16,8 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from kernel.core.envelopes import ConstraintSpec
 from kernel.core.summary import summary, summary_hash
 from kernel.errors import ConfigError
 from kernel.graph_io import export_graph, import_graph
@@ -25,7 +26,7 @@ from kernel.intake import parse_constraint
 from kernel.plan.session import plan_goal, resume_plan
 from kernel.protocol import HireAnswer
 from kernel.runtime.kernel import SolveConfig
-from kernel.runtime.proposers import make_proposer
+from kernel.runtime.proposers import check_proposer, make_proposer
 from kernel.settings import KernelSettings
 from kernel.solve.dispatch import Outcome
 from kernel.solve.hire import list_requests, record_answer, runs_waiting_on
@@ -46,14 +47,26 @@ class SolveRequest(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     goal: str = Field(min_length=1)
-    constraints: list[str] = Field(default_factory=list,
-                                   description="TYPE[:DOMAIN]:TEXT, as --constraint takes them")
+    constraints: list[ConstraintSpec] = Field(
+        default_factory=list, description="the human's core constraints; text is parsed as "
+                                          "--constraint takes it (TYPE[:DOMAIN]:TEXT)")
     budget_usd: float = Field(default=5.0, gt=0)
     time_seconds: float = Field(default=600.0, gt=0)
     proposer: Literal["auto", "anthropic", "scripted"] = "auto"
     script: Path | None = None
     max_attempts: int = Field(default=5, ge=1, description="T_max per goal")
     max_wall_seconds: float = Field(default=600.0, gt=0)
+
+    # Both raise ConfigError, which pydantic passes through: the message is the CLI's own.
+    @field_validator("constraints", mode="before")
+    @classmethod
+    def _parse_text(cls, given: list[Any]) -> list[Any]:
+        return [parse_constraint(c) if isinstance(c, str) else c for c in given]
+
+    @field_validator("proposer", mode="before")
+    @classmethod
+    def _known_proposer(cls, kind: Any) -> Any:
+        return check_proposer(kind) if isinstance(kind, str) else kind
 
     @classmethod
     def checked(cls, **fields: Any) -> SolveRequest:
@@ -72,11 +85,10 @@ def solve(store: GraphStore, request: SolveRequest, settings: KernelSettings | N
           human_prompt: Callable[[dict[str, Any]], HireAnswer] | None = None) -> Outcome:
     """Start a run for the request and drive it until it resolves, is refused or stops."""
     settings = settings or KernelSettings()
-    core = [parse_constraint(c) for c in request.constraints]
     proposer, recorded = make_proposer(request.proposer, request.script, settings)
     config = SolveConfig(tau_local=settings.tau_local, tau_global=settings.tau_global,
                          max_wall_seconds=request.max_wall_seconds)
-    return start_and_solve(settings, store, request.goal, core, request.budget_usd,
+    return start_and_solve(settings, store, request.goal, request.constraints, request.budget_usd,
                            request.time_seconds, proposer, recorded, config,
                            request.max_attempts, on_start=on_start, on_step=on_step,
                            human_prompt=human_prompt)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from ulid import ULID
 
-from kernel.bench.crash import EXAMPLES, _Child, _outcome
+from kernel.bench.crash import EXAMPLES, _Child, _drop, _outcome
 from kernel.core.ledger import load_entries, verify_chain
 from kernel.graph_io import export_graph, import_graph
 from kernel.schema import init_schema
@@ -25,11 +25,6 @@ from kernel.store.base import GraphStore
 from tests.conftest import embedded_settings
 
 LAUNCH = next(e for e in EXAMPLES if e.name == "launch-plan")
-
-
-def _drop(settings: KernelSettings) -> None:
-    with open_store(settings) as store:
-        store.drop_all()
 
 
 def _import_and_verify(settings: KernelSettings, path: Path) -> list[dict]:
@@ -70,7 +65,6 @@ def test_exports_taken_during_a_solve_import_verify_and_resume(data_dir: Path,
         finally:
             _, err = solving.communicate(timeout=600)
     assert solving.returncode == 0, err[-500:]
-    print(f"{len(exports)} exports")
 
     target = embedded_settings(data_dir, "export-into")
     caught_mid_run: Path | None = None

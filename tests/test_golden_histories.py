@@ -19,9 +19,8 @@ from pathlib import Path
 import pytest
 from ulid import ULID
 
-from kernel.bench.crash import EXAMPLES, Example, _Child, _outcome
+from kernel.bench.crash import EXAMPLES, Example, _Child, _drop, _outcome
 from kernel.settings import KernelSettings
-from kernel.store import open_store
 
 GOLDEN = Path(__file__).parent / "golden" / "examples.json"
 PINNED = ULID.from_str("01JZZZZZZZZZZZZZZZZZZZZZZZ")
@@ -51,8 +50,7 @@ def test_a_shipped_solve_example_commits_its_golden_graph(data_dir: Path,
         outcome = asdict(_outcome(settings, f"run:{PINNED}", example.measured))
         _expect("solve", example.name, outcome)
     finally:
-        with open_store(settings) as store:
-            store.drop_all()
+        _drop(settings)
 
 
 @pytest.mark.slow
@@ -65,5 +63,4 @@ def test_a_shipped_planning_example_prints_its_golden_plan(data_dir: Path, name:
         assert done.returncode == 0, done.stderr[-800:]
         _expect("plan", name, hashlib.sha256(done.stdout.encode()).hexdigest())
     finally:
-        with open_store(settings) as store:
-            store.drop_all()
+        _drop(settings)

@@ -25,9 +25,8 @@ from kernel.cli.plan import summarize
 from kernel.cli.tree import render_tree
 from kernel.core.summary import summary_hash
 from kernel.errors import ConfigError
-from kernel.intake import CONSTRAINT_HELP, parse_constraint
+from kernel.intake import CONSTRAINT_HELP
 from kernel.plan.session import is_planning_run, resume_plan
-from kernel.runtime.proposers import PROPOSERS
 from kernel.solve.dispatch import Outcome
 from kernel.solve.session import replay, resume
 from kernel.store.base import GraphStore
@@ -131,15 +130,10 @@ def solve_command(
     (waiting on a person, or stopped by the wall-time cap)."""
     if budget <= 0 or time_limit <= 0:
         raise ConfigError("--budget and --time must be positive")
-    if proposer not in PROPOSERS:
-        raise ConfigError(f"--proposer must be one of {', '.join(PROPOSERS)} (or use "
-                          "'kernel replay' to replay a recorded run)")
     request = api.SolveRequest.checked(
         goal=goal, constraints=constraint or [], budget_usd=budget, time_seconds=time_limit,
         proposer=proposer, script=script, max_attempts=max_attempts, max_wall_seconds=max_wall)
     settings = settings_of(ctx)
-    for text in request.constraints:  # refused before the store is touched
-        parse_constraint(text)
     with store_of(ctx) as store:
         view = _LiveTree(store) if not as_json else None
         try:

@@ -15,12 +15,18 @@ from resolvers.scripted import ScriptedProposer
 PROPOSERS = ("auto", "anthropic", "scripted")
 
 
-def make_proposer(kind: str, script: Path | None, settings: KernelSettings | None = None,
-                  ) -> tuple[Proposer, dict[str, Any]]:
-    """The proposer and how to find it again on resume."""
+def check_proposer(kind: str) -> str:
+    """``kind`` if it names a proposer; otherwise the one-line error saying which do."""
     if kind not in PROPOSERS:
         raise ConfigError(f"--proposer must be one of {', '.join(PROPOSERS)} (or use "
                           "'kernel replay' to replay a recorded run)")
+    return kind
+
+
+def make_proposer(kind: str, script: Path | None, settings: KernelSettings | None = None,
+                  ) -> tuple[Proposer, dict[str, Any]]:
+    """The proposer and how to find it again on resume."""
+    check_proposer(kind)
     if kind == "scripted" or (kind == "auto" and script is not None):
         if script is None:
             raise ConfigError("--proposer scripted needs --script FILE "
