@@ -29,8 +29,8 @@ from kernel.runtime.kernel import SolveConfig
 from kernel.runtime.proposers import check_proposer, make_proposer
 from kernel.settings import KernelSettings
 from kernel.solve.dispatch import Outcome
-from kernel.solve.hire import list_requests, record_answer, runs_waiting_on
 from kernel.solve.session import replay, resume, start_and_solve
+from kernel.solve.steps.hire import list_requests, record_answer, runs_waiting_on
 from kernel.store import open_store
 from kernel.store.base import GraphStore
 

@@ -24,8 +24,8 @@ from kernel.protocol import HireAnswer
 from kernel.runtime.kernel import SolveConfig
 from kernel.runtime.start import start
 from kernel.solve.dispatch import solve
-from kernel.solve.hire import list_requests, record_answer
 from kernel.solve.session import resume
+from kernel.solve.steps.hire import list_requests, record_answer
 from kernel.solve.tools import load_tool_file
 from kernel.store.base import GraphStore
 from resolvers.sandbox.runner import default_workspace_root

@@ -11,8 +11,8 @@ from rich.table import Table
 from kernel.cli.answers import hire_answer
 from kernel.cli.common import out, print_json, settings_of, store_of
 from kernel.cli.solve import report
-from kernel.solve.hire import list_requests, record_answer, runs_waiting_on
 from kernel.solve.session import resume
+from kernel.solve.steps.hire import list_requests, record_answer, runs_waiting_on
 
 app = typer.Typer(help="Capability requests the kernel asked a human for.",
                   no_args_is_help=True)

@@ -26,7 +26,7 @@ from kernel.core.units import micros_to_usd, ms_to_seconds
 from kernel.protocol import solve_models as models
 from kernel.refusal import RefusalReason
 from kernel.runtime.kernel import Kernel
-from kernel.solve.verify import arith_check, is_arithmetic, part_facts
+from kernel.solve.verification import arith_check, is_arithmetic, part_facts
 
 S = Status
 

@@ -21,16 +21,26 @@ from kernel.protocol import PermanentError
 from kernel.refusal import RefusalReason, refuse
 from kernel.runtime.gate import BudgetDenied
 from kernel.runtime.kernel import Kernel
-from kernel.solve import grow, hire, steps
+from kernel.solve.steps import (
+    compose,
+    decompose,
+    grow,
+    hire,
+    identify,
+    resolve,
+    select_constraints,
+    select_resolver,
+    verify,
+)
 
 S = Status
 HANDLERS: dict[Action, Callable[[Kernel, str], list[str]]] = {
-    Action.IDENTIFY_CONSTRAINTS: steps.identify,
-    Action.SELECT_CONSTRAINTS: steps.select_constraints,
-    Action.SELECT_RESOLVER: steps.select_resolver,
-    Action.RESOLVE: steps.resolve,
-    Action.VERIFY: steps.verify_step,
-    Action.DECOMPOSE: steps.decompose,
+    Action.IDENTIFY_CONSTRAINTS: identify.identify,
+    Action.SELECT_CONSTRAINTS: select_constraints.select_constraints,
+    Action.SELECT_RESOLVER: select_resolver.select_resolver,
+    Action.RESOLVE: resolve.resolve,
+    Action.VERIFY: verify.verify,
+    Action.DECOMPOSE: decompose.decompose,
 }
 
 
@@ -119,7 +129,7 @@ def _waiting_on_children(k: Kernel, goal: dict) -> list[str]:
     children = k.store.run("dag/children", {"goal_id": goal["id"]})
     statuses = {c["status"] for c in children}
     if children and statuses == {S.RESOLVED.value}:
-        return steps.compose(k, goal["id"])
+        return compose.compose(k, goal["id"])
     if S.INFEASIBLE.value in statuses and not statuses - TERMINAL:
         blocked = [c["id"] for c in children if c["status"] == S.INFEASIBLE.value]
         return k.refuse_goal(goal, RefusalReason.SUBGOAL_INFEASIBLE,

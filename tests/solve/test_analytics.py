@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 from kernel.cli.app import app
 from kernel.protocol import HireAnswer
 from kernel.solve.dispatch import solve
-from kernel.solve.hire import record_answer
 from kernel.solve.session import resume
+from kernel.solve.steps.hire import record_answer
 from kernel.store import GraphStore
 from tests.solve import scripts as s
 from tests.solve.test_grow import _build_entries, _needs, _start, _thermal_entries

@@ -20,7 +20,7 @@ from kernel.runtime.start import start
 from kernel.settings import KernelSettings
 from kernel.solve.dispatch import solve
 from kernel.solve.session import replay
-from kernel.solve.verify import part_facts
+from kernel.solve.verification import part_facts
 from kernel.store import GraphStore
 from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer, load_script

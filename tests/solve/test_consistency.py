@@ -9,8 +9,8 @@ import pytest
 
 from kernel.core.ledger import load_entries
 from kernel.runtime.start import start
-from kernel.solve.consistency import coupled_pairs
 from kernel.solve.dispatch import solve
+from kernel.solve.steps.consistency import coupled_pairs
 from kernel.store import GraphStore
 from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer

@@ -100,7 +100,7 @@ def test_goals_parked_on_a_person_are_stepped_again_when_the_run_resumes(
     from kernel.protocol import HireAnswer
     from kernel.runtime.start import start
     from kernel.solve.dispatch import solve
-    from kernel.solve.hire import record_answer
+    from kernel.solve.steps.hire import record_answer
     from resolvers.sandbox.runner import default_workspace_root
     from resolvers.scripted import ScriptedProposer
     from tests.solve.test_ledger_audit import SCRIPT

@@ -19,8 +19,8 @@ from kernel.protocol import HireAnswer
 from kernel.runtime.kernel import Kernel
 from kernel.runtime.start import start
 from kernel.solve.dispatch import solve
-from kernel.solve.hire import list_requests, record_answer
 from kernel.solve.session import resume
+from kernel.solve.steps.hire import list_requests, record_answer
 from kernel.store import GraphStore
 from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer

@@ -31,6 +31,7 @@ from kernel.runtime.gate import ask
 from kernel.runtime.kernel import Kernel
 from kernel.solve import arith
 from kernel.solve.sandbox_runs import SandboxProposer
+from kernel.solve.tools import code_problems
 
 
 def verify(k: Kernel, goal: dict[str, Any], constraints: list[Constraint],
@@ -94,8 +95,6 @@ def arith_check(constraint: Constraint, facts: Mapping[str, float]) -> Check:
 
 
 def _contract_check(k: Kernel, constraint: Constraint, output: ResolutionOutput) -> Check:
-    from kernel.solve.tools import code_problems
-
     if output.format == "tool_plan":
         try:
             steps = list(json.loads(output.content)["steps"])

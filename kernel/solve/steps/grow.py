@@ -32,7 +32,7 @@ from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
 from kernel.runtime.gate import CLAUDE_ID, ask
 from kernel.runtime.kernel import Kernel
-from kernel.solve.hire import (
+from kernel.solve.steps.hire import (
     BUDGET_TAG,
     budget_class,
     hire,

@@ -1,0 +1,52 @@
+"""What the step handlers share: how a request is built, how a goal resuming from pending
+enters its step, the constraints of a role, and whom a resolved goal wakes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernel.core.envelopes import Constraint
+from kernel.core.state_machine import Status
+from kernel.protocol import Operation, ResolveRequest
+from kernel.runtime.kernel import Kernel
+
+S = Status
+DEFAULT_CAPABILITY = "generate_code"
+SELF_MODEL = "resolver:self-model-0"
+
+
+def request_for(goal: dict[str, Any], operation: Operation[Any],
+             constraints: list[Constraint] | None = None, context: str = "",
+             **payload: Any) -> ResolveRequest:
+    return operation.request(goal["id"], goal_description=goal["description"],
+                             constraints=constraints or [], context=context,
+                             payload={"goal_summary": goal["summary"], **payload})
+
+
+def enter(k: Kernel, goal_id: str, state: Status) -> dict[str, Any]:
+    """The goal, moved into the step's state first if it is resuming from pending."""
+    goal = k.tree.get(goal_id)
+    if goal["status"] == S.PENDING:
+        k.tree.transition(goal_id, state)
+        goal = k.tree.get(goal_id)
+    return goal
+
+
+def constraints_of(k: Kernel, goal_id: str, role: str) -> list[Constraint]:
+    return k.constraints.get_many(k.constraints.roles(goal_id)[role])
+
+
+def by_id_or_title(constraints: list[Constraint], names: list[str]) -> set[str]:
+    """Constraint ids a proposal names, by id or by exact title (scripts cannot know ids)."""
+    by_title = {c.title: c.id for c in constraints}
+    ids = {c.id for c in constraints}
+    return {n if n in ids else by_title[n] for n in names if n in ids or n in by_title}
+
+
+def wake_dependents(k: Kernel, goal: dict[str, Any]) -> list[str]:
+    woken = [r["id"] for r in k.store.run("goal/dependents", {"goal_id": goal["id"]})]
+    return woken + wake_parent(k, goal)
+
+
+def wake_parent(k: Kernel, goal: dict[str, Any]) -> list[str]:
+    return [goal["parent_id"]] if goal.get("parent_id") else []

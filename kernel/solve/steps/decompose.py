@@ -1,0 +1,74 @@
+"""Step 8, decompose: children from the proposal, dependencies that keep the DAG acyclic,
+budgets by relative complexity."""
+
+from __future__ import annotations
+
+import json
+
+from kernel.core.dag import DagNode, find_cycle, topological_order
+from kernel.core.goals import GoalSpec
+from kernel.kg import context as kg_context
+from kernel.protocol import operations as ops
+from kernel.protocol import solve_models as models
+from kernel.runtime.gate import ask
+from kernel.runtime.kernel import Kernel
+from kernel.solve.steps._shared import (
+    S,
+    constraints_of,
+    request_for,
+)
+
+
+def decompose(k: Kernel, goal_id: str) -> list[str]:
+    goal = k.tree.get(goal_id)
+    _, context = kg_context.block(k, goal, "decompose")
+    feedback = {"feedback": json.loads(goal["feedback"])} if goal.get("feedback") else {}
+    proposal = ask(k, goal_id, ops.DECOMPOSE, request_for(
+        goal, ops.DECOMPOSE, constraints_of(k, goal_id, "selected"), context, **feedback))
+    plan: models.Decomposition = proposal.output
+    round_ = int(goal.get("decompositions", 0)) + 1
+    keys = list(dict.fromkeys(c.key for c in plan.children))
+    existing = {c["decomposition_key"]: c["id"] for c in
+                k.store.run("goal/children_keys", {"goal_id": goal_id})}
+    inherited = k.constraints.inherited_by_children_of(goal_id)
+    ids: dict[str, str] = {}
+    for child in plan.children:
+        if child.key in ids:
+            continue  # the kernel keeps the first child of a repeated key
+        key = f"{round_}:{child.key}"
+        ids[child.key] = existing.get(key) or k.tree.create_child(
+            goal_id, GoalSpec(child.goal_description, child.goal_summary, child.modality,
+                              input_artifact_ids=(goal["output_artifact_id"],)),
+            inherited_ids=inherited, decomposition_key=key)
+    edges = _acyclic_edges(k, goal_id, plan, ids)
+    k.deps.add(k.run, goal_id, edges)
+    weights = {ids[key]: next(c.relative_complexity for c in plan.children if c.key == key)
+               for key in keys}
+    if all(k.budget.remaining(cid).cost == 0 for cid in weights):
+        k.budget.allocate_children(goal_id, weights)
+    woken = topological_order(k.deps.children(goal_id))
+    k.run.will_wake(woken)
+    k.tree.transition(goal_id, S.PENDING, {"decompositions": round_})
+    k.log.flow(goal_id, f"decomposed into {len(ids)} children, {len(edges)} dependencies")
+    return woken
+
+
+def _acyclic_edges(k: Kernel, goal_id: str, plan: models.Decomposition,
+                   ids: dict[str, str]) -> list[tuple[str, str]]:
+    """The proposal's dependencies the kernel accepts: known keys, no self-edges, and no
+    edge that would close a cycle (edges are taken in order; a closing one is dropped)."""
+    accepted: list[tuple[str, str]] = []
+    seqs = {cid: i for i, cid in enumerate(ids.values())}
+    for dep in plan.dependencies:
+        if dep.child not in ids or dep.depends_on not in ids or dep.child == dep.depends_on:
+            continue
+        edge = (ids[dep.child], ids[dep.depends_on])
+        trial = [*accepted, edge]
+        nodes = [DagNode(cid, seqs[cid], tuple(sorted({d for g, d in trial if g == cid})))
+                 for cid in ids.values()]
+        if find_cycle(nodes) is None:
+            accepted.append(edge)
+        else:
+            k.log.decision(goal_id, "dependency_rejected", candidates=[list(edge)], chosen=None,
+                           rationale="it would close a cycle")
+    return sorted(set(accepted))

@@ -1,0 +1,51 @@
+"""The gate: sigma_path below tau_global blocks decomposition and backtracks to the
+weakest ancestor (B7), with a bounded number of reopenings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernel.core.confidence import weakest_ancestor
+from kernel.refusal import RefusalReason, refuse
+from kernel.runtime.kernel import Kernel
+from kernel.solve.steps._shared import (
+    S,
+    wake_parent,
+)
+
+
+def gate(k: Kernel, goal: dict[str, Any], sigma_path: float) -> list[str]:
+    """A verified goal that is not a leaf decomposes only while sigma_path stays at or
+    above tau_global; below it the goal is gated and the loop backtracks."""
+    goal_id = goal["id"]
+    if sigma_path < goal["tau_global"]:
+        k.tree.transition(goal_id, S.GATED, {"gated_reason": f"sigma_path {sigma_path} < "
+                                                            f"tau_global {goal['tau_global']}"})
+        return backtrack(k, goal_id)
+    k.run.will_wake([goal_id])
+    k.tree.transition(goal_id, S.DECOMPOSING)
+    return [goal_id]
+
+
+def backtrack(k: Kernel, gated_id: str) -> list[str]:
+    """B7: reopen the weakest ancestor on the path (deepest on ties) and invalidate below."""
+    path = k.confidence.path(gated_id)
+    weakest = weakest_ancestor(path[:-1]) or weakest_ancestor(path)
+    target = gated_id if weakest is None else weakest
+    reopened = int(k.tree.get(target).get("reopened") or 0)
+    if reopened >= k.config.max_reopens:
+        report = refuse(k.ledger, target, RefusalReason.CONTRADICTION_BUDGET_EXCEEDED,
+                        f"confidence stayed below tau_global after {reopened} reopenings",
+                        count=str(reopened), limit=str(k.config.max_reopens))
+        k.tree.transition(gated_id, S.PENDING)
+        k.tree.transition(gated_id, S.INFEASIBLE)
+        k.log.flow(gated_id, f"infeasible: {report.to_proceed[0]}")
+        return wake_parent(k, k.tree.get(gated_id))
+    if target == gated_id:
+        k.tree.transition(gated_id, S.PENDING)  # nothing above to blame: rerun it
+        k.tree.reopen(gated_id, S.SELECTING_RESOLVER, {"reopened": reopened + 1})
+        return [gated_id]
+    invalidated = k.tree.reopen(weakest, S.SELECTING_RESOLVER, {"reopened": reopened + 1})
+    k.log.decision(gated_id, "backtrack", candidates=[p.id for p in path], chosen=weakest,
+                   rationale=f"weakest sigma_v on the path; {invalidated} goals invalidated")
+    return [weakest]

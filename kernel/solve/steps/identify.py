@@ -1,0 +1,48 @@
+"""Step 2, identify constraints: the proposal's constraints stored content-addressed, with
+the core added, inherited ones left out (B6), the required capabilities and the goal's
+pattern linked to similar ones."""
+
+from __future__ import annotations
+
+from kernel.core.constraints import constraint_signature
+from kernel.core.envelopes import (
+    ConstraintSpec,
+    Provenance,
+)
+from kernel.kg import context as kg_context
+from kernel.protocol import operations as ops
+from kernel.protocol import solve_models as models
+from kernel.runtime.gate import CLAUDE_ID, ask
+from kernel.runtime.kernel import Kernel
+from kernel.solve.steps._shared import (
+    DEFAULT_CAPABILITY,
+    S,
+    constraints_of,
+    enter,
+    request_for,
+)
+
+
+def identify(k: Kernel, goal_id: str) -> list[str]:
+    goal = enter(k, goal_id, S.IDENTIFYING_CONSTRAINTS)
+    inherited = constraints_of(k, goal_id, "inherited")
+    _, context = kg_context.block(k, goal, "identify")
+    proposal = ask(k, goal_id, ops.IDENTIFY_CONSTRAINTS,
+                   request_for(goal, ops.IDENTIFY_CONSTRAINTS, inherited, context))
+    found: models.IdentifiedConstraints = proposal.output
+    specs = [ConstraintSpec(type=c.type, domain=c.domain, title=c.title, payload=c.payload,
+                            provenance=Provenance(source="resolver", resolver_id=CLAUDE_ID))
+             for c in found.constraints]
+    eligible = set(k.constraints.upsert(specs)) | set(k.constraints.roles(goal_id)["core"])
+    capabilities = sorted(set(found.required_capabilities)) or [DEFAULT_CAPABILITY]
+    # The goal's pattern (its summary and the structure of its constraints), linked to
+    # the similar patterns the vector index finds.
+    signature = constraint_signature(k.constraints.get_many(eligible))
+    pattern = k.patterns.link(goal["summary"], signature)[0]
+    k.run.will_wake([goal_id])
+    k.constraints.set_role(k.run, goal_id, "eligible", eligible, S.IDENTIFYING_CONSTRAINTS,
+                           S.SELECTING_CONSTRAINTS, {"required_capabilities": capabilities,
+                                                     "pattern_id": pattern},
+                           pattern_id=pattern, capabilities=capabilities)
+    k.log.flow(goal_id, f"identified {len(eligible)} eligible constraints")
+    return [goal_id]

@@ -1,0 +1,40 @@
+"""Step 7, leaf: a verified goal that is a leaf resolves; one that is not goes through the
+gate towards decomposition."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernel.protocol import operations as ops
+from kernel.protocol import solve_models as models
+from kernel.runtime.gate import ask
+from kernel.runtime.kernel import Kernel
+from kernel.solve.steps import gate
+from kernel.solve.steps._shared import (
+    S,
+    constraints_of,
+    request_for,
+    wake_dependents,
+)
+
+
+def classify(k: Kernel, goal: dict[str, Any], sigma_path: float) -> list[str]:
+    goal_id = goal["id"]
+    if goal["depth"] >= k.config.max_depth:
+        leaf = models.LeafClassification(is_leaf=True, leaf_kind="constraint_exhausted",
+                                         leaf_reason="maximum depth reached")
+    else:
+        proposal = ask(k, goal_id, ops.CLASSIFY_LEAF, request_for(goal, ops.CLASSIFY_LEAF,
+                                            constraints_of(k, goal_id, "selected")))
+        leaf = proposal.output
+    if leaf.is_leaf:
+        final = {} if goal.get("parent_id") else {  # a leaf root is its own final artifact
+            "final_artifact_id": goal["output_artifact_id"], "sigma_system": sigma_path}
+        woken = wake_dependents(k, goal)
+        k.run.will_wake(woken)
+        k.tree.transition(goal_id, S.RESOLVED, {"leaf_kind": leaf.leaf_kind or "atomic",
+                                                "leaf_reason": leaf.leaf_reason, **final})
+        k.log.flow(goal_id, f"resolved as a {leaf.leaf_kind or 'atomic'} leaf "
+                            f"(sigma_v={goal['sigma_v']})")
+        return woken
+    return gate.gate(k, goal, sigma_path)

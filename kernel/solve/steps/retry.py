@@ -1,0 +1,61 @@
+"""Step 9, retry: feedback from the violation trace and history, then another attempt,
+a RESCOPE that reopens the parent, or growth when tries run out or stagnate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernel.kg import context as kg_context
+from kernel.protocol import operations as ops
+from kernel.protocol import solve_models as models
+from kernel.runtime.gate import ask
+from kernel.runtime.kernel import Kernel
+from kernel.solve.steps._shared import (
+    S,
+    constraints_of,
+    request_for,
+)
+from kernel.solve.steps.grow import grow
+
+
+def retry(k: Kernel, goal: dict[str, Any], verification: Any) -> list[str]:
+    goal_id = goal["id"]
+    history = k.attempts.of_goal(goal_id)
+    trace = [c.model_dump(mode="json") for c in verification.failed()]
+    _, context = kg_context.block(k, goal, "feedback")
+    proposal = ask(k, goal_id, ops.GENERATE_FEEDBACK, request_for(goal, ops.GENERATE_FEEDBACK,
+                                        constraints_of(k, goal_id, "selected"), context,
+                                        violations=trace,
+                                        history=[{"attempt": a.attempt_index, "verdict": a.verdict,
+                                                  "sigma_v": a.sigma_v,
+                                                  "failure_mode": a.failure_mode}
+                                                 for a in history]))
+    feedback: models.Feedback = proposal.output
+    note = {"violations": trace, "diagnosis": feedback.model_dump(mode="json")}
+    if feedback.rescope and goal.get("parent_id"):
+        parent = k.tree.get(goal["parent_id"])
+        reopened = int(parent.get("reopened") or 0)
+        if reopened < k.config.max_reopens:  # the parent's decomposition is at fault
+            k.run.will_wake([parent["id"]])
+            k.tree.reopen(parent["id"], S.SELECTING_RESOLVER, {
+                "reopened": reopened + 1,
+                "feedback": {"rescope_from": goal_id, "summary": goal["summary"], **note}})
+            k.log.decision(goal_id, "rescope", candidates=[goal_id, parent["id"]],
+                           chosen=parent["id"], rationale=feedback.summary)
+            return [parent["id"]]
+    if goal["attempt_count"] < goal["max_attempts"] and not _stagnant(k, history):
+        k.run.will_wake([goal_id])
+        k.tree.transition(goal_id, S.RESOLVING, {"feedback": note,
+                                                 "rescope_requested": feedback.rescope})
+        k.log.flow(goal_id, f"RETRY {goal['attempt_count'] + 1}/{goal['max_attempts']} "
+                            f"with feedback: {feedback.summary}")
+        return [goal_id]
+    return grow(k, goal, {"feedback": note})
+
+
+def _stagnant(k: Kernel, history: list) -> bool:
+    """sigma improved by less than epsilon over the last two attempts."""
+    sigmas = [a.sigma_v for a in history if a.sigma_v is not None]
+    if len(sigmas) < 3:
+        return False
+    return max(sigmas[-1] - sigmas[-2], sigmas[-2] - sigmas[-3]) < k.config.stagnation_epsilon

@@ -1,0 +1,39 @@
+"""Step 3, select constraints (parsimony): the kernel keeps only eligible constraints the
+proposal names, and always the core and coupling ones."""
+
+from __future__ import annotations
+
+from kernel.protocol import operations as ops
+from kernel.protocol import solve_models as models
+from kernel.runtime.gate import ask
+from kernel.runtime.kernel import Kernel
+from kernel.solve.steps._shared import (
+    S,
+    by_id_or_title,
+    enter,
+    request_for,
+)
+
+
+def select_constraints(k: Kernel, goal_id: str) -> list[str]:
+    goal = enter(k, goal_id, S.SELECTING_CONSTRAINTS)
+    roles = k.constraints.roles(goal_id)
+    eligible = roles["eligible"]
+    if len(eligible) <= 1:
+        chosen = set(eligible)  # nothing to choose between: no call
+    else:
+        proposal = ask(k, goal_id, ops.SELECT_CONSTRAINTS, request_for(goal, ops.SELECT_CONSTRAINTS,
+                                            k.constraints.get_many(eligible)))
+        picked: models.SelectedConstraints = proposal.output
+        # The kernel decides: only eligible constraints count (named by id or exact title),
+        # and the human's core and any coupling constraint always stay.
+        named = by_id_or_title(k.constraints.get_many(eligible), picked.constraint_ids)
+        chosen = named | ((set(roles["core"]) | set(roles["coupling"])) & set(eligible))
+        if not chosen:
+            chosen = set(eligible)
+    k.run.will_wake([goal_id])
+    k.constraints.set_role(k.run, goal_id, "selected", chosen, S.SELECTING_CONSTRAINTS,
+                           S.SELECTING_RESOLVER)
+    k.log.decision(goal_id, "constraint_selection", candidates=sorted(eligible),
+                   chosen=sorted(chosen), rationale="parsimonious selection, core kept")
+    return [goal_id]

@@ -1,0 +1,79 @@
+"""Step 4, select resolver: candidates by capability and by their record on similar
+goals (learned routing); a tool plan stored as an artifact."""
+
+from __future__ import annotations
+
+import hashlib
+
+from kernel.core.envelopes import (
+    Lineage,
+    ToolPlan,
+    ToolStep,
+)
+from kernel.kg import context as kg_context
+from kernel.kg.routing import route
+from kernel.protocol import operations as ops
+from kernel.protocol import solve_models as models
+from kernel.runtime.gate import CLAUDE_ID, ask
+from kernel.runtime.kernel import Kernel
+from kernel.solve.steps._shared import (
+    DEFAULT_CAPABILITY,
+    SELF_MODEL,
+    S,
+    constraints_of,
+    enter,
+    request_for,
+)
+from kernel.solve.steps.grow import grow
+
+
+def select_resolver(k: Kernel, goal_id: str) -> list[str]:
+    goal = enter(k, goal_id, S.SELECTING_RESOLVER)
+    capabilities = goal.get("required_capabilities") or [DEFAULT_CAPABILITY]
+    candidates = [c for c in k.registry.candidates(capabilities, goal["modality"])
+                  if c.id != SELF_MODEL]
+    past, context = kg_context.block(k, goal, "route")
+    # Learned routing: a tool that solved goals of this kind is a candidate even when
+    # its capability tags do not name what identification asked for (unless it has
+    # already failed on this very goal).
+    failed_here = {a.resolver_id for a in k.attempts.of_goal(goal_id) if a.verdict == "UNSAT"}
+    proven = {o.resolver_id for o in past.resolver_outcomes if o.successes > 0} - \
+        {c.id for c in candidates} - failed_here - {SELF_MODEL}
+    if proven:
+        candidates += [c for c in k.registry.candidates([], goal["modality"]) if c.id in proven]
+    if not candidates:  # step 10: find, build or hire a tool for it
+        return grow(k, goal, missing=sorted(capabilities)[0])
+    routing = route(candidates, past.resolver_outcomes, k.config.route_min_successes)
+    candidates = routing.ranked
+    if len(candidates) == 1 or routing.chosen is not None:
+        chosen = routing.chosen or candidates[0]
+        plan = ToolPlan(steps=[ToolStep(resolver_id=chosen.id, capability=capabilities[0])])
+        rationale = routing.rationale if routing.chosen else "the only candidate"
+    else:
+        listing = [{"resolver_id": c.id, "label": c.label, "matched": c.matched,
+                    "success_rate": c.success_rate, "rate_on_similar_goals": routing.rates[c.id]}
+                   for c in candidates]
+        proposal = ask(k, goal_id, ops.RANK_RESOLVERS, request_for(goal, ops.RANK_RESOLVERS,
+                                            constraints_of(k, goal_id, "selected"), context,
+                                            candidates=listing))
+        ranked: models.ResolverRanking = proposal.output
+        allowed = {c.id for c in candidates}
+        steps = [ToolStep(resolver_id=s.resolver_id, capability=s.capability, params=s.params)
+                 for s in ranked.steps if s.resolver_id in allowed]
+        # The kernel decides: a plan naming tools outside the candidates falls back to rank 1.
+        plan = ToolPlan(steps=steps or [ToolStep(resolver_id=candidates[0].id,
+                                                 capability=capabilities[0])])
+        rationale = ranked.rationale if steps else "proposal named no candidate; kernel rank 1"
+    text = plan.model_dump_json()
+    artifact = k.artifacts.register(
+        goal_id, text, type="tool_plan", format="json",
+        lineage=Lineage(node_id=goal_id, resolver_id=CLAUDE_ID,
+                        constraint_ids=k.constraints.roles(goal_id)["selected"]),
+        key=f"plan:{goal_id}:{goal['attempt_count']}:{hashlib.sha256(text.encode()).hexdigest()}")
+    k.run.will_wake([goal_id])
+    k.tree.transition(goal_id, S.RESOLVING, {
+        "plan_artifact_id": artifact.id,
+        "resolver_id": plan.final_resolver_id if len(plan.steps) == 1 else None})
+    k.log.decision(goal_id, "resolver_selection", candidates=[c.id for c in candidates],
+                   chosen=plan.final_resolver_id, rationale=rationale)
+    return [goal_id]
