@@ -54,6 +54,7 @@ chromium:
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 test: $(BIN)/.installed tests/cypher_lint/node_modules/.installed sandbox chromium lint
 	KERNEL_CHECK_QUERY_COVERAGE=1 KERNEL_REQUIRE_SANDBOX=1 $(BIN)/python -m pytest

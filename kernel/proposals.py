@@ -22,7 +22,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from kernel.core.envelopes import canonical_json
-from kernel.core.ledger import Ledger, LedgerEntry
+from kernel.core.ledger import EntryKind, Ledger, LedgerEntry
 from kernel.errors import KernelError
 from kernel.protocol import (
     BACKOFF_SECONDS,
@@ -188,7 +188,7 @@ class Proposals:
         wanted = _wanted(request)
         entry = self._pending_entry()
         if entry is not None:
-            recorded = entry.data()["request"] if entry.kind in ("proposal", "failure") else \
+            recorded: dict[str, Any] = entry.data()["request"] if entry.kind in ("proposal", "failure") else \
                 {"operation": f"observation {entry.operation}", "goal_id": entry.goal_id,
                  "fingerprint": "-" * 12}
             if recorded != wanted:
@@ -205,7 +205,7 @@ class Proposals:
             replayed = True
         else:
             source = self._live(request, proposer)
-            kind = "proposal"
+            kind: EntryKind = "proposal"
             try:
                 resolution = source.propose(request, self._occurrence(request))
                 response = {"output": resolution.output, "cost_usd": resolution.cost_usd,

@@ -94,7 +94,7 @@ class RefusalReport(BaseModel):
 
 
 def refuse(ledger: Ledger, goal_id: str | None, reason: RefusalReason, detail: str,
-           evidence_last: int = 3, **facts: Any) -> RefusalReport:
+           *, evidence_last: int = 3, **facts: Any) -> RefusalReport:
     """Build the report (evidence: the latest ledger entries about this goal) and record it."""
     entries = [e for e in ledger.entries() if goal_id is None or e.goal_id == goal_id]
     evidence = [Evidence(ledger_index=e.index, ledger_hash=e.hash, what=f"{e.kind} {e.operation}")

@@ -96,8 +96,8 @@ def load_script(path: Path) -> Script:
         raise ScriptError(f"{path}: {where}: {first['msg']}") from None
     for number, entry in enumerate(script.proposals):
         _check(path, f"proposals.{number}", entry.operation, entry.output)
-    for operation, entry in script.fallback.items():
-        _check(path, f"fallback.{operation}", operation, entry.output)
+    for operation, fallback in script.fallback.items():
+        _check(path, f"fallback.{operation}", operation, fallback.output)
     return script
 
 

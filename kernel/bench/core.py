@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import time
+from typing import Any
 
 from kernel.bench.store import Figure, median_ms
 from kernel.core.budget import Amount, BudgetEnforcer
@@ -77,12 +78,12 @@ def bench_core(store: GraphStore, repeats: int = 200, tree_size: int = 10_000) -
     return figures
 
 
-def _synthetic_tree(size: int, fanout: int = 8) -> list[dict]:
+def _synthetic_tree(size: int, fanout: int = 8) -> list[dict[str, Any]]:
     """A tree with ``fanout`` children per goal; each child depends on up to two earlier
     siblings."""
     rnd = random.Random(42)
-    rows = [{"id": "node:bench-00000", "parent_id": None, "seq": 0, "depth": 0, "time": 1000,
-             "depends_on": []}]
+    rows: list[dict[str, Any]] = [{"id": "node:bench-00000", "parent_id": None, "seq": 0,
+                                   "depth": 0, "time": 1000, "depends_on": []}]
     depth = {"node:bench-00000": 0}
     for i in range(1, size):
         parent = rows[(i - 1) // fanout]["id"]

@@ -16,7 +16,7 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -46,7 +46,7 @@ def _configure(
         "--debug", envvar="KERNEL_DEBUG", help="print tracebacks of internal errors")] = False,
 ) -> None:
     _state["debug"] = debug
-    overrides: dict[str, object] = {}
+    overrides: dict[str, Any] = {}  # only what was given: the rest comes from KERNEL_*
     if graph is not None:
         overrides["graph"] = graph
     if data_dir is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from functools import partial
 from typing import Annotated, TypeVar
 
 import typer
@@ -64,7 +65,7 @@ def solve_bench(
     database named in the URI)."""
     for size in goals or [1000, 10_000]:
         _run_bench(ctx, f"SOLVE benchmark, {size} goals",
-                   lambda store, size=size: bench_solve(store, size), writes="benchmark runs")
+                   partial(bench_solve, goals=size), writes="benchmark runs")
 
 
 @app.command("kg")

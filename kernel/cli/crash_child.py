@@ -21,12 +21,12 @@ from ulid import ULID
 
 
 def _arm() -> None:
-    import kernel.core.run as run_module
+    import kernel.core.ids as ids_module
     from kernel.store.base import GraphStore
 
     pinned = os.environ.get("KERNEL_CRASH_ULID")
     if pinned:
-        run_module.new_run_ulid = lambda: ULID.from_str(pinned)
+        ids_module.new_run_ulid = lambda: ULID.from_str(pinned)
     kill_at = int(os.environ.get("KERNEL_CRASH_AT", "0"))
     before = os.environ.get("KERNEL_CRASH_WHEN", "after") == "before"
     only = os.environ.get("KERNEL_CRASH_ON", "")

@@ -35,7 +35,7 @@ def verify(
     if file is not None:
         problems = [str(p) for p in verify_file(file.read_bytes())]
         what, count = str(file), None
-    else:
+    elif run is not None:
         run_id = run_id_arg(run)
         with store_of(ctx) as store:
             head, size, entries = load_entries(store, run_id)

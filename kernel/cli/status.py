@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -58,7 +58,7 @@ def _run_status(ctx: typer.Context, run_id: str, as_json: bool) -> None:
         root = store.run("goal/get", {"goal_id": root_id})[0]["goal"] if root_id else {}
         goals = store.run("goal/tree", {"run_id": run_id})
         state = run_state(root.get("status"), lease_state(store, run_id))
-        data = {
+        data: dict[str, Any] = {
             "run": run_id, "goal": root.get("summary"), "status": state,
             "root_status": root.get("status"),
             "sigma_system": root.get("sigma_system") if root.get("status") == "resolved"

@@ -49,7 +49,7 @@ def tree(
 def render_tree(store: GraphStore, run_id: str) -> Tree:
     goals = store.run("goal/tree", {"run_id": run_id})
     nodes: dict[str, Tree] = {}
-    roots = []
+    roots: list[Tree] = []
     for goal in goals:  # parents come first (ordered by depth)
         branch = Tree(_label(goal))
         parent = nodes.get(goal["parent_id"])

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from fractions import Fraction
+from typing import Any
 
 from kernel.core.run import Run
 from kernel.errors import KernelError
@@ -161,7 +162,7 @@ class BudgetEnforcer:
         """Totals derived from the events alone, beside the caches (for audits and tests)."""
         return self.store.run("budget/ledger_totals", {"goal_id": goal_id})[0]
 
-    def _state(self, goal_id: str) -> dict:
+    def _state(self, goal_id: str) -> dict[str, Any]:
         rows = self.store.run("budget/state", {"goal_id": goal_id})
         if not rows:
             raise BudgetError(f"no goal {goal_id!r}")

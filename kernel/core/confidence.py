@@ -73,4 +73,4 @@ class Confidence:
         sigmas = [r["sigma_path"] for r in leaves]
         if not sigmas or any(s is None for s in sigmas):
             return None
-        return min(sigmas)
+        return float(min(sigmas))

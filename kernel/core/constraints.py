@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterable, Sequence
 
 from kernel.core.envelopes import Constraint, ConstraintSpec, ConstraintType, Provenance
+from kernel.core.goal_node import GoalChanges
 from kernel.core.run import Run
 from kernel.core.state_machine import Status, check_transition
 from kernel.store.base import GraphStore
@@ -62,7 +63,7 @@ class ConstraintEngine:
 
     def set_role(self, run: Run, goal_id: str, role: str, ids: Iterable[str],
                  from_status: Status, to_status: Status,
-                 changes: dict | None = None, pattern_id: str | None = None,
+                 changes: GoalChanges | None = None, pattern_id: str | None = None,
                  capabilities: Sequence[str] = ()) -> None:
         """Replace a role's constraint set and move the goal, in one commit.
 
@@ -77,7 +78,8 @@ class ConstraintEngine:
         self.get_many(wanted)  # every id must name a stored constraint
         run.commit("constraint/set_role", {
             "goal_id": goal_id, "role": role, "ids": wanted,
-            "from": from_status.value, "to": to_status.value, "changes": changes or {},
+            "from": from_status.value, "to": to_status.value,
+            "changes": changes.to_properties() if changes is not None else {},
             "pattern_id": pattern_id, "capabilities": sorted(set(capabilities)),
         }, what=f"set {role} constraints of {goal_id}")
 

@@ -9,8 +9,9 @@ against independent computations; :class:`Dependencies` reads and writes the
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from kernel.core.run import Run
 from kernel.errors import KernelError
@@ -54,7 +55,7 @@ def find_cycle(nodes: Iterable[DagNode]) -> list[str] | None:
     for start in sorted(by_id, key=lambda i: (by_id[i].seq, i)):
         if state.get(start):
             continue
-        stack: list[tuple[str, Iterable[str]]] = [(start, iter(sorted(by_id[start].depends_on)))]
+        stack: list[tuple[str, Iterator[str]]] = [(start, iter(sorted(by_id[start].depends_on)))]
         path = [start]
         state[start] = 1
         while stack:
@@ -174,6 +175,6 @@ class Dependencies:
             }, what=f"add dependencies among the children of {parent_id}", consumes=False)
 
 
-def _node(row: dict) -> DagNode:
+def _node(row: dict[str, Any]) -> DagNode:
     return DagNode(id=row["id"], seq=int(row["seq"]), depends_on=tuple(sorted(row["depends_on"])),
                    duration=int(row["time_allocated"] or 0), status=row["status"])

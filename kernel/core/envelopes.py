@@ -126,7 +126,7 @@ class Verification(_Envelope):
 
     @classmethod
     def from_checks(cls, checks: list[Check], trace_summary: str = "") -> Verification:
-        verdict = "SAT" if all(c.passed for c in checks) else "UNSAT"
+        verdict: Literal["SAT", "UNSAT"] = "SAT" if all(c.passed for c in checks) else "UNSAT"
         return cls(verdict=verdict, sigma_v=min((c.sigma_i for c in checks), default=1.0),
                    checks=checks, trace_summary=trace_summary)
 
@@ -138,7 +138,7 @@ class Verification(_Envelope):
 class ToolStep(_Envelope):
     resolver_id: str
     capability: str
-    inputs: dict[str, list[str]] = Field(default_factory=lambda: {"input_artifact_ids": []})
+    inputs: dict[str, list[str]] = Field(default_factory=lambda: {"input_artifact_ids": list[str]()})
     params: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -177,50 +177,3 @@ class CapabilityRequest(_Envelope):
         """sha256 of the canonical request: the same request is never asked twice."""
         return hashlib.sha256(canonical_json(self.model_dump()).encode()).hexdigest()
 
-
-class GoalNode(_Envelope):
-    """A goal as stored: the typed view of a Goal node (the design's ``nodes`` row)."""
-
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-    id: str
-    run_id: str
-    root_id: str
-    parent_id: str | None = None
-    seq: int
-    depth: int = Field(ge=0)
-    description: str
-    summary: str
-    modality: str = "text"
-    status: str
-    leaf_kind: Literal["atomic", "off_the_shelf", "contracted", "constraint_exhausted"] | None = None
-    leaf_reason: str | None = None
-    resolver_id: str | None = None
-    plan_artifact_id: str | None = None
-    input_artifact_ids: list[str] = Field(default_factory=list)
-    output_artifact_id: str | None = None
-    last_attempt_id: str | None = None
-    verification: Verification | None = None
-    sigma_v: float | None = Field(default=None, ge=0.0, le=1.0)
-    sigma_path: float | None = Field(default=None, ge=0.0, le=1.0)
-    tau_local: float = Field(ge=0.0, le=1.0)
-    tau_global: float = Field(ge=0.0, le=1.0)
-    attempt_count: int = Field(ge=0)
-    max_attempts: int = Field(ge=1)
-    cost_allocated: int = 0
-    cost_spent: int = 0
-    cost_granted: int = 0
-    cost_refunded: int = 0
-    time_allocated: int = 0
-    time_spent: int = 0
-    time_granted: int = 0
-    time_refunded: int = 0
-    stale: bool = False
-    over_budget: bool = False
-
-    @model_validator(mode="before")
-    @classmethod
-    def _parse_json_fields(cls, data: Any) -> Any:
-        if isinstance(data, dict) and isinstance(data.get("verification"), str):
-            data = {**data, "verification": json.loads(data["verification"])}
-        return data

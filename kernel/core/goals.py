@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from kernel.core.envelopes import GoalNode
+from kernel.core.goal_node import STEP_FIELDS, GoalChanges, GoalNode
 from kernel.core.run import CommitRejected, Run
 from kernel.core.state_machine import (
     ACTION_STATE,
@@ -24,17 +23,6 @@ from kernel.core.state_machine import (
 from kernel.errors import KernelError
 
 DEFAULT_MAX_ATTEMPTS = 5
-
-# Fields a step may change together with a transition (never status, ids or budget caches,
-# which have their own statements).
-STEP_FIELDS = frozenset({
-    "leaf_kind", "leaf_reason", "resolver_id", "plan_artifact_id", "input_artifact_ids",
-    "output_artifact_id", "verification", "sigma_v", "sigma_path", "decompositions",
-    "rescope_requested", "required_capabilities", "feedback", "gated_reason", "reopened",
-    "awaiting", "capability_gap", "max_attempts", "final_artifact_id", "sigma_system",
-    "consistency_rounds", "plan_document_id", "pattern_id",
-})
-
 
 class UnknownGoalError(KernelError):
     """No goal with that id."""
@@ -77,14 +65,14 @@ class GoalTree:
         summary = (spec.summary or _summarize(spec.description)).strip()
         props: dict[str, Any] = {
             "id": goal_id, "run_id": self.run.run_id,
-            "root_id": parent["root_id"] if parent else goal_id,
+            "root_id": parent.root_id if parent else goal_id,
             "parent_id": parent_id, "seq": self.run.seq,
-            "depth": parent["depth"] + 1 if parent else 0,
+            "depth": parent.depth + 1 if parent else 0,
             "description": spec.description, "summary": summary, "caption": summary[:80],
             "modality": spec.modality, "status": Status.PENDING.value,
             # Thresholds are copied onto the node at creation, for auditability.
-            "tau_local": parent["tau_local"] if parent else self.tau_local,
-            "tau_global": parent["tau_global"] if parent else self.tau_global,
+            "tau_local": parent.tau_local if parent else self.tau_local,
+            "tau_global": parent.tau_global if parent else self.tau_global,
             "attempt_count": 0, "max_attempts": spec.max_attempts,
             "input_artifact_ids": list(spec.input_artifact_ids), "decompositions": 0,
             "stale": False, "decomposition_key": decomposition_key,
@@ -102,15 +90,12 @@ class GoalTree:
         return goal_id
 
     # -- reading ---------------------------------------------------------------------
-    def get(self, goal_id: str) -> dict[str, Any]:
+    def get(self, goal_id: str) -> GoalNode:
+        """The goal as stored, validated (a property the model does not declare fails)."""
         rows = self.store.run("goal/get", {"goal_id": goal_id})
         if not rows:
             raise UnknownGoalError(f"no goal {goal_id!r}")
-        return rows[0]["goal"]
-
-    def node(self, goal_id: str) -> GoalNode:
-        """The goal as a validated envelope."""
-        return GoalNode.model_validate(self.get(goal_id))
+        return GoalNode.model_validate(rows[0]["goal"])
 
     def status(self, goal_id: str) -> Status:
         rows = self.store.run("goal/status", {"goal_id": goal_id})
@@ -132,7 +117,7 @@ class GoalTree:
 
     # -- state changes ---------------------------------------------------------------
     def transition(self, goal_id: str, target: Status,
-                   changes: Mapping[str, Any] | None = None) -> None:
+                   changes: GoalChanges | None = None) -> None:
         """Validate, then move the goal; an invalid move raises and writes nothing."""
         current = self.status(goal_id)
         check_transition(current, target)
@@ -158,7 +143,7 @@ class GoalTree:
             raise InvalidTransitionError(
                 f"{current} -> {target} would skip a step: next_action is {action}")
 
-    def update(self, goal_id: str, status: Status, changes: Mapping[str, Any],
+    def update(self, goal_id: str, status: Status, changes: GoalChanges,
                consumes: bool = True) -> None:
         """Change step fields of a goal that stays in ``status`` (one guarded commit)."""
         self.run.commit("goal/update", {
@@ -166,7 +151,7 @@ class GoalTree:
         }, what=f"update {goal_id} in {status}", consumes=consumes)
 
     def reopen(self, goal_id: str, target: Status,
-               changes: Mapping[str, Any] | None = None) -> int:
+               changes: GoalChanges | None = None) -> int:
         """Backtrack to this goal: reopen it, invalidate its subtree and take back what the
         subtree had not spent; returns how many descendants were invalidated (their
         attempts and logs are kept)."""
@@ -179,15 +164,9 @@ class GoalTree:
         return int(rows[0]["invalidated"])
 
 
-def step_changes(changes: Mapping[str, Any] | None) -> dict[str, Any]:
-    values = dict(changes or {})
-    unknown = set(values) - STEP_FIELDS
-    if unknown:
-        raise InvalidTransitionError(f"a transition cannot change {sorted(unknown)}")
-    for key in ("verification", "feedback", "capability_gap"):
-        if key in values and not isinstance(values[key], str | None):
-            values[key] = json.dumps(values[key], sort_keys=True)
-    return values
+def step_changes(changes: GoalChanges | None) -> dict[str, Any]:
+    """The graph properties a change writes (nothing for no change)."""
+    return changes.to_properties() if changes is not None else {}
 
 
 def _summarize(description: str, limit: int = 120) -> str:
@@ -196,4 +175,5 @@ def _summarize(description: str, limit: int = 120) -> str:
     return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
 
 
-__all__ = ["CommitRejected", "GoalSpec", "GoalTree", "UnknownGoalError"]
+__all__ = ["STEP_FIELDS", "CommitRejected", "GoalChanges", "GoalNode", "GoalSpec", "GoalTree",
+           "UnknownGoalError", "step_changes"]

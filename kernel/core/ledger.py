@@ -67,10 +67,13 @@ def entry_hash(run_id: str, index: int, kind: str, operation: str, goal_id: str 
     return hashlib.sha256(header.encode()).hexdigest()
 
 
+ProblemKind = Literal["altered", "missing", "reordered", "malformed"]
+
+
 @dataclass(frozen=True)
 class Problem:
     index: int
-    what: Literal["altered", "missing", "reordered", "malformed"]
+    what: ProblemKind
     detail: str
 
     def __str__(self) -> str:
@@ -140,7 +143,7 @@ def verify_chain(entries: Iterable[LedgerEntry], head: str | None = None,
     for position, entry in enumerate(chain):
         count += 1
         if entry.index != position:
-            kind = "reordered" if position in indices else "missing"
+            kind: ProblemKind = "reordered" if position in indices else "missing"
             problems.append(Problem(position, kind, f"found index {entry.index} at position "
                                                     f"{position}"))
             return problems

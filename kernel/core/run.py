@@ -24,7 +24,8 @@ from typing import Any
 
 from ulid import ULID
 
-from kernel.core.ids import entity_id, new_run_ulid
+from kernel.core import ids
+from kernel.core.ids import entity_id
 from kernel.errors import KernelError
 from kernel.store.base import GraphStore, Row
 
@@ -61,7 +62,7 @@ class Run:
               ulid: ULID | None = None) -> Run:
         """Create a run; its id and start time are recorded and never recomputed (a replay
         passes the recorded ``ulid`` to recreate the same run)."""
-        ulid = ulid or new_run_ulid()
+        ulid = ulid or ids.new_run_ulid()  # looked up here, so a crash check can pin it
         run_id = f"run:{ulid}"
         started = datetime.fromtimestamp(ulid.timestamp, tz=UTC).isoformat(timespec="milliseconds")
         store.run("run/create", {
@@ -82,7 +83,8 @@ class Run:
 
     def config(self) -> dict[str, Any]:
         rows = self.store.run("run/get", {"run_id": self.run_id})
-        return json.loads(rows[0]["config"] or "{}")
+        config: dict[str, Any] = json.loads(rows[0]["config"] or "{}")
+        return config
 
     def new_id(self, kind: str, salt: str = "") -> str:
         """The id an entity created by the *next* commit gets."""

@@ -9,13 +9,14 @@ recorded proposals give the same hash: that is what replay and resume are checke
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 from kernel.core.envelopes import canonical_json
 from kernel.core.ledger import load_entries
 from kernel.store.base import GraphStore
 
 
-def summary(store: GraphStore, run_id: str) -> dict:
+def summary(store: GraphStore, run_id: str) -> dict[str, Any]:
     head, size, _ = load_entries(store, run_id)
     return {
         "run_id": run_id,

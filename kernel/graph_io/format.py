@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import (
     BaseModel,
@@ -27,8 +27,8 @@ from pydantic import (
 
 from kernel.store.ontology import EXPORTED_LABELS, REL_TYPE_NAMES
 
-FORMAT = "kernel-graph"
-FORMAT_VERSION = 1
+FORMAT: Final = "kernel-graph"
+FORMAT_VERSION: Final = 1
 
 Scalar = StrictBool | StrictInt | StrictFloat | StrictStr
 Value = Scalar | list[Scalar]

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kernel.core.goal_node import GoalNode
 from kernel.kg.history import (
     AppliedConstraint,
     FailureModeCount,
@@ -109,28 +110,28 @@ class StepHistory(BaseModel):
                   for c in self.constraints_applied)]
 
 
-def read(k: Kernel, goal: dict[str, Any], step: str) -> StepHistory:
+def read(k: Kernel, goal: GoalNode, step: str) -> StepHistory:
     """The history ``step`` uses for ``goal``: from the ledger when the run already
     recorded it, otherwise from the graph (and then recorded)."""
     def gather() -> dict[str, Any]:
-        pattern = goal.get("pattern_id")
+        pattern = goal.pattern_id
         found: dict[str, Any] = {}
         for query in STEP_QUERIES[step]:
             if query == "constraints_applied":
-                rows: list[Any] = k.history.constraints_applied(goal["summary"])
+                rows: list[Any] = k.history.constraints_applied(goal.summary)
             elif pattern is None:
                 rows = []
             elif query == "decompositions":
-                rows = k.history.decompositions(pattern, goal["id"])
+                rows = k.history.decompositions(pattern, goal.id)
             else:
                 rows = getattr(k.history, query)(pattern)
             found[query] = [r.model_dump(mode="json") for r in rows]
         return found
 
-    return StepHistory.model_validate(k.proposals.observe(f"history/{step}", goal["id"], gather))
+    return StepHistory.model_validate(k.proposals.observe(f"history/{step}", goal.id, gather))
 
 
-def block(k: Kernel, goal: dict[str, Any], step: str) -> tuple[StepHistory, str]:
+def block(k: Kernel, goal: GoalNode, step: str) -> tuple[StepHistory, str]:
     """The step's rows and the prompt block rendered from them."""
     rows = read(k, goal, step)
-    return rows, rows.block(goal["summary"], k.config.context_chars)
+    return rows, rows.block(goal.summary, k.config.context_chars)

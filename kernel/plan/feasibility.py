@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from kernel.core.dag import DagNode, critical_path, find_cycle, topological_order
 from kernel.protocol.plan_models import (
@@ -140,11 +140,11 @@ def waterfall(tasks: Sequence[PlanTask], metric: str, limit: float) -> list[dict
     return rows
 
 
-def walls(rollups: Sequence[Rollup], tasks: Sequence[PlanTask]) -> list[dict]:
+def walls(rollups: Sequence[Rollup], tasks: Sequence[PlanTask]) -> list[dict[str, Any]]:
     """For each UNSAT constraint, the tasks pushing it there, largest contribution first,
     and the smallest set of them whose removal would bring the mid estimate back."""
     by_id = {t.id: t for t in tasks}
-    result = []
+    result: list[dict[str, Any]] = []
     for r in rollups:
         if r.status != "UNSAT" or r.aggregation == "projection":
             if r.status == "UNSAT":
@@ -156,7 +156,8 @@ def walls(rollups: Sequence[Rollup], tasks: Sequence[PlanTask]) -> list[dict]:
                                 for m in members), key=lambda x: (-x[0], x[1]))
         contributions = [(c, m) for c, m in contributions if c > 0]
         excess = units(r.totals["mid"]) - units(r.limit)
-        cluster, removed = [], 0
+        cluster: list[str] = []
+        removed = 0
         for amount, task_id in contributions:
             if meets(plain(units(r.totals["mid"]) - removed), r.op, r.limit):
                 break

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernel.core.envelopes import ConstraintSpec, Lineage, Provenance
+from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.core.goals import GoalSpec
 from kernel.core.state_machine import Status
 from kernel.errors import Refused
@@ -47,7 +48,7 @@ def make_plan(k: Kernel, root_id: str, verifications: list[dict] | None = None,
     goal = k.tree.get(root_id)
     extracted: ExtractedConstraints = _ask(k, goal, ops.PLAN_CONSTRAINTS, {})
     constraints = extracted.constraints
-    flags: list[str] = _constraint_flags(goal["description"], constraints)
+    flags: list[str] = _constraint_flags(goal.description, constraints)
     dag: TaskDag = _ask(k, goal, ops.PLAN_TASKS, {
         "constraints": [c.model_dump(mode="json") for c in constraints]})
     problems = f.validate_dag(dag.tasks)
@@ -85,15 +86,15 @@ def make_plan(k: Kernel, root_id: str, verifications: list[dict] | None = None,
     return document
 
 
-def _ask(k: Kernel, goal: dict[str, Any], op: Operation[Out], payload: dict[str, Any]) -> Out:
+def _ask(k: Kernel, goal: GoalNode, op: Operation[Out], payload: dict[str, Any]) -> Out:
     """A budget-gated proposal; anything short of a usable one refuses the plan."""
     operation = op.name
     try:
-        proposal = ask(k, goal["id"], op, op.request(
-            goal["id"], goal_description=goal["description"],
-            payload={"goal_summary": goal["summary"], **payload}))
+        proposal = ask(k, goal.id, op, op.request(
+            goal.id, goal_description=goal.description,
+            payload={"goal_summary": goal.summary, **payload}))
     except BudgetDenied as denied:
-        refuse(k.ledger, goal["id"], RefusalReason.BUDGET_EXHAUSTED,
+        refuse(k.ledger, goal.id, RefusalReason.BUDGET_EXHAUSTED,
                f"{operation}: the planning budget cannot pay for it",
                needed_usd=max(denied.estimate.cost - denied.remaining.cost, 0) / 1e6,
                needed_seconds=max(denied.estimate.time - denied.remaining.time, 0) / 1e3)
@@ -101,7 +102,7 @@ def _ask(k: Kernel, goal: dict[str, Any], op: Operation[Out], payload: dict[str,
             from None
     except (PermanentError, ProposerUnavailable) as exc:  # paid for and recorded by ask
         mode = getattr(exc, "failure_mode", "model_unavailable")
-        refuse(k.ledger, goal["id"], RefusalReason.INVALID_PROPOSAL, f"{operation}: {exc}",
+        refuse(k.ledger, goal.id, RefusalReason.INVALID_PROPOSAL, f"{operation}: {exc}",
                operation=operation, failure=mode)
         raise PlanRefused(f"{operation}: no usable proposal: {exc}") from None
     return proposal.output
@@ -134,18 +135,18 @@ def _check_claims(dag: TaskDag, constraints: list[PlanConstraint], tasks: list[P
                               f"{r.constraint_id}")
     checked = []
     for claim in dag.claims:
-        constraint, r = by_id.get(claim.constraint_id), rolled.get(claim.constraint_id)
-        if constraint is None or r is None:
+        constraint, rollup = by_id.get(claim.constraint_id), rolled.get(claim.constraint_id)
+        if constraint is None or rollup is None:
             flags.append(f"claim about {claim.constraint_id}: no such checkable constraint")
             continue
-        values = {t.id: f.estimate(t, r.metric, claim.estimate) for t in tasks}
-        agrees = sum_is(list(values.values()), claim.value) if r.aggregation == "sum" else \
+        values = {t.id: f.estimate(t, rollup.metric, claim.estimate) for t in tasks}
+        agrees = sum_is(list(values.values()), claim.value) if rollup.aggregation == "sum" else \
             longest_chain_is(values, {t.id: t.depends_on for t in tasks}, claim.value) \
-            if r.aggregation == "critical_path" else claim.value == r.totals[claim.estimate]
+            if rollup.aggregation == "critical_path" else claim.value == rollup.totals[claim.estimate]
         if not agrees:
             flags.append(f"the narrative states {claim.constraint_id} {claim.estimate} = "
-                         f"{claim.value}; computed {r.totals[claim.estimate]} (computed wins)")
-        checked.append({**claim.model_dump(mode="json"), "computed": r.totals[claim.estimate],
+                         f"{claim.value}; computed {rollup.totals[claim.estimate]} (computed wins)")
+        checked.append({**claim.model_dump(mode="json"), "computed": rollup.totals[claim.estimate],
                         "agrees": agrees})
     return checked
 
@@ -167,7 +168,7 @@ def _usable_surveys(survey: ApproachSurvey, triggers: dict[str, list[str]],
     return usable
 
 
-def _document(goal: dict[str, Any], constraints: list[PlanConstraint], questions: list[str],
+def _document(goal: GoalNode, constraints: list[PlanConstraint], questions: list[str],
               dag: TaskDag, rollups: list[f.Rollup], claims: list[dict], walls: list[dict],
               triggers: dict[str, list[str]], surveys: list[TaskSurvey],
               fixed: f.Repair | None, flags: list[str],
@@ -178,7 +179,7 @@ def _document(goal: dict[str, Any], constraints: list[PlanConstraint], questions
                         and r.metric.startswith("cost")), None) or \
         next((r for r in rollups if r.aggregation == "sum"), None)
     document: dict[str, Any] = {
-        "schema": SCHEMA, "run_id": goal["run_id"], "goal": goal["description"],
+        "schema": SCHEMA, "run_id": goal.run_id, "goal": goal.description,
         "constraints": [c.model_dump(mode="json") for c in constraints],
         "open_questions": questions,
         "tasks": [t.model_dump(mode="json") for t in tasks],
@@ -219,7 +220,7 @@ def _waterfall(tasks: list[PlanTask], r: f.Rollup | None) -> dict[str, Any] | No
             "rows": f.waterfall(tasks, r.metric, r.limit)}
 
 
-def _store(k: Kernel, goal: dict[str, Any], document: dict[str, Any],
+def _store(k: Kernel, goal: GoalNode, document: dict[str, Any],
            tasks: list[PlanTask]) -> None:
     """The plan in the graph: its constraints, the tasks as goals with dependencies, and
     the document as an artifact of the root."""
@@ -232,20 +233,20 @@ def _store(k: Kernel, goal: dict[str, Any], document: dict[str, Any],
                             provenance=Provenance(source="resolver", resolver_id=CLAUDE_ID))
              for c in document["constraints"]]
     ids = k.constraints.upsert(specs)
-    k.constraints.add_roles(k.run, goal["id"], {"eligible": ids})
+    k.constraints.add_roles(k.run, goal.id, {"eligible": ids})
     children = {}
     existing = {c["decomposition_key"]: c["id"] for c in
-                k.store.run("goal/children_keys", {"goal_id": goal["id"]})}
+                k.store.run("goal/children_keys", {"goal_id": goal.id})}
     for task in tasks:
         key = f"task:{task.id}"
         children[task.id] = existing.get(key) or k.tree.create_child(
-            goal["id"], GoalSpec(task.title, f"{task.id}: {task.title}", "text",
+            goal.id, GoalSpec(task.title, f"{task.id}: {task.title}", "text",
                                  purpose="plan_task"), decomposition_key=key)
-    k.deps.add(k.run, goal["id"], sorted((children[t.id], children[d])
+    k.deps.add(k.run, goal.id, sorted((children[t.id], children[d])
                                          for t in tasks for d in t.depends_on))
     artifact = k.artifacts.register(
-        goal["id"], json.dumps(document, indent=2, sort_keys=True), type="plan",
+        goal.id, json.dumps(document, indent=2, sort_keys=True), type="plan",
         format="json", metadata={"schema": SCHEMA},
-        lineage=Lineage(node_id=goal["id"], resolver_id=CLAUDE_ID, constraint_ids=ids),
-        key=f"plan:{goal['id']}")
-    k.tree.update(goal["id"], Status.PENDING, {"plan_document_id": artifact.id})
+        lineage=Lineage(node_id=goal.id, resolver_id=CLAUDE_ID, constraint_ids=ids),
+        key=f"plan:{goal.id}")
+    k.tree.update(goal.id, Status.PENDING, GoalChanges(plan_document_id=artifact.id))

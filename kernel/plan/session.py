@@ -53,7 +53,7 @@ def plan_goal(store: GraphStore, data_dir: Path, goal: str, proposer: Proposer,
         return _plan(kernel, root, verifications, lease)
 
 
-def _plan(kernel: Kernel, root: str, verifications: list[dict[str, Any]],
+def _plan(kernel: Kernel, root: str, verifications: list[dict[str, Any]] | None,
           lease: Lease) -> dict[str, Any]:
     try:
         document = make_plan(kernel, root, verifications)

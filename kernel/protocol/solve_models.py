@@ -6,7 +6,7 @@ what, if anything, to commit.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,7 +19,7 @@ class ProposedConstraint(_Out):
     type: Literal["logic", "semantic"]
     domain: str = Field(min_length=1, description="software, cost, schedule, latency, ...")
     title: str = Field(min_length=1, description="short human label")
-    payload: dict = Field(default_factory=dict,
+    payload: dict[str, Any] = Field(default_factory=dict,
                           description="logic: a checkable spec (e.g. {'op': '<=', 'value': 5}); "
                                       "semantic: a rubric")
     explicit: bool = Field(description="stated in the goal (true) or implied (false)")
@@ -40,12 +40,12 @@ class SelectedConstraints(_Out):
 class PlanStep(_Out):
     resolver_id: str
     capability: str
-    params: dict = Field(default_factory=dict)
+    params: dict[str, Any] = Field(default_factory=dict)
 
 
 class ResolverRanking(_Out):
     steps: list[PlanStep] = Field(min_length=1)
-    ranking: list[dict] = Field(default_factory=list,
+    ranking: list[dict[str, Any]] = Field(default_factory=list,
                                 description="[{resolver_id, score, reason}] for every candidate")
     rationale: str
 
@@ -140,4 +140,4 @@ class SandboxRun(BaseModel):
     """What codex-tools-0 reports: an environment-dependent proposal, recorded like any other."""
 
     passed: bool
-    results: list[dict]
+    results: list[dict[str, Any]]

@@ -15,6 +15,7 @@ from kernel.core.budget import BudgetEnforcer
 from kernel.core.confidence import Confidence
 from kernel.core.constraints import ConstraintEngine
 from kernel.core.dag import Dependencies
+from kernel.core.goal_node import GoalNode
 from kernel.core.goals import GoalTree
 from kernel.core.ledger import Ledger, LedgerEntry
 from kernel.core.logs import TieredLog
@@ -89,11 +90,11 @@ class Kernel:
     def elapsed(self) -> float:
         return time.monotonic() - self.started
 
-    def refuse_goal(self, goal: dict[str, Any], reason: RefusalReason, detail: str, /,
-                    **facts: str) -> list[str]:
+    def refuse_goal(self, goal: GoalNode, reason: RefusalReason, detail: str, /,
+                    **facts: Any) -> list[str]:
         """Record a refusal for the goal, mark it infeasible and wake its parent; returns
         the goals to run next."""
-        report = refuse(self.ledger, goal["id"], reason, detail, **facts)
-        self.tree.transition(goal["id"], Status.INFEASIBLE)
-        self.log.flow(goal["id"], f"infeasible: {report.to_proceed[0]}")
-        return [goal["parent_id"]] if goal.get("parent_id") else []
+        report = refuse(self.ledger, goal.id, reason, detail, **facts)
+        self.tree.transition(goal.id, Status.INFEASIBLE)
+        self.log.flow(goal.id, f"infeasible: {report.to_proceed[0]}")
+        return [goal.parent_id] if goal.parent_id else []

@@ -44,7 +44,7 @@ def finish_start(kernel: Kernel, goal: str, core: Sequence[ConstraintSpec], budg
         core_ids = kernel.constraints.upsert(list(core))
         root = kernel.tree.create_root(GoalSpec(goal, max_attempts=max_attempts),
                                        core_ids=core_ids)
-    if kernel.tree.get(root)["cost_allocated"] == 0 and budget_usd > 0:
+    if kernel.tree.get(root).cost_allocated == 0 and budget_usd > 0:
         kernel.budget.allocate_root(root, Amount(usd_to_micros(budget_usd),
                                                  seconds_to_ms(time_seconds)))
         kernel.log.flow(root, f"goal received with {len(core)} core constraints, "

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernel.core.envelopes import Check
+from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.core.state_machine import Status
 from kernel.core.units import micros_to_usd, ms_to_seconds
 from kernel.protocol import solve_models as models
@@ -31,17 +32,17 @@ from kernel.solve.verification import arith_check, is_arithmetic, part_facts
 S = Status
 
 
-def check(k: Kernel, goal: dict[str, Any]) -> list[str] | None:
+def check(k: Kernel, goal: GoalNode) -> list[str] | None:
     """None when the goal's arithmetic constraints hold over its parts; otherwise the
     goals to run next (the reopened goal, or the parent of a refused one)."""
-    selected = k.constraints.get_many(k.constraints.roles(goal["id"])["selected"])
+    selected = k.constraints.get_many(k.constraints.roles(goal.id)["selected"])
     arithmetic = [c for c in selected if is_arithmetic(c)]
     if not arithmetic:
         return None
     facts, missing = subtree_facts(k, goal)
     checks = [arith_check(c, facts) for c in arithmetic]
     failed = [c for c in checks if not c.passed]
-    k.log.decision(goal["id"], "composite_check", candidates=[c.id for c in arithmetic],
+    k.log.decision(goal.id, "composite_check", candidates=[c.id for c in arithmetic],
                    chosen="UNSAT" if failed else "SAT",
                    rationale=f"{len(checks) - len(failed)}/{len(checks)} arithmetic "
                              f"constraints hold over {int(facts['parts'])} parts",
@@ -51,15 +52,15 @@ def check(k: Kernel, goal: dict[str, Any]) -> list[str] | None:
     return _violated(k, goal, failed, {c.id: c.title for c in arithmetic}, missing)
 
 
-def subtree_facts(k: Kernel, goal: dict[str, Any]) -> tuple[dict[str, float], dict[str, list]]:
+def subtree_facts(k: Kernel, goal: GoalNode) -> tuple[dict[str, float], dict[str, list]]:
     """The facts above, and for each metric some leaves report and others do not, the
     leaves that leave it out (it then has no total)."""
-    rows = k.store.run("goal/subtree_parts", {"goal_id": goal["id"]})
-    live = _live_solution(rows, goal["id"])
+    rows = k.store.run("goal/subtree_parts", {"goal_id": goal.id})
+    live = _live_solution(rows, goal.id)
     parents = {r["parent_id"] for r in rows if r["id"] in live}
-    leaves = [r for r in rows if r["id"] in live - parents - {goal["id"]}]
+    leaves = [r for r in rows if r["id"] in live - parents - {goal.id}]
     metrics = {r["id"]: _metrics(k, r["output_artifact_id"]) for r in leaves}
-    own = _metrics(k, goal.get("output_artifact_id"))
+    own = _metrics(k, goal.output_artifact_id)
     names = sorted({n for m in metrics.values() for n in m})
     missing = {n: sorted(i for i, m in metrics.items() if n not in m) for n in names}
     facts = {**own, **part_facts([metrics[r["id"]] for r in leaves]),
@@ -88,19 +89,19 @@ def _metrics(k: Kernel, artifact_id: str | None) -> dict[str, float]:
     return models.ResolutionOutput.model_validate_json(k.artifacts.read(artifact_id)).metrics
 
 
-def _violated(k: Kernel, goal: dict[str, Any], failed: list[Check], titles: dict[str, str],
+def _violated(k: Kernel, goal: GoalNode, failed: list[Check], titles: dict[str, str],
               missing: dict[str, list]) -> list[str]:
     names = ", ".join(sorted(titles[c.constraint_id] for c in failed))
     trace = [c.model_dump(mode="json") for c in failed]
-    reopened = int(goal.get("reopened") or 0)
+    reopened = goal.reopened
     if reopened >= k.config.max_reopens:
         return k.refuse_goal(goal, RefusalReason.PARTS_VIOLATE_CONSTRAINT,
                              f"its parts together violate {names}: {trace}",
                              constraints=names, count=str(reopened))
-    invalidated = k.tree.reopen(goal["id"], S.SELECTING_RESOLVER, {
-        "reopened": reopened + 1,
-        "feedback": {"summary": f"the parts together violate {names}", "violations": trace,
-                     "metrics_not_reported_by": missing}})
-    k.log.flow(goal["id"], f"reopened: the parts together violate {names}; "
+    invalidated = k.tree.reopen(goal.id, S.SELECTING_RESOLVER, GoalChanges(
+        reopened=reopened + 1,
+        feedback={"summary": f"the parts together violate {names}", "violations": trace,
+                  "metrics_not_reported_by": missing}))
+    k.log.flow(goal.id, f"reopened: the parts together violate {names}; "
                            f"{invalidated} goals invalidated")
-    return [goal["id"]]
+    return [goal.id]

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kernel.core.goal_node import GoalNode
 from kernel.core.run import advance
 from kernel.core.state_machine import TERMINAL, Action, Status
 from kernel.proposals import NoProposalError, ProposerUnavailable
@@ -97,20 +98,20 @@ def escalate(k: Kernel, denied: BudgetDenied) -> list[str]:
     budget (or decline)."""
     goal = k.tree.get(denied.goal_id)
     gap = grow.budget_gap(goal, denied.operation, denied.estimate, denied.remaining)
-    k.log.flow(goal["id"], f"{denied.operation}: budget pre-check denied; escalating to HIRE")
-    return hire.hire(k, goal, gap, "over_budget", Status(goal["status"]))
+    k.log.flow(goal.id, f"{denied.operation}: budget pre-check denied; escalating to HIRE")
+    return hire.hire(k, goal, gap, "over_budget", Status(goal.status))
 
 
 def _run_step(k: Kernel, goal_id: str) -> list[str]:
     goal = k.tree.get(goal_id)
-    status = Status(goal["status"])
-    if status in TERMINAL or status == S.GATED or goal.get("stale"):
+    status = Status(goal.status)
+    if status in TERMINAL or status == S.GATED or goal.stale:
         return []
-    if goal.get("awaiting"):  # a build subgoal or a HIRE answer
-        if goal["awaiting"].startswith("capreq:"):
+    if goal.awaiting:  # a build subgoal or a HIRE answer
+        if goal.awaiting.startswith("capreq:"):
             return hire.on_answer(k, goal)
         return grow.on_build_done(k, goal)
-    if status == S.PENDING and int(goal.get("decompositions") or 0) > 0:
+    if status == S.PENDING and goal.decompositions > 0:
         return _waiting_on_children(k, goal)
     action = k.tree.next_action(goal_id)
     if action == Action.WAIT:
@@ -119,17 +120,17 @@ def _run_step(k: Kernel, goal_id: str) -> list[str]:
         return HANDLERS[action](k, goal_id)
     except NoProposalError as exc:
         return k.refuse_goal(goal, RefusalReason.NO_PROPOSALS, str(exc),
-                       operation=exc.operation or action.value, goal=goal["summary"])
+                       operation=exc.operation or action.value, goal=goal.summary)
     except PermanentError as exc:
         return k.refuse_goal(goal, RefusalReason.INVALID_PROPOSAL, f"{action.value}: {exc}",
                        operation=action.value, failure=exc.failure_mode)
 
 
-def _waiting_on_children(k: Kernel, goal: dict) -> list[str]:
-    children = k.store.run("dag/children", {"goal_id": goal["id"]})
+def _waiting_on_children(k: Kernel, goal: GoalNode) -> list[str]:
+    children = k.store.run("dag/children", {"goal_id": goal.id})
     statuses = {c["status"] for c in children}
     if children and statuses == {S.RESOLVED.value}:
-        return compose.compose(k, goal["id"])
+        return compose.compose(k, goal.id)
     if S.INFEASIBLE.value in statuses and not statuses - TERMINAL:
         blocked = [c["id"] for c in children if c["status"] == S.INFEASIBLE.value]
         return k.refuse_goal(goal, RefusalReason.SUBGOAL_INFEASIBLE,
@@ -139,7 +140,7 @@ def _waiting_on_children(k: Kernel, goal: dict) -> list[str]:
 
 def _outcome(k: Kernel, root_id: str, count: int, stopped: str | None = None) -> Outcome:
     root = k.tree.get(root_id)
-    sigma = root.get("sigma_system") if root["status"] == S.RESOLVED else None
+    sigma = root.sigma_system if root.status == S.RESOLVED else None
     waiting = tuple(sorted({r["awaiting"] for r in k.store.run("hire/waiting",
                                                                {"run_id": k.run.run_id})}))
-    return Outcome(k.run.run_id, root_id, root["status"], sigma, count, stopped, waiting)
+    return Outcome(k.run.run_id, root_id, root.status.value, sigma, count, stopped, waiting)

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from kernel.core.envelopes import Lineage
-from kernel.core.goals import step_changes
+from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.errors import KernelError
 from kernel.protocol import Estimate, Resolution, ResolveRequest, ToolDefinition
 from kernel.protocol.solve_models import ResolutionOutput
@@ -85,20 +85,20 @@ def check_definition(k: Kernel, tool: ToolDefinition) -> None:
         raise ToolDefinitionError("; ".join(problems))
 
 
-def register(k: Kernel, tool: ToolDefinition, *, resolver_id: str, goal: dict[str, Any],
+def register(k: Kernel, tool: ToolDefinition, *, resolver_id: str, goal: GoalNode,
              builder_id: str, lineage_inputs: list[str], replaces: list[str],
-             goal_changes: dict[str, Any], request_id: str | None = None,
+             goal_changes: GoalChanges, request_id: str | None = None,
              key: str) -> str:
     """Register the tool, its edges and the adopting goal's changes in one commit.
 
     The code is stored as an artifact first (idempotent by ``key``), so a crash between
     the two writes registers the same tool on resume."""
     check_definition(k, tool)
-    metadata: dict[str, Any] = {"kind": tool.kind, "built_for_node_id": goal["id"]}
+    metadata: dict[str, Any] = {"kind": tool.kind, "built_for_node_id": goal.id}
     if tool.code is not None:
         artifact = k.artifacts.register(
-            goal["id"], tool.code, type="tool_code", format="python",
-            lineage=Lineage(node_id=goal["id"], resolver_id=builder_id,
+            goal.id, tool.code, type="tool_code", format="python",
+            lineage=Lineage(node_id=goal.id, resolver_id=builder_id,
                             input_artifact_ids=lineage_inputs), key=f"tool:{key}")
         metadata["artifact_id"] = artifact.id
     else:
@@ -111,7 +111,7 @@ def register(k: Kernel, tool: ToolDefinition, *, resolver_id: str, goal: dict[st
         "latency_estimate": tool.latency_estimate, "input_types": ["text", "code"],
         "output_types": ["text", "code"],
         "built_by": "human" if builder_id.startswith("actor:") else "system",
-        "built_for_node_id": goal["id"], "metadata": json.dumps(metadata, sort_keys=True),
+        "built_for_node_id": goal.id, "metadata": json.dumps(metadata, sort_keys=True),
         "registered_seq": k.run.seq,
     }
     k.run.commit("grow/register_tool", {
@@ -120,9 +120,9 @@ def register(k: Kernel, tool: ToolDefinition, *, resolver_id: str, goal: dict[st
         "parts": [{"id": s, "order": i, "role": f"step {i + 1}"}
                   for i, s in enumerate(tool.steps)],
         "replaces": sorted(set(replaces) - {resolver_id}),
-        "goal_id": goal["id"], "status": goal["status"],
-        "changes": step_changes(goal_changes), "request_id": request_id,
-    }, what=f"register {resolver_id} for {goal['id']}")
+        "goal_id": goal.id, "status": goal.status.value,
+        "changes": goal_changes.to_properties(), "request_id": request_id,
+    }, what=f"register {resolver_id} for {goal.id}")
     return resolver_id
 
 

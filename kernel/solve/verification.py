@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kernel.core.envelopes import Check, Constraint, ConstraintType, Verification
+from kernel.core.goal_node import GoalNode
 from kernel.core.units import micros_to_usd, ms_to_seconds
 from kernel.protocol import operations as ops
 from kernel.protocol.solve_models import ResolutionOutput
@@ -34,7 +35,7 @@ from kernel.solve.sandbox_runs import SandboxProposer
 from kernel.solve.tools import code_problems
 
 
-def verify(k: Kernel, goal: dict[str, Any], constraints: list[Constraint],
+def verify(k: Kernel, goal: GoalNode, constraints: list[Constraint],
            output: ResolutionOutput) -> Verification:
     checks: dict[str, Check] = {}
     judged: list[Constraint] = []
@@ -42,8 +43,8 @@ def verify(k: Kernel, goal: dict[str, Any], constraints: list[Constraint],
     tested = [c for c in constraints if c.type == ConstraintType.LOGIC
               and c.payload.get("check") == "test"]
     facts = {**part_facts([output.metrics]), **output.metrics,
-             "cost_usd": micros_to_usd(goal["cost_spent"]),
-             "seconds": ms_to_seconds(goal["time_spent"])}
+             "cost_usd": micros_to_usd(goal.cost_spent),
+             "seconds": ms_to_seconds(goal.time_spent)}
     for constraint in arithmetic:
         checks[constraint.id] = arith_check(constraint, facts)
     for constraint in constraints:
@@ -116,15 +117,15 @@ def _is_script_tool(k: Kernel, resolver_id: str) -> bool:
         json.loads(rows[0]["resolver"].get("metadata") or "{}").get("kind") == "script"
 
 
-def _run_tests(k: Kernel, goal: dict[str, Any], tested: list[Constraint],
+def _run_tests(k: Kernel, goal: GoalNode, tested: list[Constraint],
                output: ResolutionOutput) -> dict[str, Check]:
     files = dict(output.files)
     if output.content and output.format == "python" and "main.py" not in files:
         files["main.py"] = output.content
     files.update(output.tests)
-    request = ops.RUN_TESTS.request(goal["id"], payload={"files": files,
+    request = ops.RUN_TESTS.request(goal.id, payload={"files": files,
                                                          "tests": sorted(output.tests)})
-    proposal = ask(k, goal["id"], ops.RUN_TESTS, request, resolver_id="resolver:codex-tools-0",
+    proposal = ask(k, goal.id, ops.RUN_TESTS, request, resolver_id="resolver:codex-tools-0",
                    proposer=SandboxProposer(k))
     run = proposal.output
     result = run.results[-1] if run.results else {}
@@ -191,12 +192,12 @@ def _status_of(wanted: str, verdicts: Mapping[str, str]) -> str:
     return "PASSED" if all(v == "passed" for v in chosen) else "FAILED"
 
 
-def _judge(k: Kernel, goal: dict[str, Any], judged: list[Constraint],
+def _judge(k: Kernel, goal: GoalNode, judged: list[Constraint],
            output: ResolutionOutput) -> dict[str, Check]:
-    request = ops.VERIFY_SEMANTIC.request(goal["id"], goal_description=goal["description"],
+    request = ops.VERIFY_SEMANTIC.request(goal.id, goal_description=goal.description,
                                           constraints=judged,
                                           payload={"output": output.model_dump(mode="json")})
-    verdicts = ask(k, goal["id"], ops.VERIFY_SEMANTIC, request).output
+    verdicts = ask(k, goal.id, ops.VERIFY_SEMANTIC, request).output
     by_name = {c.constraint_id: c for c in verdicts.checks}  # an id, or the exact title
     checks = {}
     for constraint in judged:

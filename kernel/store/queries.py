@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -150,7 +150,7 @@ class QueryCatalog:
                 f"no named query '{name}' in {self.root} for the {self.dialect} backend{hint}"
             ) from None
 
-    def __iter__(self) -> Iterable[NamedQuery]:
+    def __iter__(self) -> Iterator[NamedQuery]:
         return iter(self._queries[n] for n in self.names())
 
 

@@ -164,10 +164,12 @@ class ClaudeCode:
     # -- internals -------------------------------------------------------------
     def _call(self, messages: list[dict[str, Any]], tool: dict[str, Any]) -> Reply:
         try:
-            with self.client.messages.with_streaming_response.create(
-                    model=self.settings.model, max_tokens=self.settings.max_tokens,
-                    system=self.system, messages=messages, tools=[tool],
-                    tool_choice={"type": "tool", "name": tool["name"]}) as raw:
+            # The SDK's TypedDicts describe these same shapes; the dicts are built here.
+            params: dict[str, Any] = {
+                "model": self.settings.model, "max_tokens": self.settings.max_tokens,
+                "system": self.system, "messages": messages, "tools": [tool],
+                "tool_choice": {"type": "tool", "name": tool["name"]}}
+            with self.client.messages.with_streaming_response.create(**params) as raw:
                 body = read_capped(raw.iter_bytes(), self.settings.max_response_bytes)
         except (anthropic.APIConnectionError, anthropic.APITimeoutError) as exc:
             raise RetryableError(f"Claude unreachable: {exc}", failure_mode="network") from exc
@@ -252,5 +254,5 @@ def _retry_after(exc: anthropic.APIStatusError) -> float | None:
 
 def _error_message(exc: anthropic.APIStatusError) -> str:
     body = exc.body if isinstance(exc.body, dict) else {}
-    error = body.get("error") if isinstance(body.get("error"), dict) else {}
+    error: dict[str, Any] = body["error"] if isinstance(body.get("error"), dict) else {}
     return str(error.get("message") or exc.message)

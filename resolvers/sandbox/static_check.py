@@ -45,9 +45,9 @@ def check_tool_code(source: str) -> list[Violation]:
                 if name.split(".")[0] in FORBIDDEN_MODULES:
                     found.append(Violation("FORBIDDEN_IMPORT", node.lineno, name))
         elif isinstance(node, ast.Call):
-            name = node.func.id if isinstance(node.func, ast.Name) else None
-            if name in FORBIDDEN_CALLS:
-                found.append(Violation("FORBIDDEN_CALL", node.lineno, f"{name}()"))
+            called = node.func.id if isinstance(node.func, ast.Name) else None
+            if called in FORBIDDEN_CALLS:
+                found.append(Violation("FORBIDDEN_CALL", node.lineno, f"{called}()"))
             if name == "open" and _writes(node):
                 found.append(Violation("FILE_WRITE", node.lineno, "open() for writing"))
         elif isinstance(node, ast.Attribute) and node.attr.startswith("__") \

@@ -66,7 +66,7 @@ def test_sigma_path_is_recomputed_below_a_changed_ancestor(tree: GoalTree) -> No
     assert confidence.system_sigma() == 0.36
     _set_sigma(tree, child, 1.0)
     assert confidence.recompute_subtree(child) == {child: 0.9, leaf_a: 0.45}
-    assert tree.get(leaf_a)["sigma_path"] == 0.45
+    assert tree.get(leaf_a).sigma_path == 0.45
     assert confidence.system_sigma() == 0.45
     assert weakest_ancestor(confidence.path(leaf_a)) == leaf_a
 
@@ -91,7 +91,7 @@ def test_reopening_invalidates_the_subtree_but_keeps_history(tree: GoalTree) -> 
     assert tree.status(root) == Status.SELECTING_RESOLVER
     for kid in kids:
         goal = tree.get(kid)
-        assert goal["status"] == "pending" and goal["stale"] is True
+        assert goal.status == "pending" and goal.stale is True
         assert "output_artifact_id" not in goal and "sigma_v" not in goal
     assert Dependencies(tree.store).unresolved(kids[1]) == []
     assert [a.id for a in attempts.of_goal(kids[0])] == [attempt.id]

@@ -81,7 +81,7 @@ def test_an_overrun_is_covered_by_the_parent_or_flagged(tree: GoalTree) -> None:
     assert budget.record(kids[0], Amount(left.cost + 10, 0), "r", "resolve") is False
     assert budget.remaining(kids[0]) == Amount(0, left.time)
     assert budget.record(root, Amount(10**12, 0), "r", "resolve") is True  # root: no parent
-    assert tree.get(root)["over_budget"] is True
+    assert tree.get(root).over_budget is True
     assert budget.remaining(root).cost < 0
 
 
@@ -168,4 +168,4 @@ def test_a_failing_statement_leaves_no_budget_event(tree: GoalTree) -> None:
                                           "event_id": "budget:dup", "description": "x"},
                         what="duplicate id")
     assert budget.ledger_totals(root)["cost_refunded"] == 1
-    assert tree.get(root)["cost_refunded"] == 1
+    assert tree.get(root).cost_refunded == 1

@@ -80,7 +80,7 @@ def test_attempts_count_up_to_the_limit_and_stay_consistent(tree: GoalTree) -> N
             [Check(constraint_id=ids[0], passed=False, sigma_i=0.0,
                    detail={"got": "MemoryError"})]), failure_slug="memory_error")
         goal = tree.get(root)
-        assert (goal["attempt_count"], goal["last_attempt_id"]) == (index, attempt.id)
+        assert (goal.attempt_count, goal.last_attempt_id) == (index, attempt.id)
         if index == 1:
             tree.transition(root, Status.RESOLVING)
     with pytest.raises(AttemptsExhaustedError):
@@ -90,7 +90,7 @@ def test_attempts_count_up_to_the_limit_and_stay_consistent(tree: GoalTree) -> N
     assert [a.verdict for a in history] == ["UNSAT", "UNSAT"]
     assert history[1].feedback == {"round": 2}
     assert engine.roles(root)["resolved"] == []
-    node = tree.node(root)
+    node = tree.get(root)
     assert node.verification is not None and node.verification.failed()[0].detail == {
         "got": "MemoryError"}
     assert (node.sigma_v, node.cost_spent, node.time_spent) == (0.0, 20, 20)

@@ -7,8 +7,9 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from pydantic import ValidationError
 
-from kernel.core.goals import GoalSpec, GoalTree
+from kernel.core.goals import GoalChanges, GoalSpec, GoalTree
 from kernel.core.run import Run
 from kernel.core.state_machine import (
     COMPOSITE_TRANSITIONS,
@@ -71,8 +72,9 @@ def test_invalid_transition_raises_and_changes_nothing(tree: GoalTree) -> None:
         tree.transition(root, S.RESOLVING)
     assert tree.status(root) == S.PENDING
     assert tree.run.seq == seq
-    with pytest.raises(InvalidTransitionError, match="cannot change"):
-        tree.transition(root, S.IDENTIFYING_CONSTRAINTS, {"cost_spent": 0})
+    with pytest.raises(ValidationError, match="cost_spent"):  # a budget cache, not a step field
+        tree.transition(root, S.IDENTIFYING_CONSTRAINTS, GoalChanges.model_validate(
+            {"cost_spent": 0}))
     assert tree.status(root) == S.PENDING
 
 
@@ -83,9 +85,9 @@ def test_thresholds_are_copied_at_creation(run: Run) -> None:
     later = GoalTree(run, tau_local=0.1, tau_global=0.1)
     grandchild = later.create_child(child, GoalSpec("part of part"))
     for goal_id in (root, child, grandchild):
-        goal = tree.node(goal_id)
+        goal = tree.get(goal_id)
         assert (goal.tau_local, goal.tau_global) == (0.8, 0.6)
-    node = tree.node(grandchild)
+    node = tree.get(grandchild)
     assert (node.depth, node.parent_id, node.root_id, node.status) == (2, child, root, "pending")
     assert node.attempt_count == 0 and node.verification is None
 
@@ -123,7 +125,7 @@ class GoalLifecycle(RuleBasedStateMachine):
             self.tree.reopen(self.goal, status)
             self.model = status
             assert self.tree.status(self.child) == S.PENDING
-            assert self.tree.get(self.child)["stale"] is True
+            assert self.tree.get(self.child).stale is True
         else:
             with pytest.raises(InvalidTransitionError):
                 self.tree.reopen(self.goal, status)

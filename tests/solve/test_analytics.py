@@ -114,7 +114,7 @@ def test_the_knowledge_graph_edges_are_written_with_each_step(
     kernel, root = _start(initialised_graph, tmp_path, "Write the summary", entries, "edges")
     assert solve(kernel, root).status == "resolved"
     goal = kernel.tree.get(root)
-    pattern = goal["pattern_id"]
+    pattern = goal.pattern_id
     assert pattern.startswith("goal_pattern:")
 
     def edges(label: str, ids: list[str]) -> list[tuple[str, str, dict]]:

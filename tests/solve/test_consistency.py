@@ -74,7 +74,7 @@ def test_a_global_conflict_reopens_the_lowest_common_ancestor(initialised_graph:
     kernel, root, outcome = _run(initialised_graph, tmp_path, conflict=True)
     assert outcome.status == "resolved"
     goal = kernel.tree.get(root)
-    assert goal["reopened"] == 1 and goal["decompositions"] == 2
+    assert goal.reopened == 1 and goal.decompositions == 2
     roles = kernel.constraints.roles(root)
     coupling = kernel.constraints.get_many(roles["coupling"])
     assert [c.title for c in coupling] == [COUPLING]
@@ -95,11 +95,11 @@ def test_assembly_has_full_lineage_and_sigma_system(initialised_graph: GraphStor
     # sigma_system = min over leaves of the product down the path: 0.9 * min(0.8, 0.75)
     assert outcome.sigma_system == pytest.approx(0.675)
     goal = kernel.tree.get(root)
-    final = kernel.artifacts.get(goal["final_artifact_id"])
+    final = kernel.artifacts.get(goal.final_artifact_id)
     leaves = [c.id for c in kernel.deps.children(root)]
-    outputs = sorted(kernel.tree.get(c)["output_artifact_id"] for c in leaves)
+    outputs = sorted(kernel.tree.get(c).output_artifact_id for c in leaves)
     assert sorted(final.lineage.input_artifact_ids) == outputs
-    assert final.metadata["sigma_system"] == outcome.sigma_system == goal["sigma_system"]
+    assert final.metadata["sigma_system"] == outcome.sigma_system == goal.sigma_system
     assert kernel.artifacts.read(final.id).decode() == "Docs and announcement, dated 2027-03-04."
     # the two parts are coupled twice over: a dependency and a shared logic constraint
     pairs = coupled_pairs(kernel, root)

@@ -62,7 +62,7 @@ def test_the_csv_cli_example_resolves_with_real_verification(
              if titles[c.constraint_id] != "error messages are helpful"]
     assert len(logic) == 4 and all(c.passed and c.sigma_i == 1.0 for c in logic)
     assert second.verification.sigma_v == 0.85
-    goal = kernel.tree.node(root)
+    goal = kernel.tree.get(root)
     assert goal.leaf_kind == "atomic" and goal.sigma_path == 0.85
     assert outcome.sigma_system == 0.85
     assert first.failure_mode == "failure:violated_exits_1_when_the_column_is_missing"

@@ -165,7 +165,7 @@ def test_a_failed_build_is_not_tried_again(initialised_graph: GraphStore,
     record_answer(initialised_graph, outcome.waiting_on[0], HireAnswer(kind="decline"))
     proposer = kernel.proposals.proposer
     resumed = resume(initialised_graph, kernel.run.run_id, tmp_path, proposer=proposer)
-    assert kernel.tree.get(builds[0]["id"])["status"] == "infeasible"
+    assert kernel.tree.get(builds[0]["id"]).status == "infeasible"
     assert resumed.status == "pending" and len(resumed.waiting_on) == 1
     asked = list_requests(initialised_graph, ["requested"])
     assert [(r["capability_tag"], r["reason"]) for r in asked] == \
@@ -337,7 +337,7 @@ def test_interactive_hire_then_a_composite_build_of_the_hired_tool(
     assert outcome.status == "resolved"
     assert [(a["capability_tag"], a["reason"]) for a in asked] == \
         [("word_count", "build_unaffordable"), ("budget", "over_budget")]
-    output = json.loads(kernel.artifacts.read(kernel.tree.get(root)["output_artifact_id"]))
+    output = json.loads(kernel.artifacts.read(kernel.tree.get(root).output_artifact_id))
     assert output["content"] == "4"
 
     # A composite: a build whose output chains registered script tools (a goal of
@@ -358,7 +358,7 @@ def test_interactive_hire_then_a_composite_build_of_the_hired_tool(
     assert solve(kernel2, root2).status == "resolved"
     tool = _resolver(initialised_graph, "word_report")
     assert ("COMPOSED_OF", "resolver:word-counter") in _edges(initialised_graph, tool["id"])
-    output = json.loads(kernel2.artifacts.read(kernel2.tree.get(root2)["output_artifact_id"]))
+    output = json.loads(kernel2.artifacts.read(kernel2.tree.get(root2).output_artifact_id))
     assert output["content"] == "7"  # the chain ran
 
 

@@ -82,7 +82,7 @@ def test_decomposition_honours_dependencies(initialised_graph: GraphStore,
     outcome = solve(kernel, root)
     assert outcome.status == "resolved"
     children = kernel.deps.children(root)
-    by_summary = {kernel.tree.get(c.id)["summary"]: c for c in children}
+    by_summary = {kernel.tree.get(c.id).summary: c for c in children}
     docs, announce, support = (by_summary[f"launch part: {x}"] for x in
                                ("write the docs", "announce it", "brief support"))
     # docs -> support would close a cycle: the kernel dropped that edge
@@ -96,7 +96,7 @@ def test_decomposition_honours_dependencies(initialised_graph: GraphStore,
                (docs, announce, support)]
     assert weights[1] == 2 * weights[0] == 2 * weights[2]
     # the boot query a later goal of this pattern reads at step 8
-    past = kernel.history.decompositions(kernel.tree.get(root)["pattern_id"], "goal:later")
+    past = kernel.history.decompositions(kernel.tree.get(root).pattern_id, "goal:later")
     assert [(d.goal_id, d.status) for d in past] == [(root, "resolved")]
     assert [(c.summary, c.after) for c in past[0].children] == [
         ("launch part: write the docs", []),
@@ -195,7 +195,7 @@ def test_backtracking_has_a_budget(initialised_graph: GraphStore, tmp_path: Path
                 if e.kind == "refusal"]
     assert refusals[0]["reasons"] == ["CONTRADICTION_BUDGET_EXCEEDED"]
     assert "after 3 reopenings" in refusals[0]["detail"]
-    assert kernel.tree.get(root)["reopened"] == 3
+    assert kernel.tree.get(root).reopened == 3
 
 
 def test_a_child_can_ask_its_parent_to_rescope(initialised_graph: GraphStore,
@@ -222,6 +222,6 @@ def test_a_child_can_ask_its_parent_to_rescope(initialised_graph: GraphStore,
     outcome = solve(kernel, root)
     assert outcome.status == "resolved"
     goal = kernel.tree.get(root)
-    assert goal["reopened"] == 1 and goal["decompositions"] == 2
+    assert goal.reopened == 1 and goal.decompositions == 2
     tree = initialised_graph.run("goal/tree", {"run_id": kernel.run.run_id})
     assert [g["summary"] for g in tree if g["stale"]] == ["launch part: do everything at once"]

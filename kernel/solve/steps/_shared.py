@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernel.core.envelopes import Constraint
+from kernel.core.goal_node import GoalNode
 from kernel.core.state_machine import Status
 from kernel.protocol import Operation, ResolveRequest
 from kernel.runtime.kernel import Kernel
@@ -15,18 +16,18 @@ DEFAULT_CAPABILITY = "generate_code"
 SELF_MODEL = "resolver:self-model-0"
 
 
-def request_for(goal: dict[str, Any], operation: Operation[Any],
+def request_for(goal: GoalNode, operation: Operation[Any],
              constraints: list[Constraint] | None = None, context: str = "",
              **payload: Any) -> ResolveRequest:
-    return operation.request(goal["id"], goal_description=goal["description"],
+    return operation.request(goal.id, goal_description=goal.description,
                              constraints=constraints or [], context=context,
-                             payload={"goal_summary": goal["summary"], **payload})
+                             payload={"goal_summary": goal.summary, **payload})
 
 
-def enter(k: Kernel, goal_id: str, state: Status) -> dict[str, Any]:
+def enter(k: Kernel, goal_id: str, state: Status) -> GoalNode:
     """The goal, moved into the step's state first if it is resuming from pending."""
     goal = k.tree.get(goal_id)
-    if goal["status"] == S.PENDING:
+    if goal.status == S.PENDING:
         k.tree.transition(goal_id, state)
         goal = k.tree.get(goal_id)
     return goal
@@ -43,10 +44,10 @@ def by_id_or_title(constraints: list[Constraint], names: list[str]) -> set[str]:
     return {n if n in ids else by_title[n] for n in names if n in ids or n in by_title}
 
 
-def wake_dependents(k: Kernel, goal: dict[str, Any]) -> list[str]:
-    woken = [r["id"] for r in k.store.run("goal/dependents", {"goal_id": goal["id"]})]
+def wake_dependents(k: Kernel, goal: GoalNode) -> list[str]:
+    woken = [r["id"] for r in k.store.run("goal/dependents", {"goal_id": goal.id})]
     return woken + wake_parent(k, goal)
 
 
-def wake_parent(k: Kernel, goal: dict[str, Any]) -> list[str]:
-    return [goal["parent_id"]] if goal.get("parent_id") else []
+def wake_parent(k: Kernel, goal: GoalNode) -> list[str]:
+    return [goal.parent_id] if goal.parent_id else []

@@ -8,9 +8,8 @@ go to one ``assemble`` proposal and the result is registered as derived from all
 
 from __future__ import annotations
 
-from typing import Any
-
 from kernel.core.envelopes import Lineage
+from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.core.state_machine import Status
 from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
@@ -20,7 +19,7 @@ from kernel.runtime.kernel import Kernel
 S = Status
 
 
-def assemble(k: Kernel, root: dict[str, Any]) -> list[str]:
+def assemble(k: Kernel, root: GoalNode) -> list[str]:
     """Resolve the decomposed root with its assembled artifact."""
     leaves = k.store.run("goal/leaves", {"run_id": k.run.run_id})
     sigma = k.confidence.system_sigma()
@@ -28,25 +27,24 @@ def assemble(k: Kernel, root: dict[str, Any]) -> list[str]:
     for leaf in leaves:
         goal = k.tree.get(leaf["id"])
         output = models.ResolutionOutput.model_validate_json(
-            k.artifacts.read(goal["output_artifact_id"]))
-        parts.append({"goal_id": goal["id"], "goal_summary": goal["summary"],
-                      "artifact_id": goal["output_artifact_id"], "format": output.format,
+            k.artifacts.read(goal.require("output_artifact_id")))
+        parts.append({"goal_id": goal.id, "goal_summary": goal.summary,
+                      "artifact_id": goal.require("output_artifact_id"), "format": output.format,
                       "content": output.content})
-    proposal = ask(k, root["id"], ops.ASSEMBLE, ops.ASSEMBLE.request(
-        goal_id=root["id"], goal_description=root["description"],
-        payload={"goal_summary": root["summary"], "parts": parts}))
+    proposal = ask(k, root.id, ops.ASSEMBLE, ops.ASSEMBLE.request(
+        goal_id=root.id, goal_description=root.description,
+        payload={"goal_summary": root.summary, "parts": parts}))
     assembly: models.Assembly = proposal.output
     inputs = [p["artifact_id"] for p in parts]
     artifact = k.artifacts.register(
-        root["id"], assembly.content, type="final", format=assembly.format,
+        root.id, assembly.content, type="final", format=assembly.format,
         metadata={"sigma_system": sigma, "leaves": [p["goal_id"] for p in parts],
                   "notes": assembly.notes},
-        lineage=Lineage(node_id=root["id"], resolver_id=CLAUDE_ID, input_artifact_ids=inputs),
+        lineage=Lineage(node_id=root.id, resolver_id=CLAUDE_ID, input_artifact_ids=inputs),
         sigma=sigma, key=f"final:{proposal.ledger_hash}")
-    k.tree.transition(root["id"], S.RESOLVED, {"leaf_kind": None,
-                                               "final_artifact_id": artifact.id,
-                                               "sigma_system": sigma})
-    k.log.flow(root["id"], f"goal achieved: final artifact {artifact.id} from "
+    k.tree.transition(root.id, S.RESOLVED, GoalChanges(
+        leaf_kind=None, final_artifact_id=artifact.id, sigma_system=sigma))
+    k.log.flow(root.id, f"goal achieved: final artifact {artifact.id} from "
                            f"{len(parts)} parts, sigma_system={sigma}")
     return []
 

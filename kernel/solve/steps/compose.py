@@ -3,6 +3,7 @@ over its parts (the root after the global consistency check, with its assembled 
 
 from __future__ import annotations
 
+from kernel.core.goal_node import GoalChanges
 from kernel.runtime.kernel import Kernel
 from kernel.solve import composite
 from kernel.solve.steps import consistency
@@ -21,11 +22,11 @@ def compose(k: Kernel, goal_id: str) -> list[str]:
     again = composite.check(k, goal)
     if again is not None:
         return again
-    if not goal.get("parent_id"):
+    if not goal.parent_id:
         again = consistency.check(k, goal)
         return again if again is not None else assemble(k, goal)
     woken = wake_dependents(k, goal)
     k.run.will_wake(woken)
-    k.tree.transition(goal_id, S.RESOLVED, {"leaf_kind": None})
+    k.tree.transition(goal_id, S.RESOLVED, GoalChanges(leaf_kind=None))
     k.log.flow(goal_id, "resolved: every child is resolved")
     return woken

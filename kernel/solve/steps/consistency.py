@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernel.core.envelopes import ConstraintSpec, Provenance
+from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.core.state_machine import Status
 from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
@@ -26,42 +27,42 @@ EXCERPT = 2000
 MAX_REVIEWED_PAIRS = 100  # one prompt's worth; the rest are counted for the reviewer
 
 
-def check(k: Kernel, root: dict[str, Any]) -> list[str] | None:
+def check(k: Kernel, root: GoalNode) -> list[str] | None:
     """None when the tree is consistent; otherwise the goals to run next."""
-    pairs = coupled_pairs(k, root["id"])
+    pairs = coupled_pairs(k, root.id)
     if not pairs:
-        k.log.decision(root["id"], "global_consistency", candidates=[], chosen="SAT",
+        k.log.decision(root.id, "global_consistency", candidates=[], chosen="SAT",
                        rationale="no coupled leaves: nothing to review")
         return None
     reviewed = pairs[:MAX_REVIEWED_PAIRS]
     leaves = sorted({p["a"] for p in reviewed} | {p["b"] for p in reviewed})
-    proposal = ask(k, root["id"], ops.CHECK_GLOBAL_CONSISTENCY, ops.CHECK_GLOBAL_CONSISTENCY.request(
-        goal_id=root["id"],
-        goal_description=root["description"],
-        payload={"goal_summary": root["summary"], "couplings": reviewed,
+    proposal = ask(k, root.id, ops.CHECK_GLOBAL_CONSISTENCY, ops.CHECK_GLOBAL_CONSISTENCY.request(
+        goal_id=root.id,
+        goal_description=root.description,
+        payload={"goal_summary": root.summary, "couplings": reviewed,
                  "couplings_not_shown": len(pairs) - len(reviewed),
                  "leaves": [_leaf(k, goal_id) for goal_id in leaves]}))
     review: models.ConsistencyReview = proposal.output
     conflict = _first_actionable(k, review, leaves) if review.verdict == "UNSAT" else None
     if conflict is None:
-        k.log.decision(root["id"], "global_consistency", candidates=leaves, chosen="SAT",
+        k.log.decision(root.id, "global_consistency", candidates=leaves, chosen="SAT",
                        rationale=f"review verdict {review.verdict}; no actionable conflict")
         return None
     involved, specs = conflict
     lca = lowest_common_ancestor(k, involved)
     target = k.tree.get(lca)
-    reopened = int(target.get("reopened") or 0)
+    reopened = target.reopened
     if reopened >= k.config.max_reopens:
-        report = refuse(k.ledger, root["id"], RefusalReason.CONTRADICTION_BUDGET_EXCEEDED,
+        report = refuse(k.ledger, root.id, RefusalReason.CONTRADICTION_BUDGET_EXCEEDED,
                         f"{lca} was reopened {reopened} times for conflicts",
                         count=str(reopened), limit=str(k.config.max_reopens))
-        k.tree.transition(root["id"], S.INFEASIBLE)
-        k.log.flow(root["id"], f"infeasible: {report.to_proceed[0]}")
+        k.tree.transition(root.id, S.INFEASIBLE)
+        k.log.flow(root.id, f"infeasible: {report.to_proceed[0]}")
         return []
     ids = k.constraints.upsert(specs)
     k.constraints.add_roles(k.run, lca, {"eligible": ids, "coupling": ids})
-    invalidated = k.tree.reopen(lca, S.SELECTING_CONSTRAINTS, {"reopened": reopened + 1})
-    k.log.decision(root["id"], "global_conflict", candidates=involved, chosen=lca,
+    invalidated = k.tree.reopen(lca, S.SELECTING_CONSTRAINTS, GoalChanges(reopened=reopened + 1))
+    k.log.decision(root.id, "global_conflict", candidates=involved, chosen=lca,
                    rationale=f"coupling constraints added at the lowest common ancestor; "
                              f"{invalidated} goals invalidated", constraints=ids)
     return [lca]
@@ -87,18 +88,18 @@ def coupled_pairs(k: Kernel, root_id: str) -> list[dict[str, Any]]:
 def _leaf(k: Kernel, goal_id: str) -> dict[str, Any]:
     goal = k.tree.get(goal_id)
     content = ""
-    if goal.get("output_artifact_id"):
+    if goal.output_artifact_id:
         output = models.ResolutionOutput.model_validate_json(
-            k.artifacts.read(goal["output_artifact_id"]))
+            k.artifacts.read(goal.output_artifact_id))
         content = output.content[:EXCERPT]
-    return {"id": goal_id, "summary": goal["summary"], "output": content}
+    return {"id": goal_id, "summary": goal.summary, "output": content}
 
 
 def _first_actionable(k: Kernel, review: models.ConsistencyReview, leaves: list[str],
                       ) -> tuple[list[str], list[ConstraintSpec]] | None:
     """The first conflict naming at least two coupled leaves (by id or exact summary)
     and at least one coupling constraint; the kernel ignores the rest."""
-    by_summary = {k.tree.get(g)["summary"]: g for g in leaves}
+    by_summary = {k.tree.get(g).summary: g for g in leaves}
     for conflict in review.conflicts:
         involved = sorted({n if n in leaves else by_summary[n] for n in conflict.nodes_involved
                            if n in leaves or n in by_summary})

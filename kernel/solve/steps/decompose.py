@@ -3,9 +3,8 @@ budgets by relative complexity."""
 
 from __future__ import annotations
 
-import json
-
 from kernel.core.dag import DagNode, find_cycle, topological_order
+from kernel.core.goal_node import GoalChanges
 from kernel.core.goals import GoalSpec
 from kernel.kg import context as kg_context
 from kernel.protocol import operations as ops
@@ -22,11 +21,11 @@ from kernel.solve.steps._shared import (
 def decompose(k: Kernel, goal_id: str) -> list[str]:
     goal = k.tree.get(goal_id)
     _, context = kg_context.block(k, goal, "decompose")
-    feedback = {"feedback": json.loads(goal["feedback"])} if goal.get("feedback") else {}
+    feedback = {"feedback": goal.feedback} if goal.feedback is not None else {}
     proposal = ask(k, goal_id, ops.DECOMPOSE, request_for(
         goal, ops.DECOMPOSE, constraints_of(k, goal_id, "selected"), context, **feedback))
     plan: models.Decomposition = proposal.output
-    round_ = int(goal.get("decompositions", 0)) + 1
+    round_ = goal.decompositions + 1
     keys = list(dict.fromkeys(c.key for c in plan.children))
     existing = {c["decomposition_key"]: c["id"] for c in
                 k.store.run("goal/children_keys", {"goal_id": goal_id})}
@@ -38,7 +37,7 @@ def decompose(k: Kernel, goal_id: str) -> list[str]:
         key = f"{round_}:{child.key}"
         ids[child.key] = existing.get(key) or k.tree.create_child(
             goal_id, GoalSpec(child.goal_description, child.goal_summary, child.modality,
-                              input_artifact_ids=(goal["output_artifact_id"],)),
+                              input_artifact_ids=(goal.require("output_artifact_id"),)),
             inherited_ids=inherited, decomposition_key=key)
     edges = _acyclic_edges(k, goal_id, plan, ids)
     k.deps.add(k.run, goal_id, edges)
@@ -48,7 +47,7 @@ def decompose(k: Kernel, goal_id: str) -> list[str]:
         k.budget.allocate_children(goal_id, weights)
     woken = topological_order(k.deps.children(goal_id))
     k.run.will_wake(woken)
-    k.tree.transition(goal_id, S.PENDING, {"decompositions": round_})
+    k.tree.transition(goal_id, S.PENDING, GoalChanges(decompositions=round_))
     k.log.flow(goal_id, f"decomposed into {len(ids)} children, {len(edges)} dependencies")
     return woken
 

@@ -3,9 +3,8 @@ weakest ancestor (B7), with a bounded number of reopenings."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from kernel.core.confidence import weakest_ancestor
+from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.refusal import RefusalReason, refuse
 from kernel.runtime.kernel import Kernel
 from kernel.solve.steps._shared import (
@@ -14,13 +13,13 @@ from kernel.solve.steps._shared import (
 )
 
 
-def gate(k: Kernel, goal: dict[str, Any], sigma_path: float) -> list[str]:
+def gate(k: Kernel, goal: GoalNode, sigma_path: float) -> list[str]:
     """A verified goal that is not a leaf decomposes only while sigma_path stays at or
     above tau_global; below it the goal is gated and the loop backtracks."""
-    goal_id = goal["id"]
-    if sigma_path < goal["tau_global"]:
-        k.tree.transition(goal_id, S.GATED, {"gated_reason": f"sigma_path {sigma_path} < "
-                                                            f"tau_global {goal['tau_global']}"})
+    goal_id = goal.id
+    if sigma_path < goal.tau_global:
+        k.tree.transition(goal_id, S.GATED, GoalChanges(gated_reason=f"sigma_path {sigma_path} < "
+                                                            f"tau_global {goal.tau_global}"))
         return backtrack(k, goal_id)
     k.run.will_wake([goal_id])
     k.tree.transition(goal_id, S.DECOMPOSING)
@@ -32,7 +31,7 @@ def backtrack(k: Kernel, gated_id: str) -> list[str]:
     path = k.confidence.path(gated_id)
     weakest = weakest_ancestor(path[:-1]) or weakest_ancestor(path)
     target = gated_id if weakest is None else weakest
-    reopened = int(k.tree.get(target).get("reopened") or 0)
+    reopened = k.tree.get(target).reopened
     if reopened >= k.config.max_reopens:
         report = refuse(k.ledger, target, RefusalReason.CONTRADICTION_BUDGET_EXCEEDED,
                         f"confidence stayed below tau_global after {reopened} reopenings",
@@ -43,9 +42,9 @@ def backtrack(k: Kernel, gated_id: str) -> list[str]:
         return wake_parent(k, k.tree.get(gated_id))
     if target == gated_id:
         k.tree.transition(gated_id, S.PENDING)  # nothing above to blame: rerun it
-        k.tree.reopen(gated_id, S.SELECTING_RESOLVER, {"reopened": reopened + 1})
+        k.tree.reopen(gated_id, S.SELECTING_RESOLVER, GoalChanges(reopened=reopened + 1))
         return [gated_id]
-    invalidated = k.tree.reopen(weakest, S.SELECTING_RESOLVER, {"reopened": reopened + 1})
-    k.log.decision(gated_id, "backtrack", candidates=[p.id for p in path], chosen=weakest,
+    invalidated = k.tree.reopen(target, S.SELECTING_RESOLVER, GoalChanges(reopened=reopened + 1))
+    k.log.decision(gated_id, "backtrack", candidates=[p.id for p in path], chosen=target,
                    rationale=f"weakest sigma_v on the path; {invalidated} goals invalidated")
-    return [weakest]
+    return [target]

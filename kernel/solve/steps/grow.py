@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from kernel.core.budget import Amount
 from kernel.core.envelopes import ConstraintSpec, Provenance
+from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.core.goals import GoalSpec
 from kernel.core.state_machine import Status
 from kernel.core.units import micros_to_usd, ms_to_seconds
@@ -50,47 +51,47 @@ TOOL_CONTRACT = ConstraintSpec(
     payload={"check": "tool_contract"}, provenance=Provenance(source="derived"))
 
 
-def grow(k: Kernel, goal: dict[str, Any], changes: dict[str, Any] | None = None,
+def grow(k: Kernel, goal: GoalNode, changes: GoalChanges | None = None,
          missing: str | None = None) -> list[str]:
     """TRY is exhausted (``goal`` is verifying) or selection found no tool for ``missing``
     (``goal`` is selecting a resolver): find, build or hire what it needs."""
-    changes = dict(changes or {})
+    changes = changes or GoalChanges()
     if missing is not None:
         gap = models.CapabilityGap(capability_tag=missing, buildable=True,
                                    rationale=f"no registered tool provides '{missing}'")
     else:
-        tried = sorted({a.resolver_id for a in k.attempts.of_goal(goal["id"])})
+        tried = sorted({a.resolver_id for a in k.attempts.of_goal(goal.id)})
         _, context = kg_context.block(k, goal, "gap")
-        proposal = ask(k, goal["id"], ops.DETECT_CAPABILITY_GAP, ops.DETECT_CAPABILITY_GAP.request(
-            goal_id=goal["id"],
-            goal_description=goal["description"], context=context,
-            payload={"goal_summary": goal["summary"], "tried_resolvers": tried,
-                     "feedback": changes.get("feedback")}))
+        proposal = ask(k, goal.id, ops.DETECT_CAPABILITY_GAP, ops.DETECT_CAPABILITY_GAP.request(
+            goal_id=goal.id,
+            goal_description=goal.description, context=context,
+            payload={"goal_summary": goal.summary, "tried_resolvers": tried,
+                     "feedback": changes.feedback}))
         gap = proposal.output
     record = gap_record(k, goal, gap)
     found = lookup_before_build(k, goal, gap.capability_tag)
     if found["tool"] is not None:
-        retry_with(k, goal, {**changes, **resume_changes(k, goal, record, retry=True)})
-        k.log.flow(goal["id"], f"lookup before build: {found['tool']} provides "
+        retry_with(k, goal, changes | resume_changes(k, goal, record, retry=True))
+        k.log.flow(goal.id, f"lookup before build: {found['tool']} provides "
                                f"'{gap.capability_tag}'; no build needed")
-        return [goal["id"]]
+        return [goal.id]
     reason = _why_not_build(k, goal, gap, found)
     if reason is not None:
         return hire(k, goal, record, reason, S.PENDING, changes)
     return _build(k, goal, gap, record, changes)
 
 
-def gap_record(k: Kernel, goal: dict[str, Any], gap: models.CapabilityGap) -> dict[str, Any]:
+def gap_record(k: Kernel, goal: GoalNode, gap: models.CapabilityGap) -> dict[str, Any]:
     """The gap as stored on the goal and fingerprinted for HIRE."""
     constraints = [c.model_dump(mode="json", include={"type", "domain", "title", "payload"})
                    for c in gap.build_constraints]
-    cls = budget_class(k.budget.remaining(goal["id"]).cost)
+    cls = budget_class(k.budget.remaining(goal.id).cost)
     return {"capability_tag": gap.capability_tag, "build_constraints": constraints,
             "buildable": gap.buildable, "rationale": gap.rationale, "budget_class": cls,
             "fingerprint": request_fingerprint(gap.capability_tag, constraints, cls)}
 
 
-def budget_gap(goal: dict[str, Any], operation: str, estimate: Amount,
+def budget_gap(goal: GoalNode, operation: str, estimate: Amount,
                remaining: Amount) -> dict[str, Any]:
     """A budget denial as a request: scoped to the goal and operation that needed more."""
     cls = budget_class(remaining.cost)
@@ -101,52 +102,52 @@ def budget_gap(goal: dict[str, Any], operation: str, estimate: Amount,
             "needed_usd": micros_to_usd(needed.cost), "needed_seconds": ms_to_seconds(needed.time),
             "budget_class": cls,
             "fingerprint": request_fingerprint(BUDGET_TAG, [], cls,
-                                               scope=f"{goal['id']}:{operation}")}
+                                               scope=f"{goal.id}:{operation}")}
 
 
-def lookup_before_build(k: Kernel, goal: dict[str, Any], tag: str) -> dict[str, Any]:
+def lookup_before_build(k: Kernel, goal: GoalNode, tag: str) -> dict[str, Any]:
     """Registry and history for ``tag``; the tool chosen is the best-ranked one that
     serves the goal's modality and has not been tried on this goal."""
     row = k.store.run("grow/lookup_before_build", {"tag": tag})[0]
-    tried = {a.resolver_id for a in k.attempts.of_goal(goal["id"])}
-    usable = [c for c in k.registry.candidates([tag], goal["modality"]) if c.id not in tried]
+    tried = {a.resolver_id for a in k.attempts.of_goal(goal.id)}
+    usable = [c for c in k.registry.candidates([tag], goal.modality) if c.id not in tried]
     failed_builds = sorted(b["id"] for b in row["builds"] if b["status"] == "infeasible")
-    result = {"tool": usable[0].id if usable else None, "failed_builds": failed_builds,
+    result: dict[str, Any] = {"tool": usable[0].id if usable else None, "failed_builds": failed_builds,
               "tools": sorted(t["id"] for t in row["tools"]),
               "requests": sorted(r["id"] for r in row["requests"])}
-    k.log.decision(goal["id"], "lookup_before_build", candidates=result["tools"],
+    k.log.decision(goal.id, "lookup_before_build", candidates=result["tools"],
                    chosen=result["tool"], rationale="registry capability match, then history",
                    capability=tag, tried=sorted(tried), failed_builds=failed_builds,
                    requests=result["requests"])
     return result
 
 
-def _why_not_build(k: Kernel, goal: dict[str, Any], gap: models.CapabilityGap,
+def _why_not_build(k: Kernel, goal: GoalNode, gap: models.CapabilityGap,
                    found: dict[str, Any]) -> str | None:
     if not gap.buildable:
         return "not_buildable"
     if found["failed_builds"]:
         return "build_failed_before"
-    if goal.get("purpose") == "build":
+    if goal.purpose == "build":
         return "build_needs_a_tool"  # builds do not recurse: a human supplies the part
-    share = k.budget.remaining(goal["id"])
+    share = k.budget.remaining(goal.id)
     if share.cost * BUILD_SHARE < k.config.build_min_usd * 1e6 or \
             share.time * BUILD_SHARE < k.config.build_min_seconds * 1e3:
         return "build_unaffordable"
     return None
 
 
-def _build(k: Kernel, goal: dict[str, Any], gap: models.CapabilityGap,
-           record: dict[str, Any], changes: dict[str, Any]) -> list[str]:
-    key = f"build:{gap.capability_tag}:{goal['attempt_count']}"
+def _build(k: Kernel, goal: GoalNode, gap: models.CapabilityGap,
+           record: dict[str, Any], changes: GoalChanges) -> list[str]:
+    key = f"build:{gap.capability_tag}:{goal.attempt_count}"
     existing = {c["decomposition_key"]: c["id"] for c in
-                k.store.run("goal/children_keys", {"goal_id": goal["id"]})}
+                k.store.run("goal/children_keys", {"goal_id": goal.id})}
     core = k.constraints.upsert([TOOL_CONTRACT, *[
         ConstraintSpec(type=c.type, domain=c.domain, title=c.title, payload=c.payload,
                        provenance=Provenance(source="resolver", resolver_id=CLAUDE_ID))
         for c in gap.build_constraints]])
     child = existing.get(key) or k.tree.create_child(
-        goal["id"], GoalSpec(
+        goal.id, GoalSpec(
             f"Build a tool that provides the capability '{gap.capability_tag}': "
             f"{gap.rationale}. The tool is a Python module with a function "
             "run(request: dict) -> dict returning a resolution output.",
@@ -154,41 +155,41 @@ def _build(k: Kernel, goal: dict[str, Any], gap: models.CapabilityGap,
             builds_capability=gap.capability_tag),
         core_ids=core, decomposition_key=key)
     if k.budget.remaining(child).cost == 0:
-        k.budget.allocate_children(goal["id"], {child: 1.0}, share=BUILD_SHARE)
-    k.tree.transition(goal["id"], S.PENDING, {**changes, "awaiting": child,
-                                              "capability_gap": record})
-    k.log.flow(goal["id"], f"BUILD: no tool provides '{gap.capability_tag}'; "
+        k.budget.allocate_children(goal.id, {child: 1.0}, share=BUILD_SHARE)
+    k.tree.transition(goal.id, S.PENDING,
+                      changes | GoalChanges(awaiting=child, capability_gap=record))
+    k.log.flow(goal.id, f"BUILD: no tool provides '{gap.capability_tag}'; "
                            f"build subgoal {child}")
     return [child]
 
 
-def on_build_done(k: Kernel, goal: dict[str, Any]) -> list[str]:
+def on_build_done(k: Kernel, goal: GoalNode) -> list[str]:
     """The goal waits on its build subgoal: adopt the tool it built, or HIRE."""
-    child = k.tree.get(goal["awaiting"])
-    gap = json.loads(goal["capability_gap"])
-    if child["status"] == S.INFEASIBLE:
+    child = k.tree.get(goal.require("awaiting"))
+    gap = goal.gap()
+    if child.status == S.INFEASIBLE:
         return hire(k, goal, gap, "build_failed", S.PENDING)
-    if child["status"] != S.RESOLVED:
+    if child.status != S.RESOLVED:
         return []
     output = models.ResolutionOutput.model_validate_json(
-        k.artifacts.read(child["output_artifact_id"]))
+        k.artifacts.read(child.require("output_artifact_id")))
     try:
         tool = _tool_from(output, gap["capability_tag"], child)
         resolver_id = tool.id or f"resolver:{gap['capability_tag'].replace('_', '-')}-" \
-                                 f"{child['id'][-8:].lower()}"
-        builder = child.get("resolver_id") or CLAUDE_ID
+                                 f"{child.id[-8:].lower()}"
+        builder = child.resolver_id or CLAUDE_ID
         register(k, tool, resolver_id=resolver_id, goal=goal, builder_id=builder,
-                 lineage_inputs=[child["output_artifact_id"]],
-                 replaces=sorted({a.resolver_id for a in k.attempts.of_goal(goal["id"])}),
-                 goal_changes=resume_changes(k, goal, gap, retry=True), key=child["id"])
+                 lineage_inputs=[child.require("output_artifact_id")],
+                 replaces=sorted({a.resolver_id for a in k.attempts.of_goal(goal.id)}),
+                 goal_changes=resume_changes(k, goal, gap, retry=True), key=child.id)
     except (ToolDefinitionError, ValidationError, ValueError) as exc:
-        k.log.flow(goal["id"], f"the built tool cannot be registered: {exc}")
+        k.log.flow(goal.id, f"the built tool cannot be registered: {exc}")
         return hire(k, goal, gap, "build_failed", S.PENDING)
-    k.log.flow(goal["id"], f"BUILD done: registered {resolver_id}")
-    return [goal["id"]]
+    k.log.flow(goal.id, f"BUILD done: registered {resolver_id}")
+    return [goal.id]
 
 
-def _tool_from(output: models.ResolutionOutput, tag: str, child: dict[str, Any],
+def _tool_from(output: models.ResolutionOutput, tag: str, child: GoalNode,
                ) -> ToolDefinition:
     """A build's output is the tool's code, or a composite plan as JSON
     (``{"steps": [resolver ids]}``, format ``tool_plan``)."""
@@ -200,5 +201,5 @@ def _tool_from(output: models.ResolutionOutput, tag: str, child: dict[str, Any],
     problems = code_problems(output.content)
     if problems:
         raise ToolDefinitionError("; ".join(problems))
-    return ToolDefinition(label=label, description=output.notes or child["description"],
+    return ToolDefinition(label=label, description=output.notes or child.description,
                           capabilities=[tag], code=output.content)

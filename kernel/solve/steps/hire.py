@@ -12,11 +12,10 @@ in the ledger when the kernel applies it.
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 
 from kernel.core.envelopes import canonical_json
-from kernel.core.goals import step_changes
+from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.core.state_machine import Status, check_transition
 from kernel.core.units import micros_to_usd, ms_to_seconds, seconds_to_ms, usd_to_micros
 from kernel.errors import KernelError
@@ -54,14 +53,14 @@ def request_fingerprint(capability_tag: str, build_constraints: list[dict[str, A
     return hashlib.sha256(canonical_json(body).encode()).hexdigest()
 
 
-def hire(k: Kernel, goal: dict[str, Any], gap: dict[str, Any], reason: str,
-         to: Status, changes: dict[str, Any] | None = None) -> list[str]:
+def hire(k: Kernel, goal: GoalNode, gap: dict[str, Any], reason: str,
+         to: Status, changes: GoalChanges | None = None) -> list[str]:
     """Park the goal on the request for ``gap`` (moving it to ``to``), unless the same
     request was already declined (the goal is refused) or delivered to no avail."""
     fingerprint = gap["fingerprint"]
     rows = k.store.run("hire/by_fingerprint", {"fingerprint": fingerprint})
     existing = rows[0]["request"] if rows else None
-    tried = {a.resolver_id for a in k.attempts.of_goal(goal["id"])}
+    tried = {a.resolver_id for a in k.attempts.of_goal(goal.id)}
     if existing and existing["status"] == "declined":
         return k.refuse_goal(goal, RefusalReason.HIRE_DECLINED,
                        f"{existing['id']} for '{gap['capability_tag']}' was declined before; "
@@ -73,48 +72,49 @@ def hire(k: Kernel, goal: dict[str, Any], gap: dict[str, Any], reason: str,
         return k.refuse_goal(goal, RefusalReason.ATTEMPTS_EXHAUSTED,
                        f"{existing['id']} was answered before and the answer did not satisfy "
                        "this goal; the same request is never asked twice",
-                       attempts=str(goal["attempt_count"]),
+                       attempts=str(goal.attempt_count),
                        constraints=f"the '{gap['capability_tag']}' request")
-    current = Status(goal["status"])
+    current = Status(goal.status)
     if current != to:
         check_transition(current, to)
     props = {"id": k.run.new_id("capreq"), "fingerprint": fingerprint,
              "capability_tag": gap["capability_tag"], "reason": reason, "status": "requested",
              "budget_class": gap["budget_class"], "rationale": gap.get("rationale", ""),
              "build_constraints": canonical_json(gap.get("build_constraints", [])),
-             "run_id": k.run.run_id, "goal_id": goal["id"], "seq": k.run.seq,
+             "run_id": k.run.run_id, "goal_id": goal.id, "seq": k.run.seq,
              "caption": f"requested: {gap['capability_tag']}"}
     opened = k.run.commit("hire/open", {
-        "goal_id": goal["id"], "from": current.value, "to": to.value,
-        "changes": step_changes({**(changes or {}), "awaiting": props["id"] if not existing
-                                 else existing["id"], "capability_gap": gap}),
+        "goal_id": goal.id, "from": current.value, "to": to.value,
+        "changes": ((changes or GoalChanges()) | GoalChanges(
+            awaiting=props["id"] if not existing else existing["id"],
+            capability_gap=gap)).to_properties(),
         "fingerprint": fingerprint, "capability_tag": gap["capability_tag"], "props": props,
-    }, what=f"park {goal['id']} on a HIRE request")
-    k.log.flow(goal["id"], f"HIRE ({reason}): a human is asked for '{gap['capability_tag']}' "
+    }, what=f"park {goal.id} on a HIRE request")
+    k.log.flow(goal.id, f"HIRE ({reason}): a human is asked for '{gap['capability_tag']}' "
                            f"({opened[0]['id']})")
-    return [goal["id"]]
+    return [goal.id]
 
 
-def on_answer(k: Kernel, goal: dict[str, Any]) -> list[str]:
+def on_answer(k: Kernel, goal: GoalNode) -> list[str]:
     """A goal parked on a request: apply its answer, or keep waiting."""
-    request = k.store.run("hire/get", {"id": goal["awaiting"]})[0]["request"]
-    gap = json.loads(goal["capability_gap"])
+    request = k.store.run("hire/get", {"id": goal.require("awaiting")})[0]["request"]
+    gap = goal.gap()
     if request["status"] == "declined":
-        return hire(k, goal, gap, request["reason"], Status(goal["status"]))
+        return hire(k, goal, gap, request["reason"], Status(goal.status))
     if request["status"] == "delivered":
         if request.get("resolver_id"):
             return _hand_over(k, goal, request["resolver_id"], gap)
-        return hire(k, goal, gap, request["reason"], Status(goal["status"]))
+        return hire(k, goal, gap, request["reason"], Status(goal.status))
     payload = {"request_id": request["id"], "capability_tag": request["capability_tag"],
                "reason": request["reason"], "rationale": request.get("rationale", ""),
-               "goal_summary": goal["summary"],
-               "remaining_usd": micros_to_usd(k.budget.remaining(goal["id"]).cost),
-               "remaining_seconds": ms_to_seconds(k.budget.remaining(goal["id"]).time),
-               "attempts": goal["attempt_count"]}
+               "goal_summary": goal.summary,
+               "remaining_usd": micros_to_usd(k.budget.remaining(goal.id).cost),
+               "remaining_seconds": ms_to_seconds(k.budget.remaining(goal.id).time),
+               "attempts": goal.attempt_count}
     human = HumanProposer(k.store, k.human_prompt)
     try:
-        proposal = ask(k, goal["id"], ops.HIRE, ops.HIRE.request(
-            goal_id=goal["id"], goal_description=goal["description"],
+        proposal = ask(k, goal.id, ops.HIRE, ops.HIRE.request(
+            goal_id=goal.id, goal_description=goal.description,
             payload=payload), resolver_id=HUMAN_ID, proposer=human)
     except Parked:
         return []
@@ -122,76 +122,76 @@ def on_answer(k: Kernel, goal: dict[str, Any]) -> list[str]:
     return _apply(k, goal, request, gap, answer)
 
 
-def _apply(k: Kernel, goal: dict[str, Any], request: dict[str, Any], gap: dict[str, Any],
+def _apply(k: Kernel, goal: GoalNode, request: dict[str, Any], gap: dict[str, Any],
            answer: HireAnswer) -> list[str]:
-    status = Status(goal["status"])
+    status = Status(goal.status)
     recorded = answer.model_dump_json()
     if answer.kind == "decline":
         detail = f"{request['id']}: {answer.note or 'declined'}"
         if gap["capability_tag"] == BUDGET_TAG:
-            refuse(k.ledger, goal["id"], RefusalReason.BUDGET_EXHAUSTED, detail,
+            refuse(k.ledger, goal.id, RefusalReason.BUDGET_EXHAUSTED, detail,
                    needed_usd=gap["needed_usd"], needed_seconds=gap["needed_seconds"])
         else:
-            refuse(k.ledger, goal["id"], RefusalReason.HIRE_DECLINED, detail,
+            refuse(k.ledger, goal.id, RefusalReason.HIRE_DECLINED, detail,
                    capability=gap["capability_tag"])
         check_transition(status, S.INFEASIBLE)
-        k.run.commit("hire/decline", {"goal_id": goal["id"], "status": status.value,
+        k.run.commit("hire/decline", {"goal_id": goal.id, "status": status.value,
                                       "request_id": request["id"], "answer": recorded},
                      what=f"decline {request['id']}")
-        k.log.flow(goal["id"], f"infeasible: the human declined '{gap['capability_tag']}'")
-        return [goal["parent_id"]] if goal.get("parent_id") else []
+        k.log.flow(goal.id, f"infeasible: the human declined '{gap['capability_tag']}'")
+        return [goal.parent_id] if goal.parent_id else []
     if answer.kind == "add_budget":
         k.run.commit("hire/add_budget", {
-            "goal_id": goal["id"], "status": status.value, "request_id": request["id"],
+            "goal_id": goal.id, "status": status.value, "request_id": request["id"],
             "answer": recorded, "cost": usd_to_micros(answer.add_usd),
             "time": seconds_to_ms(answer.add_seconds), "event_id": k.run.new_id("budget"),
-            "changes": resume_changes(k, goal, gap, retry=request["reason"] != "over_budget"),
+            "changes": resume_changes(k, goal, gap, retry=request["reason"] != "over_budget",
+                                      ).to_properties(),
         }, what=f"add the budget {request['id']} was answered with")
-        k.log.flow(goal["id"], f"HIRE answered: +${answer.add_usd} and +{answer.add_seconds}s")
-        return [goal["id"]]
+        k.log.flow(goal.id, f"HIRE answered: +${answer.add_usd} and +{answer.add_seconds}s")
+        return [goal.id]
     assert answer.tool is not None
     tool = answer.tool
     resolver_id = tool.id or f"resolver:{gap['capability_tag'].replace('_', '-')}-" \
                              f"{request['id'][-8:].lower()}"
     register(k, tool, resolver_id=resolver_id, goal=goal, builder_id=HUMAN_ID,
              lineage_inputs=[], replaces=sorted({a.resolver_id for a in
-                                                 k.attempts.of_goal(goal["id"])}),
+                                                 k.attempts.of_goal(goal.id)}),
              goal_changes=resume_changes(k, goal, gap, retry=request["reason"] != "over_budget"),
              request_id=request["id"], key=request["id"])
-    k.log.flow(goal["id"], f"HIRE answered: a human registered {resolver_id}")
-    return [goal["id"]]
+    k.log.flow(goal.id, f"HIRE answered: a human registered {resolver_id}")
+    return [goal.id]
 
 
-def _hand_over(k: Kernel, goal: dict[str, Any], resolver_id: str,
+def _hand_over(k: Kernel, goal: GoalNode, resolver_id: str,
                gap: dict[str, Any]) -> list[str]:
     """The request was answered for another goal: this one uses the same tool, unasked."""
     retry_with(k, goal, resume_changes(k, goal, gap, retry=True))
-    k.log.flow(goal["id"], f"uses {resolver_id}, delivered for the same request before")
-    return [goal["id"]]
+    k.log.flow(goal.id, f"uses {resolver_id}, delivered for the same request before")
+    return [goal.id]
 
 
-def retry_with(k: Kernel, goal: dict[str, Any], changes: dict[str, Any]) -> None:
+def retry_with(k: Kernel, goal: GoalNode, changes: GoalChanges) -> None:
     """Send a goal back to resolver selection with ``changes``, from where it stands."""
-    status = Status(goal["status"])
+    status = Status(goal.status)
     if status == S.VERIFYING:  # UNSAT, retry with another resolver
-        k.tree.transition(goal["id"], S.SELECTING_RESOLVER, changes)
+        k.tree.transition(goal.id, S.SELECTING_RESOLVER, changes)
     else:  # selecting a resolver already, or pending (next_action selects one)
-        k.tree.update(goal["id"], status, changes)
+        k.tree.update(goal.id, status, changes)
 
 
-def resume_changes(k: Kernel, goal: dict[str, Any], gap: dict[str, Any],
-                   retry: bool) -> dict[str, Any]:
+def resume_changes(k: Kernel, goal: GoalNode, gap: dict[str, Any],
+                   retry: bool) -> GoalChanges:
     """What a goal parked on BUILD or HIRE changes when it may go on: ``retry`` sends it
     back to resolver selection with a fresh allowance of tries (and the gap's capability
     when that names a tool); otherwise it continues the step it was parked in."""
     if not retry:
-        return {"awaiting": None}
-    allowance = int(goal.get("try_allowance") or goal["max_attempts"])
-    changes: dict[str, Any] = {"awaiting": None, "plan_artifact_id": None,
-                               "output_artifact_id": None,
-                               "max_attempts": int(goal["attempt_count"]) + allowance}
+        return GoalChanges(awaiting=None)
+    allowance = goal.try_allowance or goal.max_attempts
+    changes = GoalChanges(awaiting=None, plan_artifact_id=None, output_artifact_id=None,
+                          max_attempts=goal.attempt_count + allowance)
     if gap["capability_tag"] != BUDGET_TAG:
-        changes["required_capabilities"] = [gap["capability_tag"]]
+        changes |= GoalChanges(required_capabilities=[gap["capability_tag"]])
     return changes
 
 

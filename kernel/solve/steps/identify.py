@@ -9,6 +9,7 @@ from kernel.core.envelopes import (
     ConstraintSpec,
     Provenance,
 )
+from kernel.core.goal_node import GoalChanges
 from kernel.kg import context as kg_context
 from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
@@ -38,11 +39,11 @@ def identify(k: Kernel, goal_id: str) -> list[str]:
     # The goal's pattern (its summary and the structure of its constraints), linked to
     # the similar patterns the vector index finds.
     signature = constraint_signature(k.constraints.get_many(eligible))
-    pattern = k.patterns.link(goal["summary"], signature)[0]
+    pattern = k.patterns.link(goal.summary, signature)[0]
     k.run.will_wake([goal_id])
     k.constraints.set_role(k.run, goal_id, "eligible", eligible, S.IDENTIFYING_CONSTRAINTS,
-                           S.SELECTING_CONSTRAINTS, {"required_capabilities": capabilities,
-                                                     "pattern_id": pattern},
+                           S.SELECTING_CONSTRAINTS,
+                           GoalChanges(required_capabilities=capabilities, pattern_id=pattern),
                            pattern_id=pattern, capabilities=capabilities)
     k.log.flow(goal_id, f"identified {len(eligible)} eligible constraints")
     return [goal_id]

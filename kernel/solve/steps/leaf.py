@@ -3,8 +3,7 @@ gate towards decomposition."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
 from kernel.runtime.gate import ask
@@ -18,9 +17,9 @@ from kernel.solve.steps._shared import (
 )
 
 
-def classify(k: Kernel, goal: dict[str, Any], sigma_path: float) -> list[str]:
-    goal_id = goal["id"]
-    if goal["depth"] >= k.config.max_depth:
+def classify(k: Kernel, goal: GoalNode, sigma_path: float) -> list[str]:
+    goal_id = goal.id
+    if goal.depth >= k.config.max_depth:
         leaf = models.LeafClassification(is_leaf=True, leaf_kind="constraint_exhausted",
                                          leaf_reason="maximum depth reached")
     else:
@@ -28,13 +27,14 @@ def classify(k: Kernel, goal: dict[str, Any], sigma_path: float) -> list[str]:
                                             constraints_of(k, goal_id, "selected")))
         leaf = proposal.output
     if leaf.is_leaf:
-        final = {} if goal.get("parent_id") else {  # a leaf root is its own final artifact
-            "final_artifact_id": goal["output_artifact_id"], "sigma_system": sigma_path}
+        changes = GoalChanges(leaf_kind=leaf.leaf_kind or "atomic", leaf_reason=leaf.leaf_reason)
+        if goal.is_root:  # a leaf root is its own final artifact
+            changes |= GoalChanges(final_artifact_id=goal.output_artifact_id,
+                                   sigma_system=sigma_path)
         woken = wake_dependents(k, goal)
         k.run.will_wake(woken)
-        k.tree.transition(goal_id, S.RESOLVED, {"leaf_kind": leaf.leaf_kind or "atomic",
-                                                "leaf_reason": leaf.leaf_reason, **final})
+        k.tree.transition(goal_id, S.RESOLVED, changes)
         k.log.flow(goal_id, f"resolved as a {leaf.leaf_kind or 'atomic'} leaf "
-                            f"(sigma_v={goal['sigma_v']})")
+                            f"(sigma_v={goal.sigma_v})")
         return woken
     return gate.gate(k, goal, sigma_path)

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 from kernel.core.envelopes import (
     Lineage,
     ToolPlan,
 )
+from kernel.core.goal_node import GoalNode
 from kernel.kg import context as kg_context
 from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
@@ -26,7 +24,7 @@ from kernel.solve.tools import runner_for
 
 def resolve(k: Kernel, goal_id: str) -> list[str]:
     goal = enter(k, goal_id, S.RESOLVING)
-    plan = ToolPlan.model_validate_json(k.artifacts.read(goal["plan_artifact_id"]))
+    plan = ToolPlan.model_validate_json(k.artifacts.read(goal.require("plan_artifact_id")))
     history = k.attempts.of_goal(goal_id)
     if history and history[-1].verdict is None and history[-1].output_artifact_id:
         k.run.will_wake([goal_id])
@@ -37,11 +35,10 @@ def resolve(k: Kernel, goal_id: str) -> list[str]:
         return grow(k, goal)
     attempt, index = opened
     selected = constraints_of(k, goal_id, "selected")
-    feedback = json.loads(goal["feedback"]) if goal.get("feedback") else None
     _, context = kg_context.block(k, goal, "resolve")
     request = request_for(goal, ops.RESOLVE, selected, context,
-                       inputs=goal.get("input_artifact_ids", []))
-    request = request.model_copy(update={"feedback": feedback})
+                       inputs=goal.input_artifact_ids)
+    request = request.model_copy(update={"feedback": goal.feedback})
     proposal = ask(k, goal_id, ops.RESOLVE, request, resolver_id=plan.final_resolver_id, pay=False,
                    proposer=runner_for(k, plan.final_resolver_id))
     output: models.ResolutionOutput = proposal.output
@@ -50,7 +47,7 @@ def resolve(k: Kernel, goal_id: str) -> list[str]:
         metadata={"content_format": output.format, "ledger_index": proposal.ledger_index},
         lineage=Lineage(node_id=goal_id, resolver_id=plan.final_resolver_id,
                         constraint_ids=[c.id for c in selected],
-                        input_artifact_ids=goal.get("input_artifact_ids", [])),
+                        input_artifact_ids=goal.input_artifact_ids),
         key=f"proposal:{proposal.ledger_hash}")
     k.budget.record(goal_id, amount(proposal.cost_usd, proposal.seconds), plan.final_resolver_id,
                     "resolve", attempt_id=attempt, output_artifact_id=artifact.id,
@@ -61,16 +58,15 @@ def resolve(k: Kernel, goal_id: str) -> list[str]:
     return [goal_id]
 
 
-def _open_attempt(k: Kernel, goal: dict[str, Any], plan: ToolPlan) -> tuple[str, int] | None:
+def _open_attempt(k: Kernel, goal: GoalNode, plan: ToolPlan) -> tuple[str, int] | None:
     """(id, index) of the attempt a crash interrupted, or of the next one (None: exhausted)."""
-    history = k.attempts.of_goal(goal["id"])
+    history = k.attempts.of_goal(goal.id)
     if history and history[-1].verdict is None and history[-1].output_artifact_id is None:
         return history[-1].id, history[-1].attempt_index
-    if goal["attempt_count"] >= goal["max_attempts"]:
+    if goal.attempt_count >= goal.max_attempts:
         return None
-    attempt = k.attempts.open(goal["id"], plan.final_resolver_id,
-                              plan_artifact_id=goal["plan_artifact_id"],
-                              input_artifact_ids=goal.get("input_artifact_ids", []),
-                              feedback=json.loads(goal["feedback"]) if goal.get("feedback")
-                              else None)
+    attempt = k.attempts.open(goal.id, plan.final_resolver_id,
+                              plan_artifact_id=goal.plan_artifact_id,
+                              input_artifact_ids=goal.input_artifact_ids,
+                              feedback=goal.feedback)
     return attempt.id, attempt.attempt_index

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.kg import context as kg_context
 from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
@@ -18,8 +19,8 @@ from kernel.solve.steps._shared import (
 from kernel.solve.steps.grow import grow
 
 
-def retry(k: Kernel, goal: dict[str, Any], verification: Any) -> list[str]:
-    goal_id = goal["id"]
+def retry(k: Kernel, goal: GoalNode, verification: Any) -> list[str]:
+    goal_id = goal.id
     history = k.attempts.of_goal(goal_id)
     trace = [c.model_dump(mode="json") for c in verification.failed()]
     _, context = kg_context.block(k, goal, "feedback")
@@ -32,25 +33,25 @@ def retry(k: Kernel, goal: dict[str, Any], verification: Any) -> list[str]:
                                                  for a in history]))
     feedback: models.Feedback = proposal.output
     note = {"violations": trace, "diagnosis": feedback.model_dump(mode="json")}
-    if feedback.rescope and goal.get("parent_id"):
-        parent = k.tree.get(goal["parent_id"])
-        reopened = int(parent.get("reopened") or 0)
+    if feedback.rescope and goal.parent_id:
+        parent = k.tree.get(goal.parent_id)
+        reopened = parent.reopened
         if reopened < k.config.max_reopens:  # the parent's decomposition is at fault
-            k.run.will_wake([parent["id"]])
-            k.tree.reopen(parent["id"], S.SELECTING_RESOLVER, {
-                "reopened": reopened + 1,
-                "feedback": {"rescope_from": goal_id, "summary": goal["summary"], **note}})
-            k.log.decision(goal_id, "rescope", candidates=[goal_id, parent["id"]],
-                           chosen=parent["id"], rationale=feedback.summary)
-            return [parent["id"]]
-    if goal["attempt_count"] < goal["max_attempts"] and not _stagnant(k, history):
+            k.run.will_wake([parent.id])
+            k.tree.reopen(parent.id, S.SELECTING_RESOLVER, GoalChanges(
+                reopened=reopened + 1,
+                feedback={"rescope_from": goal_id, "summary": goal.summary, **note}))
+            k.log.decision(goal_id, "rescope", candidates=[goal_id, parent.id],
+                           chosen=parent.id, rationale=feedback.summary)
+            return [parent.id]
+    if goal.attempt_count < goal.max_attempts and not _stagnant(k, history):
         k.run.will_wake([goal_id])
-        k.tree.transition(goal_id, S.RESOLVING, {"feedback": note,
-                                                 "rescope_requested": feedback.rescope})
-        k.log.flow(goal_id, f"RETRY {goal['attempt_count'] + 1}/{goal['max_attempts']} "
+        k.tree.transition(goal_id, S.RESOLVING, GoalChanges(
+            feedback=note, rescope_requested=feedback.rescope))
+        k.log.flow(goal_id, f"RETRY {goal.attempt_count + 1}/{goal.max_attempts} "
                             f"with feedback: {feedback.summary}")
         return [goal_id]
-    return grow(k, goal, {"feedback": note})
+    return grow(k, goal, GoalChanges(feedback=note))
 
 
 def _stagnant(k: Kernel, history: list) -> bool:

@@ -10,6 +10,7 @@ from kernel.core.envelopes import (
     ToolPlan,
     ToolStep,
 )
+from kernel.core.goal_node import GoalChanges
 from kernel.kg import context as kg_context
 from kernel.kg.routing import route
 from kernel.protocol import operations as ops
@@ -29,8 +30,8 @@ from kernel.solve.steps.grow import grow
 
 def select_resolver(k: Kernel, goal_id: str) -> list[str]:
     goal = enter(k, goal_id, S.SELECTING_RESOLVER)
-    capabilities = goal.get("required_capabilities") or [DEFAULT_CAPABILITY]
-    candidates = [c for c in k.registry.candidates(capabilities, goal["modality"])
+    capabilities = goal.required_capabilities or [DEFAULT_CAPABILITY]
+    candidates = [c for c in k.registry.candidates(capabilities, goal.modality)
                   if c.id != SELF_MODEL]
     past, context = kg_context.block(k, goal, "route")
     # Learned routing: a tool that solved goals of this kind is a candidate even when
@@ -40,7 +41,7 @@ def select_resolver(k: Kernel, goal_id: str) -> list[str]:
     proven = {o.resolver_id for o in past.resolver_outcomes if o.successes > 0} - \
         {c.id for c in candidates} - failed_here - {SELF_MODEL}
     if proven:
-        candidates += [c for c in k.registry.candidates([], goal["modality"]) if c.id in proven]
+        candidates += [c for c in k.registry.candidates([], goal.modality) if c.id in proven]
     if not candidates:  # step 10: find, build or hire a tool for it
         return grow(k, goal, missing=sorted(capabilities)[0])
     routing = route(candidates, past.resolver_outcomes, k.config.route_min_successes)
@@ -69,11 +70,11 @@ def select_resolver(k: Kernel, goal_id: str) -> list[str]:
         goal_id, text, type="tool_plan", format="json",
         lineage=Lineage(node_id=goal_id, resolver_id=CLAUDE_ID,
                         constraint_ids=k.constraints.roles(goal_id)["selected"]),
-        key=f"plan:{goal_id}:{goal['attempt_count']}:{hashlib.sha256(text.encode()).hexdigest()}")
+        key=f"plan:{goal_id}:{goal.attempt_count}:{hashlib.sha256(text.encode()).hexdigest()}")
     k.run.will_wake([goal_id])
-    k.tree.transition(goal_id, S.RESOLVING, {
-        "plan_artifact_id": artifact.id,
-        "resolver_id": plan.final_resolver_id if len(plan.steps) == 1 else None})
+    k.tree.transition(goal_id, S.RESOLVING, GoalChanges(
+        plan_artifact_id=artifact.id,
+        resolver_id=plan.final_resolver_id if len(plan.steps) == 1 else None))
     k.log.decision(goal_id, "resolver_selection", candidates=[c.id for c in candidates],
                    chosen=plan.final_resolver_id, rationale=rationale)
     return [goal_id]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from kernel.core.envelopes import Verification
+from kernel.core.goal_node import MissingGoalProperty
 from kernel.protocol import solve_models as models
 from kernel.runtime.kernel import Kernel
 from kernel.solve import verification
@@ -16,7 +16,7 @@ from kernel.solve.steps._shared import constraints_of
 def verify(k: Kernel, goal_id: str) -> list[str]:
     goal = k.tree.get(goal_id)
     attempt = k.attempts.of_goal(goal_id)[-1]
-    output = models.ResolutionOutput.model_validate_json(k.artifacts.read(goal["output_artifact_id"]))
+    output = models.ResolutionOutput.model_validate_json(k.artifacts.read(goal.require("output_artifact_id")))
     if attempt.verdict is None:
         checked = verification.verify(k, goal, constraints_of(k, goal_id, "selected"), output)
         failed = checked.failed()
@@ -25,9 +25,11 @@ def verify(k: Kernel, goal_id: str) -> list[str]:
                                        failure_slug=_failure_slug(failed, titles) if failed
                                        else None)
         goal = k.tree.get(goal_id)
-    recorded = Verification.model_validate_json(goal["verification"])
+    recorded = goal.verification
+    if recorded is None:
+        raise MissingGoalProperty(f"goal {goal_id} was verified but holds no verification")
     sigma_path = k.confidence.recompute_subtree(goal_id)[goal_id]
-    if recorded.verdict == "SAT" and recorded.sigma_v >= goal["tau_local"]:
+    if recorded.verdict == "SAT" and recorded.sigma_v >= goal.tau_local:
         return leaf.classify(k, goal, sigma_path)
     return retry.retry(k, goal, recorded)
 
