@@ -1,5 +1,6 @@
 """Learned routing (``kernel.kg.routing.route``) on its own: how candidates are ranked and
-when the record alone picks one, without asking the model."""
+when the record alone picks one, without asking the model; and how resolver selection
+turns a model's ranking into a plan (only candidates count)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import pytest
 from kernel.core.registry import Candidate
 from kernel.kg.history import ResolverOutcome
 from kernel.kg.routing import NO_RECORD, route
+from kernel.protocol.solve_models import PlanStep, ResolverRanking
+from kernel.solve.steps.select_resolver import plan_from_ranking
 
 
 def _candidate(rid: str, matched: int = 1, success_rate: float = 0.5, quality: float = 0.5,
@@ -71,3 +74,22 @@ def test_a_single_candidate_with_a_record_is_chosen_by_it() -> None:
     only = _candidate("r:only")
     routing = route([only], [_outcome("r:only", 1, 0)])
     assert routing.chosen is only and "vs" not in routing.rationale
+
+
+def _ranking(*resolver_ids: str) -> ResolverRanking:
+    return ResolverRanking(steps=[PlanStep(resolver_id=r, capability="generate_code")
+                                  for r in resolver_ids], rationale="the model's reason")
+
+
+def test_a_ranked_plan_keeps_only_candidates() -> None:
+    candidates = [_candidate("r:a"), _candidate("r:b")]
+    plan, rationale = plan_from_ranking(_ranking("r:ghost", "r:b"), candidates, "generate_code")
+    assert [s.resolver_id for s in plan.steps] == ["r:b"]
+    assert rationale == "the model's reason"
+
+
+def test_a_ranking_naming_no_candidate_falls_back_to_the_kernels_rank_one() -> None:
+    candidates = [_candidate("r:a"), _candidate("r:b")]
+    plan, rationale = plan_from_ranking(_ranking("r:ghost"), candidates, "summarize")
+    assert [(s.resolver_id, s.capability) for s in plan.steps] == [("r:a", "summarize")]
+    assert "kernel rank 1" in rationale

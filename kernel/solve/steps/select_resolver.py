@@ -10,8 +10,10 @@ from kernel.core.envelopes import (
     ToolPlan,
     ToolStep,
 )
-from kernel.core.goal_node import GoalChanges
+from kernel.core.goal_node import GoalChanges, GoalNode
+from kernel.core.registry import Candidate
 from kernel.kg import context as kg_context
+from kernel.kg.history import ResolverOutcome
 from kernel.kg.routing import route
 from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
@@ -31,17 +33,8 @@ from kernel.solve.steps.grow import grow
 def select_resolver(k: Kernel, goal_id: str) -> list[str]:
     goal = enter(k, goal_id, S.SELECTING_RESOLVER)
     capabilities = goal.required_capabilities or [DEFAULT_CAPABILITY]
-    candidates = [c for c in k.registry.candidates(capabilities, goal.modality)
-                  if c.id != SELF_MODEL]
     past, context = kg_context.block(k, goal, "route")
-    # Learned routing: a tool that solved goals of this kind is a candidate even when
-    # its capability tags do not name what identification asked for (unless it has
-    # already failed on this very goal).
-    failed_here = {a.resolver_id for a in k.attempts.of_goal(goal_id) if a.verdict == "UNSAT"}
-    proven = {o.resolver_id for o in past.resolver_outcomes if o.successes > 0} - \
-        {c.id for c in candidates} - failed_here - {SELF_MODEL}
-    if proven:
-        candidates += [c for c in k.registry.candidates([], goal.modality) if c.id in proven]
+    candidates = _candidates(k, goal, capabilities, past.resolver_outcomes)
     if not candidates:  # step 10: find, build or hire a tool for it
         return grow(k, goal, missing=sorted(capabilities)[0])
     routing = route(candidates, past.resolver_outcomes, k.config.route_min_successes)
@@ -54,27 +47,54 @@ def select_resolver(k: Kernel, goal_id: str) -> list[str]:
         listing = [{"resolver_id": c.id, "label": c.label, "matched": c.matched,
                     "success_rate": c.success_rate, "rate_on_similar_goals": routing.rates[c.id]}
                    for c in candidates]
-        proposal = ask(k, goal_id, ops.RANK_RESOLVERS, request_for(goal, ops.RANK_RESOLVERS,
-                                            constraints_of(k, goal_id, "selected"), context,
-                                            candidates=listing))
-        ranked: models.ResolverRanking = proposal.output
-        allowed = {c.id for c in candidates}
-        steps = [ToolStep(resolver_id=s.resolver_id, capability=s.capability, params=s.params)
-                 for s in ranked.steps if s.resolver_id in allowed]
-        # The kernel decides: a plan naming tools outside the candidates falls back to rank 1.
-        plan = ToolPlan(steps=steps or [ToolStep(resolver_id=candidates[0].id,
-                                                 capability=capabilities[0])])
-        rationale = ranked.rationale if steps else "proposal named no candidate; kernel rank 1"
+        proposal = ask(k, goal_id, ops.RANK_RESOLVERS, request_for(
+            goal, ops.RANK_RESOLVERS, constraints_of(k, goal_id, "selected"), context,
+            candidates=listing))
+        plan, rationale = plan_from_ranking(proposal.output, candidates, capabilities[0])
+    _commit_plan(k, goal, plan, candidates, rationale)
+    return [goal_id]
+
+
+def _candidates(k: Kernel, goal: GoalNode, capabilities: list[str],
+                outcomes: list[ResolverOutcome]) -> list[Candidate]:
+    """Registry candidates for the capabilities, plus (learned routing) tools that solved
+    goals of this kind even when their capability tags do not name what identification
+    asked for, unless they have already failed on this very goal."""
+    candidates = [c for c in k.registry.candidates(capabilities, goal.modality)
+                  if c.id != SELF_MODEL]
+    failed_here = {a.resolver_id for a in k.attempts.of_goal(goal.id) if a.verdict == "UNSAT"}
+    proven = {o.resolver_id for o in outcomes if o.successes > 0} - \
+        {c.id for c in candidates} - failed_here - {SELF_MODEL}
+    if proven:
+        candidates += [c for c in k.registry.candidates([], goal.modality) if c.id in proven]
+    return candidates
+
+
+def plan_from_ranking(ranked: models.ResolverRanking, candidates: list[Candidate],
+                      capability: str) -> tuple[ToolPlan, str]:
+    """The kernel decides: only steps naming a candidate count; a ranking naming none
+    falls back to the kernel's rank 1."""
+    allowed = {c.id for c in candidates}
+    steps = [ToolStep(resolver_id=s.resolver_id, capability=s.capability, params=s.params)
+             for s in ranked.steps if s.resolver_id in allowed]
+    if steps:
+        return ToolPlan(steps=steps), ranked.rationale
+    return (ToolPlan(steps=[ToolStep(resolver_id=candidates[0].id, capability=capability)]),
+            "proposal named no candidate; kernel rank 1")
+
+
+def _commit_plan(k: Kernel, goal: GoalNode, plan: ToolPlan, candidates: list[Candidate],
+                 rationale: str) -> None:
+    """The tool plan as an artifact, and the goal moved on to resolve with it."""
     text = plan.model_dump_json()
     artifact = k.artifacts.register(
-        goal_id, text, type="tool_plan", format="json",
-        lineage=Lineage(node_id=goal_id, resolver_id=CLAUDE_ID,
-                        constraint_ids=k.constraints.roles(goal_id)["selected"]),
-        key=f"plan:{goal_id}:{goal.attempt_count}:{hashlib.sha256(text.encode()).hexdigest()}")
-    k.run.will_wake([goal_id])
-    k.tree.transition(goal_id, S.RESOLVING, GoalChanges(
+        goal.id, text, type="tool_plan", format="json",
+        lineage=Lineage(node_id=goal.id, resolver_id=CLAUDE_ID,
+                        constraint_ids=k.constraints.roles(goal.id)["selected"]),
+        key=f"plan:{goal.id}:{goal.attempt_count}:{hashlib.sha256(text.encode()).hexdigest()}")
+    k.run.will_wake([goal.id])
+    k.tree.transition(goal.id, S.RESOLVING, GoalChanges(
         plan_artifact_id=artifact.id,
         resolver_id=plan.final_resolver_id if len(plan.steps) == 1 else None))
-    k.log.decision(goal_id, "resolver_selection", candidates=[c.id for c in candidates],
+    k.log.decision(goal.id, "resolver_selection", candidates=[c.id for c in candidates],
                    chosen=plan.final_resolver_id, rationale=rationale)
-    return [goal_id]
