@@ -99,6 +99,3 @@ class Encoder:
                            [(k, json.dumps(v)) for k, v in vectors.items()])
 
 
-def cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    """Cosine of two normalized vectors."""
-    return float(sum(x * y for x, y in zip(a, b, strict=True)))

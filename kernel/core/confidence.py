@@ -38,10 +38,6 @@ def weakest_ancestor(path: Sequence[PathNode]) -> str | None:
     return min(judged, key=lambda n: (n.sigma_v, -n.depth)).id
 
 
-def gated(sigma_path: float, tau_global: float) -> bool:
-    return sigma_path < tau_global
-
-
 class Confidence:
     def __init__(self, run: Run) -> None:
         self.run = run

@@ -7,7 +7,6 @@ content byte-identical, which ids and hashes rely on.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from enum import StrEnum
 from typing import Any, Literal
@@ -23,16 +22,6 @@ def canonical_json(data: Any) -> str:
 
 class _Envelope(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class EnvelopeKind(StrEnum):
-    GOAL = "goal"
-    CONSTRAINT = "constraint"
-    ARTIFACT = "artifact"
-    TOOL_PLAN = "tool_plan"
-    VERIFICATION = "verification"
-    ATTEMPT = "attempt"
-    CAPABILITY_GAP = "capability_gap"
 
 
 class ConstraintType(StrEnum):
@@ -73,17 +62,6 @@ class Lineage(_Envelope):
     resolver_id: str | None = None
     constraint_ids: list[str] = Field(default_factory=list)
     input_artifact_ids: list[str] = Field(default_factory=list)
-
-
-class Envelope(_Envelope):
-    """The canonical wrapper anything passed between steps can travel in."""
-
-    id: str
-    kind: EnvelopeKind
-    format: str = "json"
-    content: Any = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    lineage: Lineage | None = None
 
 
 class Artifact(_Envelope):
@@ -166,14 +144,3 @@ class Attempt(_Envelope):
     failure_mode: str | None = None
     cost_micros: int = Field(default=0, ge=0)
     time_ms: int = Field(default=0, ge=0)
-
-
-class CapabilityRequest(_Envelope):
-    capability_tag: str
-    build_constraints: list[dict[str, Any]] = Field(default_factory=list)
-    budget_class: str = "default"
-
-    def fingerprint(self) -> str:
-        """sha256 of the canonical request: the same request is never asked twice."""
-        return hashlib.sha256(canonical_json(self.model_dump()).encode()).hexdigest()
-

@@ -98,13 +98,6 @@ EXPORTED_LABELS: tuple[str, ...] = tuple(sorted(s.name for s in LABELS if s.expo
 REL_TYPE_NAMES: frozenset[str] = frozenset(REL_TYPES)
 
 
-def label_spec(name: str) -> LabelSpec:
-    for spec in LABELS:
-        if spec.name == name:
-            return spec
-    raise KeyError(name)
-
-
 def vector_for(label: str) -> VectorSpec | None:
     for spec in VECTORS:
         if spec.label == label:
