@@ -57,7 +57,7 @@ lint: $(BIN)/.installed
 	$(BIN)/mypy
 
 test: $(BIN)/.installed tests/cypher_lint/node_modules/.installed sandbox chromium lint
-	KERNEL_CHECK_QUERY_COVERAGE=1 KERNEL_REQUIRE_SANDBOX=1 $(BIN)/python -m pytest
+	KERNEL_CHECK_QUERY_COVERAGE=1 KERNEL_REQUIRE_SANDBOX=1 $(BIN)/python -m pytest -m 'slow or not slow'
 
 bench: $(BIN)/.installed
 	$(BIN)/kernel bench store

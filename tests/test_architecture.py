@@ -9,6 +9,7 @@ import ast
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -144,3 +145,39 @@ def test_importing_the_library_api_loads_no_model_sdk_or_embedding_model() -> No
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           cwd=ROOT, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def _blocks(source: str) -> list[Any]:
+    """Every function, method and closure radon sees in the source (not classes: radon
+    lists their methods on their own, and a class's total is no function's)."""
+    from radon.complexity import cc_visit
+    from radon.visitors import Class
+
+    found: dict[tuple[int, str], Any] = {}
+    pending = [b for b in cc_visit(source) if not isinstance(b, Class)]
+    while pending:
+        block = pending.pop()
+        found[(block.lineno, block.name)] = block
+        pending += list(block.closures)
+    return list(found.values())
+
+
+def _too_complex(source: str, where: str) -> list[str]:
+    from radon.complexity import cc_rank
+
+    return sorted(f"{where}:{b.lineno} {b.name} {cc_rank(b.complexity)} ({b.complexity})"
+                  for b in _blocks(source) if cc_rank(b.complexity) not in ("A", "B", "C"))
+
+
+def test_no_function_is_more_complex_than_rank_c() -> None:
+    """Cyclomatic complexity (radon) of every function, method and closure in the
+    packages: one ranking D or worse (above 20) is split before it lands."""
+    assert [line for path in MODULES.values()
+            for line in _too_complex(path.read_text(encoding="utf-8"),
+                                     str(path.relative_to(ROOT)))] == []
+
+
+def test_the_complexity_check_sees_a_complex_method() -> None:
+    branches = "\n".join(f"        if x == {i}:\n            return {i}" for i in range(25))
+    source = f"class A:\n    def m(self, x):\n{branches}\n        return -1\n"
+    assert [line.split()[1] for line in _too_complex(source, "a.py")] == ["m"]

@@ -19,6 +19,8 @@ from kernel.paths import cypher_dir
 from kernel.store.ontology import EXPORTED_LABELS, LABELS
 from kernel.store.queries import _SLOT_VOCABULARY, NamedQuery, QueryCatalog, neo4j_bound
 
+pytestmark = pytest.mark.slow  # Neo4j's linter runs in Node for every statement
+
 LINT_DIR = Path(__file__).parent / "cypher_lint"
 
 

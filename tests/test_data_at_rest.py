@@ -9,9 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from kernel.paths import seeds_dir
 from kernel.store.embedded_server import EmbeddedServer
 from tests.sandbox_support import needs_sandbox
+
+pytestmark = pytest.mark.slow  # a CLI solve with the sandbox in a fresh data dir
 
 GOAL = ("Build a Python CLI tool that reads a CSV file and outputs the top 10 rows sorted by "
         "a user-specified column")

@@ -18,6 +18,8 @@ from kernel.store import GraphStore, open_store
 from kernel.store.embedded_server import EmbeddedServer
 from tests.conftest import embedded_settings
 
+pytestmark = pytest.mark.slow  # servers started and killed
+
 
 @pytest.fixture
 def private_dir(tmp_path: Path) -> Iterator[Path]:

@@ -60,6 +60,7 @@ def _pattern(store: GraphStore, run_id: str) -> str:
     return store.run("goal/get", {"goal_id": root})[0]["goal"]["pattern_id"]
 
 
+@pytest.mark.slow
 def test_the_second_pass_learns_from_the_first(flywheel: Flywheel) -> None:
     first, second = (p.as_dict() for p in flywheel.passes)
     assert first["resolved"] == second["resolved"] == 20

@@ -14,6 +14,7 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from embeddings.encoder import DIMENSIONS
 from kernel.bench.store import Figure
@@ -40,18 +41,34 @@ def _unit(vector: list[float]) -> list[float]:
 
 
 def seed(store: GraphStore, shape: Shape, rng: random.Random) -> dict[str, float]:
-    """Write the synthetic graph; returns seconds per part."""
+    """Write the synthetic graph; returns seconds per part (the parts are drawn from
+    ``rng`` in this order, so a seed gives the same graph)."""
     timings: dict[str, float] = {}
 
-    def timed(name: str, rows: list[dict], statement: str, batch: int = 2000) -> None:
+    def timed(name: str, rows: list[dict[str, Any]], statement: str, batch: int = 2000) -> None:
         started = time.perf_counter()
         store.run_batched(statement, rows, batch_size=batch)
         timings[name] = time.perf_counter() - started
 
-    resolvers = [{"id": f"resolver:bench-{i}", "capabilities": sorted(
+    timed("resolvers", _resolver_rows(shape, rng), "bench/kg_resolvers")
+    timed("patterns", _pattern_rows(shape, rng), "bench/kg_patterns", batch=500)
+    timed("similar_to", _similar_rows(shape, rng), "bench/kg_similar", batch=5000)
+    timed("constraints", _constraint_rows(), "bench/kg_constraints")
+    goals = _goal_rows(shape, rng)
+    timed("goals", goals, "bench/kg_goals")
+    timed("attempts", _attempt_rows(shape, rng, [g for g in goals if g["depth"] == 0]),
+          "bench/kg_attempts", batch=5000)
+    return timings
+
+
+def _resolver_rows(shape: Shape, rng: random.Random) -> list[dict[str, Any]]:
+    return [{"id": f"resolver:bench-{i}", "capabilities": sorted(
         {f"bench_cap_{rng.randrange(CAPABILITIES)}" for _ in range(rng.randint(1, 3))})}
         for i in range(shape.resolvers)]
-    timed("resolvers", resolvers, "bench/kg_resolvers")
+
+
+def _pattern_rows(shape: Shape, rng: random.Random) -> list[dict[str, Any]]:
+    """Patterns in KINDS clusters of nearby unit vectors."""
     centres = [[rng.gauss(0, 1) for _ in range(DIMENSIONS)] for _ in range(KINDS)]
     patterns = []
     for i in range(shape.patterns):
@@ -60,18 +77,27 @@ def seed(store: GraphStore, shape: Shape, rng: random.Random) -> dict[str, float
         patterns.append({"id": f"goal_pattern:bench-{i}", "summary": f"bench goal {i} of kind "
                          f"{kind}", "signature": f'[["logic", "kind{kind % 10}"]]',
                          "vector": vector})
-    timed("patterns", patterns, "bench/kg_patterns", batch=500)
-    similar = [{"a": f"goal_pattern:bench-{i}", "b": f"goal_pattern:bench-{j}",
-                "score": round(rng.uniform(0.8, 0.95), 4)}
-               for i in range(shape.patterns)
-               for j in sorted({(i + KINDS * s) % shape.patterns for s in range(1, 6)} - {i})]
-    timed("similar_to", similar, "bench/kg_similar", batch=5000)
-    constraints = [{"id": f"constraint:bench-{i}", "title": f"bench constraint {i}",
-                    "type": "logic" if i % 2 else "semantic", "domain": f"kind{i % 10}",
-                    "failure": f"failure:bench-{i}", "slug": f"bench_failure_{i}"}
-                   for i in range(FAILURE_MODES)]
-    timed("constraints", constraints, "bench/kg_constraints")
-    goals, seq = [], 0
+    return patterns
+
+
+def _similar_rows(shape: Shape, rng: random.Random) -> list[dict[str, Any]]:
+    return [{"a": f"goal_pattern:bench-{i}", "b": f"goal_pattern:bench-{j}",
+             "score": round(rng.uniform(0.8, 0.95), 4)}
+            for i in range(shape.patterns)
+            for j in sorted({(i + KINDS * s) % shape.patterns for s in range(1, 6)} - {i})]
+
+
+def _constraint_rows() -> list[dict[str, Any]]:
+    return [{"id": f"constraint:bench-{i}", "title": f"bench constraint {i}",
+             "type": "logic" if i % 2 else "semantic", "domain": f"kind{i % 10}",
+             "failure": f"failure:bench-{i}", "slug": f"bench_failure_{i}"}
+            for i in range(FAILURE_MODES)]
+
+
+def _goal_rows(shape: Shape, rng: random.Random) -> list[dict[str, Any]]:
+    """Root goals per pattern, a fifth of them decomposed into three resolved parts."""
+    goals: list[dict[str, Any]] = []
+    seq = 0
     for i in range(shape.patterns):
         for n in range(shape.goals_per_pattern):
             seq += 1
@@ -88,8 +114,12 @@ def seed(store: GraphStore, shape: Shape, rng: random.Random) -> dict[str, float
                               "parent_id": gid, "summary": f"part {c} of bench goal {i}.{n}",
                               "status": "resolved", "seq": seq, "depth": 1,
                               "decompositions": 0, "constraints": []})
-    timed("goals", goals, "bench/kg_goals")
-    roots = [g for g in goals if g["depth"] == 0]
+    return goals
+
+
+def _attempt_rows(shape: Shape, rng: random.Random,
+                  roots: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Attempts on root goals, 70% of them successful."""
     attempts = []
     for i in range(shape.attempts):
         goal = roots[rng.randrange(len(roots))]
@@ -102,8 +132,7 @@ def seed(store: GraphStore, shape: Shape, rng: random.Random) -> dict[str, float
                          "cost": rng.randrange(1000, 100_000),
                          "failure": None if ok else
                          f"failure:bench-{rng.randrange(FAILURE_MODES)}"})
-    timed("attempts", attempts, "bench/kg_attempts", batch=5000)
-    return timings
+    return attempts
 
 
 def _percentiles(action: Callable[[int], object], samples: int) -> tuple[float, float]:

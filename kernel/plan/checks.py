@@ -220,15 +220,10 @@ def _surveys(doc: dict, tasks: list[dict], rollups: list[dict]) -> list[Result]:
     survey = doc.get("survey") or {}
     surveys = survey.get("surveys") or []
     by_id = {t["id"]: t for t in tasks}
-    in_walls = {task for w in doc.get("walls") or [] for task in w.get("cluster", [])}
-    unsat = {r["constraint_id"] for r in rollups if r["status"] == "UNSAT"}
-    wall_tasks = {task for w in doc.get("walls") or [] if w["constraint_id"] in unsat
-                  for task in w.get("cluster", [])}
-    untriggered = [s["task_id"] for s in surveys if s["task_id"] not in by_id or not (
-        float(by_id[s["task_id"]]["confidence"]) < 0.3 or s["task_id"] in wall_tasks)]
-    few = [s["task_id"] for s in surveys
-           if len({a["id"] for a in s["approaches"]}) < 2
-           or len({a["title"] for a in s["approaches"]}) < 2]
+    in_walls = _wall_tasks(doc, None)
+    wall_tasks = _wall_tasks(doc, {r["constraint_id"] for r in rollups if r["status"] == "UNSAT"})
+    untriggered = [s["task_id"] for s in surveys if not _triggered(s["task_id"], by_id, wall_tasks)]
+    few = [s["task_id"] for s in surveys if not _two_distinct(s["approaches"])]
     not_cheaper = [s["task_id"] for s in surveys
                    if not _has_cheaper(s, by_id.get(s["task_id"], {}), doc, rollups)]
     missing = sorted((in_walls | {t["id"] for t in tasks if float(t["confidence"]) < 0.3})
@@ -242,6 +237,23 @@ def _surveys(doc: dict, tasks: list[dict], rollups: list[dict]) -> list[Result]:
                       "of the wall it is in)", not not_cheaper, ", ".join(not_cheaper)),
         Result("4.4", "every triggering task was surveyed", not missing, ", ".join(missing)),
     ]
+
+
+def _wall_tasks(doc: dict, constraint_ids: set[str] | None) -> set[str]:
+    """Tasks in the walls of those constraints (of every wall for None)."""
+    return {task for w in doc.get("walls") or []
+            if constraint_ids is None or w["constraint_id"] in constraint_ids
+            for task in w.get("cluster", [])}
+
+
+def _triggered(task_id: str, by_id: dict[str, dict], wall_tasks: set[str]) -> bool:
+    """A survey is due for a known task of confidence below 0.3 or in an UNSAT wall."""
+    return task_id in by_id and (float(by_id[task_id]["confidence"]) < 0.3
+                                 or task_id in wall_tasks)
+
+
+def _two_distinct(approaches: list[dict]) -> bool:
+    return len({a["id"] for a in approaches}) >= 2 and len({a["title"] for a in approaches}) >= 2
 
 
 def _wall_metrics(task_id: str, doc: dict, rollups: list[dict]) -> list[str]:
@@ -274,18 +286,8 @@ def _repair(doc: dict, constraints: list[dict], rollups: list[dict]) -> list[Res
                                                if refused else "; and no refusal report"))]
     after = {r["constraint_id"]: r for r in repair["rollup"]}
     still = [c for c in unsat if after.get(c, {}).get("status") not in ("SAT", "TIGHT")]
-    revised = repair["tasks"]
-    implausible = [f"{t['id']}.{m}" for t in revised for m, r in t["estimates"].items()
-                   if not _range_ok(r)]
-    implausible += [f"{t['id']}: a zero-time build" for t in revised
-                    if t.get("type") == "build" and any(
-                        m in ("hours", "time_hours", "days") and float(r["mid"]) == 0
-                        for m, r in t["estimates"].items())]
-    wrong = [f"{r['constraint_id']} {w}" for r in repair["rollup"] if r["aggregation"] == "sum"
-             for w in ("low", "mid", "high")
-             if sum(_u(_est(t, r["metric"], w)) for t in revised) != _u(r["totals"][w])]
-    wrong += [f"{r['constraint_id']} status" for r in repair["rollup"]
-              if r["status"] != expected_status(r["totals"], r["op"], r["limit"])]
+    implausible = _implausible(repair["tasks"])
+    wrong = _wrong_totals(repair["rollup"], repair["tasks"])
     return [
         Result("5.1", "the repair satisfies every violated constraint", not still,
                ", ".join(still)),
@@ -293,6 +295,26 @@ def _repair(doc: dict, constraints: list[dict], rollups: list[dict]) -> list[Res
                ", ".join(implausible)),
         Result("5.3", "the revised rollup is arithmetically right", not wrong, ", ".join(wrong)),
     ]
+
+
+def _implausible(revised: list[dict]) -> list[str]:
+    """Revised estimates that are not a low <= mid <= high range, and builds taking no time."""
+    found = [f"{t['id']}.{m}" for t in revised for m, r in t["estimates"].items()
+             if not _range_ok(r)]
+    return found + [f"{t['id']}: a zero-time build" for t in revised
+                    if t.get("type") == "build" and any(
+                        m in ("hours", "time_hours", "days") and float(r["mid"]) == 0
+                        for m, r in t["estimates"].items())]
+
+
+def _wrong_totals(rollup: list[dict], revised: list[dict]) -> list[str]:
+    """Summed totals that are not the sum of the revised tasks, and statuses the rule
+    does not give."""
+    wrong = [f"{r['constraint_id']} {w}" for r in rollup if r["aggregation"] == "sum"
+             for w in ("low", "mid", "high")
+             if sum(_u(_est(t, r["metric"], w)) for t in revised) != _u(r["totals"][w])]
+    return wrong + [f"{r['constraint_id']} status" for r in rollup
+                    if r["status"] != expected_status(r["totals"], r["op"], r["limit"])]
 
 
 def _critical_path(doc: dict, tasks: list[dict], rollups: list[dict]) -> list[Result]:

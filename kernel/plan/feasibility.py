@@ -205,37 +205,25 @@ def apply(tasks: Sequence[PlanTask], chosen: Mapping[str, Approach | None]) -> l
     return revised
 
 
+# (ordering key, the approach chosen per task, the revised tasks, their rollups)
+_Choice = tuple[tuple[Any, ...], dict[str, Approach | None], list[PlanTask], list[Rollup]]
+
+
 def repair(constraints: Sequence[PlanConstraint], tasks: Sequence[PlanTask],
            surveys: Iterable[TaskSurvey]) -> Repair:
     """The cheapest choice of approaches (total mid estimate of the cost metrics, then the
     highest mean confidence, then ids) that leaves no constraint UNSAT."""
     options: list[tuple[str, list[Approach | None]]] = [
         (s.task_id, [None, *s.approaches]) for s in sorted(surveys, key=lambda s: s.task_id)]
-    cost_metrics = sorted({c.metric for c in constraints if checkable(c)
-                           and c.aggregation == "sum" and c.metric
-                           and c.metric.startswith("cost")}) or \
-        sorted({c.metric for c in constraints if checkable(c) and c.aggregation == "sum"
-                and c.metric})
-    combos = itertools.product(*[choices for _, choices in options])
-    best: tuple | None = None
+    cost_metrics = _cost_metrics(constraints)
+    best: _Choice | None = None
     best_any: dict[str, float] = {}
-    for count, combo in enumerate(combos):
-        if count >= MAX_COMBINATIONS:
-            break
+    combos = itertools.product(*[choices for _, choices in options])
+    for combo in itertools.islice(combos, MAX_COMBINATIONS):
         chosen = {task_id: a for (task_id, _), a in zip(options, combo, strict=True)}
-        revised = apply(tasks, chosen)
-        projections = {cid: p for a in combo if a is not None for cid, p in a.projections.items()}
-        rolled = rollup(constraints, revised, projections)
-        for r in rolled:
-            best_any[r.constraint_id] = _better(best_any.get(r.constraint_id), r)
-        if any(r.status == "UNSAT" for r in rolled):
-            continue
-        cost = sum(units(estimate(t, m, "mid")) for t in revised for m in cost_metrics)
-        confidence = sum(t.confidence for t in revised) / len(revised)
-        ids = tuple(a.id if a else "keep" for a in combo)
-        key = (cost, -confidence, ids)
-        if best is None or key < best[0]:
-            best = (key, chosen, revised, rolled)
+        choice = _try(constraints, tasks, combo, chosen, cost_metrics, best_any)
+        if choice is not None and (best is None or choice[0] < best[0]):
+            best = choice
     if best is None:
         original = rollup(constraints, tasks)
         blocking = [{"constraint_id": r.constraint_id, "op": r.op, "limit": r.limit,
@@ -246,6 +234,31 @@ def repair(constraints: Sequence[PlanConstraint], tasks: Sequence[PlanTask],
     return Repair({k: (a.id if a else "keep") for k, a in chosen.items()}, revised, rolled,
                   True, {m: plain(sum(units(estimate(t, m, "mid")) for t in revised))
                          for m in cost_metrics}, [])
+
+
+def _cost_metrics(constraints: Sequence[PlanConstraint]) -> list[str]:
+    """The summed metrics a repair minimises: the cost ones, else every summed metric."""
+    summed = {c.metric for c in constraints
+              if checkable(c) and c.aggregation == "sum" and c.metric}
+    return sorted({m for m in summed if m.startswith("cost")}) or sorted(summed)
+
+
+def _try(constraints: Sequence[PlanConstraint], tasks: Sequence[PlanTask],
+         combo: tuple[Approach | None, ...], chosen: dict[str, Approach | None],
+         cost_metrics: list[str], best_any: dict[str, float]) -> _Choice | None:
+    """One combination of approaches: its ordering key if it leaves no constraint UNSAT
+    (``best_any`` keeps the best total each constraint reached, for the refusal)."""
+    revised = apply(tasks, chosen)
+    projections = {cid: p for a in combo if a is not None for cid, p in a.projections.items()}
+    rolled = rollup(constraints, revised, projections)
+    for r in rolled:
+        best_any[r.constraint_id] = _better(best_any.get(r.constraint_id), r)
+    if any(r.status == "UNSAT" for r in rolled):
+        return None
+    cost = sum(units(estimate(t, m, "mid")) for t in revised for m in cost_metrics)
+    confidence = sum(t.confidence for t in revised) / len(revised)
+    ids = tuple(a.id if a else "keep" for a in combo)
+    return (cost, -confidence, ids), chosen, revised, rolled
 
 
 def _better(best: float | None, r: Rollup) -> float:

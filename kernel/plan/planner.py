@@ -11,6 +11,7 @@ explored in the graph.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from kernel.core.envelopes import ConstraintSpec, Lineage, Provenance
@@ -175,9 +176,7 @@ def _document(goal: GoalNode, constraints: list[PlanConstraint], questions: list
               verifications: list[dict]) -> dict[str, Any]:
     tasks = dag.tasks
     time_rollup = next((r for r in rollups if r.aggregation == "critical_path"), None)
-    cost_rollup = next((r for r in rollups if r.aggregation == "sum"
-                        and r.metric.startswith("cost")), None) or \
-        next((r for r in rollups if r.aggregation == "sum"), None)
+    cost_rollup = _cost_rollup(rollups)
     document: dict[str, Any] = {
         "schema": SCHEMA, "run_id": goal.run_id, "goal": goal.description,
         "constraints": [c.model_dump(mode="json") for c in constraints],
@@ -190,20 +189,31 @@ def _document(goal: GoalNode, constraints: list[PlanConstraint], questions: list
         "walls": walls,
         "survey": {"triggers": triggers,
                    "surveys": [s.model_dump(mode="json") for s in surveys]},
-        "repair": None, "refusal": None, "flags": flags, "verifications": verifications,
+        "repair": None if fixed is None else _repair_section(fixed, cost_rollup),
+        "refusal": None, "flags": flags, "verifications": verifications,
     }
-    if fixed is not None:
-        document["repair"] = {
-            "feasible": fixed.feasible, "chosen": fixed.chosen,
-            "tasks": [t.model_dump(mode="json") for t in fixed.tasks],
-            "rollup": [r.as_dict() for r in fixed.rollups],
-            "critical_path": _critical(fixed.tasks, next(
-                (r for r in fixed.rollups if r.aggregation == "critical_path"), None)),
-            "waterfall": _waterfall(fixed.tasks, next(
-                (r for r in fixed.rollups if cost_rollup and
-                 r.constraint_id == cost_rollup.constraint_id), None)),
-            "cost": fixed.cost}
     return document
+
+
+def _cost_rollup(rollups: list[f.Rollup]) -> f.Rollup | None:
+    """The rollup a waterfall shows: a summed cost metric, else any summed metric."""
+    summed = [r for r in rollups if r.aggregation == "sum"]
+    return next((r for r in summed if r.metric.startswith("cost")), None) or \
+        next(iter(summed), None)
+
+
+def _repair_section(fixed: f.Repair, cost_rollup: f.Rollup | None) -> dict[str, Any]:
+    """The repaired plan beside the original: its choices, tasks, rollups and views."""
+    cost_id = cost_rollup.constraint_id if cost_rollup else None
+    return {
+        "feasible": fixed.feasible, "chosen": fixed.chosen,
+        "tasks": [t.model_dump(mode="json") for t in fixed.tasks],
+        "rollup": [r.as_dict() for r in fixed.rollups],
+        "critical_path": _critical(fixed.tasks, next(
+            (r for r in fixed.rollups if r.aggregation == "critical_path"), None)),
+        "waterfall": _waterfall(fixed.tasks, next(
+            (r for r in fixed.rollups if cost_id and r.constraint_id == cost_id), None)),
+        "cost": fixed.cost}
 
 
 def _critical(tasks: list[PlanTask], r: f.Rollup | None) -> dict[str, Any] | None:
@@ -224,8 +234,6 @@ def _store(k: Kernel, goal: GoalNode, document: dict[str, Any],
            tasks: list[PlanTask]) -> None:
     """The plan in the graph: its constraints, the tasks as goals with dependencies, and
     the document as an artifact of the root."""
-    import json
-
     specs = [ConstraintSpec(type=c["type"], domain=c.get("metric") or "general",
                             title=c["title"], payload={k2: c[k2] for k2 in
                                                        ("op", "limit", "unit", "aggregation")

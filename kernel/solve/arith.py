@@ -48,30 +48,39 @@ def _term(node: ast.AST, names: set[str]) -> z3.ExprRef:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         return z3.Not(_term(node.operand, names))
     if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
-        # a + b + c ... nests to the left: walk that spine iteratively, so a sum of any
-        # length costs no recursion depth
-        spine = []
-        while isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
-            spine.append(node)
-            node = node.left
-        total = _term(node, names)
-        for step in reversed(spine):
-            total = _ARITH[type(step.op)](total, _term(step.right, names))
-        return total
+        return _arith(node, names)
     if isinstance(node, ast.BoolOp):
         parts = [_term(v, names) for v in node.values]
         return z3.And(*parts) if isinstance(node.op, ast.And) else z3.Or(*parts)
     if isinstance(node, ast.Compare):
-        left = _term(node.left, names)
-        parts = []
-        for op, right_node in zip(node.ops, node.comparators, strict=True):
-            if type(op) not in _COMPARE:
-                raise ExpressionError(f"unsupported comparison {type(op).__name__}")
-            right = _term(right_node, names)
-            parts.append(_COMPARE[type(op)](left, right))
-            left = right
-        return z3.And(*parts) if len(parts) > 1 else parts[0]
+        return _compare(node, names)
     raise ExpressionError(f"unsupported syntax: {ast.dump(node)[:60]}")
+
+
+def _arith(node: ast.expr, names: set[str]) -> z3.ExprRef:
+    """a + b + c ... nests to the left: walk that spine iteratively, so a sum of any
+    length costs no recursion depth."""
+    spine = []
+    while isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
+        spine.append(node)
+        node = node.left
+    total = _term(node, names)
+    for step in reversed(spine):
+        total = _ARITH[type(step.op)](total, _term(step.right, names))
+    return total
+
+
+def _compare(node: ast.Compare, names: set[str]) -> z3.ExprRef:
+    """A chained comparison (a < b <= c) is the conjunction of its links."""
+    left = _term(node.left, names)
+    parts = []
+    for op, right_node in zip(node.ops, node.comparators, strict=True):
+        if type(op) not in _COMPARE:
+            raise ExpressionError(f"unsupported comparison {type(op).__name__}")
+        right = _term(right_node, names)
+        parts.append(_COMPARE[type(op)](left, right))
+        left = right
+    return z3.And(*parts) if len(parts) > 1 else parts[0]
 
 
 MAX_EXPRESSION_CHARS = 100_000

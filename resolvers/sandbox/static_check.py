@@ -48,7 +48,7 @@ def check_tool_code(source: str) -> list[Violation]:
             called = node.func.id if isinstance(node.func, ast.Name) else None
             if called in FORBIDDEN_CALLS:
                 found.append(Violation("FORBIDDEN_CALL", node.lineno, f"{called}()"))
-            if name == "open" and _writes(node):
+            if called == "open" and _writes(node):
                 found.append(Violation("FILE_WRITE", node.lineno, "open() for writing"))
         elif isinstance(node, ast.Attribute) and node.attr.startswith("__") \
                 and node.attr.endswith("__"):

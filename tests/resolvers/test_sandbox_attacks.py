@@ -118,6 +118,7 @@ def test_the_interpreter_cannot_start_another_program(target: Target, code: str)
 
 
 # -- files outside the workspace ------------------------------------------------------
+@pytest.mark.slow
 @needs_sandbox
 def test_reading_a_canary_outside_fails_every_way(target: Target) -> None:
     (target.box.workspace / "innocent").symlink_to(target.canary)

@@ -19,6 +19,8 @@ from kernel.settings import KernelSettings
 from kernel.solve.session import resume
 from kernel.store import open_store
 
+pytestmark = pytest.mark.slow  # runs killed with kill -9 and resumed
+
 LAUNCH = next(e for e in EXAMPLES if e.name == "launch-plan")
 
 

@@ -79,6 +79,7 @@ def test_a_bad_answer_ends_a_plan_with_a_refusal(
             assert str(exc) and "\n" not in str(exc)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("kind", "code"), [("http_529", 3), ("not_json", 1), ("http_401", 1)])
 def test_the_cli_meets_a_bad_model_with_an_exit_code_and_no_traceback(
         kind: str, code: int, data_dir: Path) -> None:

@@ -23,6 +23,8 @@ from tests.conftest import embedded_settings
 from tests.solve import scripts as s
 from tests.solve.test_paths import PLAN, plan_entries
 
+pytestmark = pytest.mark.slow  # runs killed with kill -9 and resumed
+
 CRASHING_RUN = textwrap.dedent("""
     import os, signal, sys
     from pathlib import Path
