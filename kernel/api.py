@@ -18,6 +18,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from kernel._views import (
+    list_runs,
+    outcome_report,
+    plan_document,
+    run_refusals,
+    run_status,
+    run_tree,
+    store_status,
+)
 from kernel.core.envelopes import ConstraintSpec
 from kernel.core.summary import summary, summary_hash
 from kernel.errors import ConfigError
@@ -36,8 +45,9 @@ from kernel.store.base import GraphStore
 
 __all__ = [
     "HireAnswer", "KernelSettings", "Outcome", "SolveRequest", "answer_hire", "export_graph",
-    "hire_requests", "import_graph", "open_store", "plan_goal", "replay", "resume",
-    "resume_plan", "run_summary", "solve", "summary_hash",
+    "hire_requests", "import_graph", "list_runs", "open_store", "outcome_report",
+    "plan_document", "plan_goal", "replay", "resume", "resume_plan", "run_refusals",
+    "run_status", "run_summary", "run_tree", "solve", "store_status", "summary_hash",
 ]
 
 

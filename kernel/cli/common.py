@@ -55,13 +55,6 @@ def _cell(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def run_refusals(store: GraphStore, run_id: str) -> list[dict[str, Any]]:
-    """A run's refusals, newest first: which goal stopped, why, and what would unblock it."""
-    refusals = [json.loads(r["content"]) for r in store.run("run/refusals", {"run_id": run_id})]
-    return [{"goal": r["goal_id"], "reasons": r["reasons"], "detail": r["detail"],
-             "to_proceed": r["to_proceed"]} for r in refusals]
-
-
 def print_refusals(refusals: list[dict[str, Any]]) -> None:
     for refusal in refusals:
         out.print(f"[red]refused[/] {refusal['goal']}: {', '.join(refusal['reasons'])}: "

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from kernel import api
 from kernel.cli.common import out, print_json, run_id_arg, settings_of, store_of
 from kernel.errors import ConfigError
 from kernel.plan.checks import check_plan
@@ -94,22 +95,9 @@ def plan_report_command(
     """Write a self-contained HTML report of a planning run (DAG, waterfall, constraints)."""
     run_id = run_id_arg(run_id)
     with store_of(ctx) as store:
-        document = load_plan(store, settings_of(ctx).data_dir, run_id)
+        document = api.plan_document(store, settings_of(ctx).data_dir, run_id)
     html.write_text(render_html(document))
     out.print(f"report written to {html}")
-
-
-def load_plan(store: Any, data_dir: Path, run_id: str) -> dict[str, Any]:
-    from kernel.core.artifacts import Artifacts, BlobStore
-    from kernel.core.run import Run
-
-    run = Run.load(store, run_id)
-    root = store.run("run/get", {"run_id": run_id})[0]["root_id"]
-    goal = store.run("goal/get", {"goal_id": root})[0]["goal"]
-    if not goal.get("plan_document_id"):
-        raise ConfigError(f"{run_id} is not a planning run (no plan document)")
-    artifacts = Artifacts(run, BlobStore(data_dir / "artifacts"))
-    return json.loads(artifacts.read(goal["plan_document_id"]))
 
 
 def check_plan_command(

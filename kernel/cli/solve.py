@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.live import Live
+from rich.tree import Tree
 
 from kernel import api
 from kernel.cli.answers import terminal_prompt
@@ -17,13 +18,11 @@ from kernel.cli.common import (
     print_json,
     print_refusals,
     run_id_arg,
-    run_refusals,
     settings_of,
     store_of,
 )
 from kernel.cli.plan import summarize
 from kernel.cli.tree import render_tree
-from kernel.core.summary import summary_hash
 from kernel.errors import ConfigError
 from kernel.intake import CONSTRAINT_HELP
 from kernel.plan.session import is_planning_run, resume_plan
@@ -43,17 +42,20 @@ class _LiveTree:
 
     def started(self, kernel, root_id: str) -> None:
         self.run_id = kernel.run.run_id
-        self.live = Live(render_tree(self.store, self.run_id), console=out, refresh_per_second=4)
+        self.live = Live(self._tree(), console=out, refresh_per_second=4)
         self.live.start()
 
     def step(self, goal_id: str) -> None:
         if self.live is not None and time.monotonic() - self.last > 0.25:
             self.last = time.monotonic()
-            self.live.update(render_tree(self.store, self.run_id))
+            self.live.update(self._tree())
+
+    def _tree(self) -> Tree:
+        return render_tree(api.run_tree(self.store, self.run_id), self.run_id)
 
     def stop(self) -> None:
         if self.live is not None:
-            self.live.update(render_tree(self.store, self.run_id))
+            self.live.update(self._tree())
             self.live.stop()
             out.print()
 
@@ -80,16 +82,9 @@ EXIT_RESOLVED, EXIT_REFUSED, EXIT_UNFINISHED = 0, 1, 3
 
 def report(store: GraphStore, outcome: Outcome, as_json: bool) -> int:
     """Print the run's outcome (and, when it did not resolve, why) and return the exit code."""
-    digest = summary_hash(store, outcome.run_id)
-    root = store.run("goal/get", {"goal_id": outcome.root_id})[0]["goal"]
+    data = api.outcome_report(store, outcome)
     resolved = outcome.status == "resolved"
     unfinished = not resolved and bool(outcome.waiting_on or outcome.stopped)
-    refusals = [] if resolved or unfinished else run_refusals(store, outcome.run_id)
-    data = {"run": outcome.run_id, "root": outcome.root_id, "status": outcome.status,
-            "sigma_system": outcome.sigma_system, "steps": outcome.steps,
-            "stopped": outcome.stopped, "summary_hash": digest,
-            "final_artifact": root.get("final_artifact_id"),
-            "waiting_on": list(outcome.waiting_on), "refusals": refusals}
     code = EXIT_RESOLVED if resolved else EXIT_UNFINISHED if unfinished else EXIT_REFUSED
     if as_json:
         print_json(data)
@@ -97,15 +92,15 @@ def report(store: GraphStore, outcome: Outcome, as_json: bool) -> int:
     out.print(f"run {outcome.run_id}: {outcome.status}"
               + (f", σ_system={outcome.sigma_system:.2f}" if outcome.sigma_system is not None
                  else "") + (f" (stopped: {outcome.stopped})" if outcome.stopped else ""))
-    if root.get("final_artifact_id"):
-        out.print(f"final artifact {root['final_artifact_id']}")
+    if data["final_artifact"]:
+        out.print(f"final artifact {data['final_artifact']}")
     for request_id in outcome.waiting_on:
         out.print(f"parked: waiting on {request_id} (kernel hire list; kernel hire answer "
                   f"{request_id} ...)")
     if outcome.stopped:
         out.print(f"continue with: kernel resume {outcome.run_id}")
-    print_refusals(refusals)
-    out.print(f"summary hash {digest}")
+    print_refusals(data["refusals"])
+    out.print(f"summary hash {data['summary_hash']}")
     return code
 
 

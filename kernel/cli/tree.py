@@ -7,11 +7,10 @@ from typing import Annotated, Any
 import typer
 from rich.tree import Tree
 
+from kernel import api
 from kernel.cli.common import out, print_json, print_table, run_id_arg, store_of
-from kernel.core.lease import RESUMABLE, LeaseState, run_state
-from kernel.core.run import Run
+from kernel.core.lease import RESUMABLE
 from kernel.core.units import micros_to_usd, ms_to_seconds
-from kernel.store.base import GraphStore
 
 
 def _sigma(value: float | None) -> str:
@@ -39,15 +38,14 @@ def tree(
     """The goal tree of a run: status, σ_v, σ_path, budget spent/allocated per goal."""
     run_id = run_id_arg(run_id)
     with store_of(ctx) as store:
-        Run.load(store, run_id)  # a clear error for an unknown run
-        if as_json:
-            print_json(store.run("goal/tree", {"run_id": run_id}))
-            return
-        out.print(render_tree(store, run_id))
+        goals = api.run_tree(store, run_id)
+    if as_json:
+        print_json(goals)
+        return
+    out.print(render_tree(goals, run_id))
 
 
-def render_tree(store: GraphStore, run_id: str) -> Tree:
-    goals = store.run("goal/tree", {"run_id": run_id})
+def render_tree(goals: list[dict[str, Any]], run_id: str) -> Tree:
     nodes: dict[str, Tree] = {}
     roots: list[Tree] = []
     for goal in goals:  # parents come first (ordered by depth)
@@ -66,10 +64,7 @@ def runs(
 ) -> None:
     """Every run, newest first."""
     with store_of(ctx) as store:
-        rows = [{"id": r["id"], "started_at": r["started_at"], "commits": r["commits"],
-                 "goal": r["goal"], "status": run_state(r["status"], LeaseState(
-                     r["holder"], r["expires"], r["stopped"]))}
-                for r in store.run("run/list")]
+        rows = api.list_runs(store)
     if as_json:
         print_json(rows)
         return

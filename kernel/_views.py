@@ -1,0 +1,109 @@
+"""What the kernel shows about a store and its runs, as data: the CLI renders these, a
+program reads them through ``kernel.api``."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from kernel.core.artifacts import Artifacts, BlobStore
+from kernel.core.lease import LeaseState, lease_state, run_state
+from kernel.core.run import Run
+from kernel.core.summary import summary_hash
+from kernel.core.units import micros_to_usd, ms_to_seconds
+from kernel.errors import ConfigError
+from kernel.schema import LATEST_VERSION, schema_version
+from kernel.solve.dispatch import Outcome
+from kernel.store.base import GraphStore
+
+
+def store_status(store: GraphStore) -> dict[str, Any]:
+    """The backend, its schema version and how many nodes and relationships of each kind."""
+    info = store.describe()
+    info["schema"] = schema_version(store)
+    info["schema_latest"] = LATEST_VERSION
+    return {"store": info,
+            "nodes": {r["label"]: r["nodes"] for r in store.run("admin/count_by_label")},
+            "relationships": {r["type"]: r["relationships"]
+                              for r in store.run("admin/count_by_type")}}
+
+
+def _root(store: GraphStore, run_id: str) -> dict[str, Any]:
+    root_id = store.run("run/get", {"run_id": run_id})[0]["root_id"]
+    return store.run("goal/get", {"goal_id": root_id})[0]["goal"] if root_id else {}
+
+
+def run_status(store: GraphStore, run_id: str) -> dict[str, Any]:
+    """How a run stands: its state, spend against budget, commits, refusals, summary hash."""
+    run = Run.load(store, run_id)
+    root = _root(store, run_id)
+    goals = run_tree(store, run_id)
+    return {
+        "run": run_id, "goal": root.get("summary"),
+        "status": run_state(root.get("status"), lease_state(store, run_id)),
+        "root_status": root.get("status"),
+        "sigma_system": root.get("sigma_system") if root.get("status") == "resolved" else None,
+        "final_artifact": root.get("final_artifact_id"),
+        "goals": _goal_counts(goals),
+        "spent_usd": micros_to_usd(sum(g["cost_spent"] or 0 for g in goals)),
+        "budget_usd": micros_to_usd(root.get("cost_allocated", 0)),
+        "spent_seconds": ms_to_seconds(sum(g["time_spent"] or 0 for g in goals)),
+        "commits": run.seq, "proposals": run.proposals,
+        "refusals": run_refusals(store, run_id),
+        "summary_hash": summary_hash(store, run_id),
+    }
+
+
+def _goal_counts(goals: list[dict[str, Any]]) -> dict[str, int]:
+    """Live goals by status, and how many were superseded by a reopening (``stale``)."""
+    counts = Counter(g["status"] for g in goals if not g["stale"])
+    stale = sum(1 for g in goals if g["stale"])
+    return dict(sorted(counts.items())) | ({"stale": stale} if stale else {})
+
+
+def run_tree(store: GraphStore, run_id: str) -> list[dict[str, Any]]:
+    """Every goal of a run, parents first, with its status, sigmas and budget."""
+    Run.load(store, run_id)  # a clear error for an unknown run
+    return store.run("goal/tree", {"run_id": run_id})
+
+
+def list_runs(store: GraphStore) -> list[dict[str, Any]]:
+    """Every run, newest first, with its state."""
+    return [{"id": r["id"], "started_at": r["started_at"], "commits": r["commits"],
+             "goal": r["goal"], "status": run_state(r["status"], LeaseState(
+                 r["holder"], r["expires"], r["stopped"]))}
+            for r in store.run("run/list")]
+
+
+def run_refusals(store: GraphStore, run_id: str) -> list[dict[str, Any]]:
+    """A run's refusals, newest first: which goal stopped, why, and what would unblock it."""
+    refusals = [json.loads(r["content"]) for r in store.run("run/refusals", {"run_id": run_id})]
+    return [{"goal": r["goal_id"], "reasons": r["reasons"], "detail": r["detail"],
+             "to_proceed": r["to_proceed"]} for r in refusals]
+
+
+def outcome_report(store: GraphStore, outcome: Outcome) -> dict[str, Any]:
+    """What ``kernel solve`` reports at the end of a run (refusals only when it ended
+    refused, not when it waits on a person or stopped)."""
+    root = _root(store, outcome.run_id)
+    resolved = outcome.status == "resolved"
+    unfinished = not resolved and bool(outcome.waiting_on or outcome.stopped)
+    return {"run": outcome.run_id, "root": outcome.root_id, "status": outcome.status,
+            "sigma_system": outcome.sigma_system, "steps": outcome.steps,
+            "stopped": outcome.stopped, "summary_hash": summary_hash(store, outcome.run_id),
+            "final_artifact": root.get("final_artifact_id"),
+            "waiting_on": list(outcome.waiting_on),
+            "refusals": [] if resolved or unfinished else run_refusals(store, outcome.run_id)}
+
+
+def plan_document(store: GraphStore, data_dir: Path, run_id: str) -> dict[str, Any]:
+    """The plan a planning run wrote (its root's plan document)."""
+    run = Run.load(store, run_id)
+    goal = _root(store, run_id)
+    if not goal.get("plan_document_id"):
+        raise ConfigError(f"{run_id} is not a planning run (no plan document)")
+    document: dict[str, Any] = json.loads(
+        Artifacts(run, BlobStore(data_dir / "artifacts")).read(goal["plan_document_id"]))
+    return document
