@@ -79,7 +79,7 @@ class GoalNode(_StepFields):
     depth: int = Field(ge=0)
     description: str
     summary: str
-    caption: str
+    caption: str = ""  # absent on goals written before captions existed
     modality: str
     status: Status
     purpose: Literal["solve", "build"] = "solve"
@@ -92,7 +92,7 @@ class GoalNode(_StepFields):
     tau_global: float = Field(ge=0.0, le=1.0)
     attempt_count: int = Field(ge=0)
     max_attempts: int = Field(ge=1)
-    try_allowance: int = Field(ge=0)
+    try_allowance: int | None = Field(default=None, ge=0)  # None: max_attempts
     last_attempt_id: str | None = None
     cost_allocated: int = 0
     cost_spent: int = 0
