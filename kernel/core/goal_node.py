@@ -13,7 +13,15 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
 
 from kernel.core.envelopes import Verification
 from kernel.core.state_machine import Status
@@ -125,20 +133,41 @@ class GoalNode(_StepFields):
 
 class GoalChanges(_StepFields):
     """The step fields a transition sets; only the ones named are written (``None``
-    removes a property)."""
+    removes a property), in the order they were named.
+
+    The order is kept on purpose: a map of property changes reaches the store in that
+    order, and the embedded store has been seen to drop the wrong property when a map
+    that removes some properties arrives in another order. Keeping the caller's order
+    makes the write the same on every run, whatever the hash seed.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    _order: tuple[str, ...] = PrivateAttr(default=())
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _keep_order(cls, data: Any, handler: ModelWrapValidatorHandler[GoalChanges],
+                    ) -> GoalChanges:
+        changes = handler(data)
+        named = tuple(data) if isinstance(data, dict) else ()
+        changes._order = tuple(n for n in named if n in changes.model_fields_set)
+        return changes
+
+    def named(self) -> tuple[str, ...]:
+        """The fields this change sets, in the order they were given."""
+        return self._order + tuple(sorted(self.model_fields_set - set(self._order)))
 
     def __or__(self, other: GoalChanges) -> GoalChanges:
-        """Both changes, ``other`` winning where they name the same field."""
-        merged = {name: getattr(self, name) for name in self.model_fields_set}
-        merged.update({name: getattr(other, name) for name in other.model_fields_set})
+        """Both changes, ``other`` winning where they name the same field (like
+        ``{**self, **other}``)."""
+        merged = {name: getattr(self, name) for name in self.named()}
+        merged.update({name: getattr(other, name) for name in other.named()})
         return GoalChanges.model_validate(merged)
 
     def to_properties(self) -> dict[str, Any]:
         """Graph property values: JSON fields as sorted-key JSON text, as they were
         always stored (the summary hash covers them)."""
-        values = {name: getattr(self, name) for name in self.model_fields_set}
+        values = {name: getattr(self, name) for name in self.named()}
         for name in JSON_FIELDS:
             value = values.get(name)
             if isinstance(value, BaseModel):

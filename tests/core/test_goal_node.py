@@ -93,3 +93,10 @@ def test_changes_write_only_what_they_name_with_json_fields_as_sorted_text() -> 
                                       "feedback": '{"a": [2], "b": 1}'}
     with pytest.raises(ValidationError):
         GoalChanges.model_validate({"status": "resolved"})  # never through a step change
+
+
+def test_changes_reach_the_store_in_the_order_they_were_named() -> None:
+    resume = GoalChanges(awaiting=None, plan_artifact_id=None, max_attempts=3)
+    merged = GoalChanges(feedback={"a": 1}) | resume | GoalChanges(required_capabilities=["x"])
+    assert list(merged.to_properties()) == ["feedback", "awaiting", "plan_artifact_id",
+                                            "max_attempts", "required_capabilities"]
