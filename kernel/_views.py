@@ -65,8 +65,10 @@ def _goal_counts(goals: list[dict[str, Any]]) -> dict[str, int]:
 
 def run_tree(store: GraphStore, run_id: str) -> list[dict[str, Any]]:
     """Every goal of a run, parents first, with its status, sigmas and budget."""
-    Run.load(store, run_id)  # a clear error for an unknown run
-    return store.run("goal/tree", {"run_id": run_id})
+    goals = store.run("goal/tree", {"run_id": run_id})
+    if not goals:
+        Run.load(store, run_id)  # a clear error for an unknown run
+    return goals
 
 
 def list_runs(store: GraphStore) -> list[dict[str, Any]]:

@@ -99,12 +99,12 @@ def escalate(k: Kernel, denied: BudgetDenied) -> list[str]:
     goal = k.tree.get(denied.goal_id)
     gap = grow.budget_gap(goal, denied.operation, denied.estimate, denied.remaining)
     k.log.flow(goal.id, f"{denied.operation}: budget pre-check denied; escalating to HIRE")
-    return hire.hire(k, goal, gap, "over_budget", Status(goal.status))
+    return hire.hire(k, goal, gap, "over_budget", goal.status)
 
 
 def _run_step(k: Kernel, goal_id: str) -> list[str]:
     goal = k.tree.get(goal_id)
-    status = Status(goal.status)
+    status = goal.status
     if status in TERMINAL or status == S.GATED or goal.stale:
         return []
     if goal.awaiting:  # a build subgoal or a HIRE answer

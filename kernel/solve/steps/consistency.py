@@ -18,7 +18,7 @@ from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.core.state_machine import Status
 from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
-from kernel.refusal import RefusalReason, refuse
+from kernel.refusal import RefusalReason
 from kernel.runtime.gate import CLAUDE_ID, ask
 from kernel.runtime.kernel import Kernel
 
@@ -52,13 +52,10 @@ def check(k: Kernel, root: GoalNode) -> list[str] | None:
     lca = lowest_common_ancestor(k, involved)
     target = k.tree.get(lca)
     reopened = target.reopened
-    if reopened >= k.config.max_reopens:
-        report = refuse(k.ledger, root.id, RefusalReason.CONTRADICTION_BUDGET_EXCEEDED,
-                        f"{lca} was reopened {reopened} times for conflicts",
-                        count=str(reopened), limit=str(k.config.max_reopens))
-        k.tree.transition(root.id, S.INFEASIBLE)
-        k.log.flow(root.id, f"infeasible: {report.to_proceed[0]}")
-        return []
+    if reopened >= k.config.max_reopens:  # the root: nothing above it to wake
+        return k.refuse_goal(root, RefusalReason.CONTRADICTION_BUDGET_EXCEEDED,
+                             f"{lca} was reopened {reopened} times for conflicts",
+                             count=str(reopened), limit=str(k.config.max_reopens))
     ids = k.constraints.upsert(specs)
     k.constraints.add_roles(k.run, lca, {"eligible": ids, "coupling": ids})
     invalidated = k.tree.reopen(lca, S.SELECTING_CONSTRAINTS, GoalChanges(reopened=reopened + 1))

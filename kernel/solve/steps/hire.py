@@ -74,7 +74,7 @@ def hire(k: Kernel, goal: GoalNode, gap: dict[str, Any], reason: str,
                        "this goal; the same request is never asked twice",
                        attempts=str(goal.attempt_count),
                        constraints=f"the '{gap['capability_tag']}' request")
-    current = Status(goal.status)
+    current = goal.status
     if current != to:
         check_transition(current, to)
     props = {"id": k.run.new_id("capreq"), "fingerprint": fingerprint,
@@ -100,11 +100,11 @@ def on_answer(k: Kernel, goal: GoalNode) -> list[str]:
     request = k.store.run("hire/get", {"id": goal.require("awaiting")})[0]["request"]
     gap = goal.gap()
     if request["status"] == "declined":
-        return hire(k, goal, gap, request["reason"], Status(goal.status))
+        return hire(k, goal, gap, request["reason"], goal.status)
     if request["status"] == "delivered":
         if request.get("resolver_id"):
             return _hand_over(k, goal, request["resolver_id"], gap)
-        return hire(k, goal, gap, request["reason"], Status(goal.status))
+        return hire(k, goal, gap, request["reason"], goal.status)
     payload = {"request_id": request["id"], "capability_tag": request["capability_tag"],
                "reason": request["reason"], "rationale": request.get("rationale", ""),
                "goal_summary": goal.summary,
@@ -124,7 +124,7 @@ def on_answer(k: Kernel, goal: GoalNode) -> list[str]:
 
 def _apply(k: Kernel, goal: GoalNode, request: dict[str, Any], gap: dict[str, Any],
            answer: HireAnswer) -> list[str]:
-    status = Status(goal.status)
+    status = goal.status
     recorded = answer.model_dump_json()
     if answer.kind == "decline":
         detail = f"{request['id']}: {answer.note or 'declined'}"
@@ -173,7 +173,7 @@ def _hand_over(k: Kernel, goal: GoalNode, resolver_id: str,
 
 def retry_with(k: Kernel, goal: GoalNode, changes: GoalChanges) -> None:
     """Send a goal back to resolver selection with ``changes``, from where it stands."""
-    status = Status(goal.status)
+    status = goal.status
     if status == S.VERIFYING:  # UNSAT, retry with another resolver
         k.tree.transition(goal.id, S.SELECTING_RESOLVER, changes)
     else:  # selecting a resolver already, or pending (next_action selects one)
