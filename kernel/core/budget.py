@@ -138,7 +138,9 @@ class BudgetEnforcer:
         cover it (the goal is then marked over budget).
 
         ``proposal`` (the ledger hash of what was paid for) makes the spend idempotent:
-        a proposal served again after a crash is not paid for twice."""
+        a proposal served again after a crash is not paid for twice. A spend that records
+        an attempt's output consumes the proposals behind it: a step resumed after it goes
+        straight on from the stored output and never asks for them again."""
         self._non_negative(spent)
         if proposal is not None and self.store.run("budget/spend_for_proposal",
                                                    {"proposal": proposal}):
@@ -148,7 +150,7 @@ class BudgetEnforcer:
             "resolver_id": resolver_id, "operation": operation, "attempt_id": attempt_id,
             "output_artifact_id": output_artifact_id, "proposal": proposal,
             "event_id": self.run.new_id("budget"), "grant_id": self.run.new_id("budget", "cover"),
-        }, what=f"record a spend on {goal_id}", consumes=False)
+        }, what=f"record a spend on {goal_id}", consumes=output_artifact_id is not None)
         return bool(rows[0]["overrun"]) and not bool(rows[0]["parent_covers"])
 
     def refund(self, goal_id: str, amount: Amount, description: str) -> None:

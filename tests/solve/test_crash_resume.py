@@ -36,20 +36,26 @@ def test_the_shipped_kill_9_check_passes_on_goals_in_progress_side_by_side(
     assert report.identical == 4
 
 
-@pytest.mark.parametrize("append", [9, 14, 19, 24, 29])
+@pytest.mark.parametrize(("statement", "number"), [
+    ("ledger/append", 9), ("ledger/append", 14), ("ledger/append", 19),
+    ("ledger/append", 24), ("ledger/append", 29),
+    # the spends that pay for a part's resolve output, before its goal moves on
+    ("budget/spend", 9), ("budget/spend", 10), ("budget/spend", 11)])
 def test_a_proposal_recorded_but_not_committed_is_used_by_its_own_goal(
-        data_dir: Path, append: int) -> None:
+        data_dir: Path, statement: str, number: int) -> None:
     """Killed right after the n-th ledger append (a proposal recorded, its commit not yet
-    made) while the launch parts are all in progress: the resume still matches."""
+    made) or the n-th spend (an output paid for, its goal not yet moved on) while the
+    launch parts are all in progress: the resume still matches."""
     ulid = ULID()
     child = _Child(data_dir, ulid, sys.executable)
     run_id = f"run:{ulid}"
-    reference = _settings(data_dir, f"pin-ref-{append}")
-    crashed = _settings(data_dir, f"pin-crash-{append}")
+    tag = f"{statement.replace('/', '-')}-{number}"
+    reference = _settings(data_dir, f"pin-ref-{tag}")
+    crashed = _settings(data_dir, f"pin-crash-{tag}")
     try:
         assert child.run(reference.graph_name, LAUNCH.command()).returncode == 0
-        killed = child.run(crashed.graph_name, LAUNCH.command(), kill_at=append,
-                           only="ledger/append")
+        killed = child.run(crashed.graph_name, LAUNCH.command(), kill_at=number,
+                           only=statement)
         assert killed.returncode == -9
         resumed = child.run(crashed.graph_name, ["resume", run_id, "--json"])
         assert resumed.returncode == 0, resumed.stderr[-500:]
