@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernel.core.artifacts import Artifacts, BlobStore
 from kernel.core.lease import LeaseState, lease_state, run_state
@@ -15,8 +15,10 @@ from kernel.core.summary import summary_hash
 from kernel.core.units import micros_to_usd, ms_to_seconds
 from kernel.errors import ConfigError
 from kernel.schema import LATEST_VERSION, schema_version
-from kernel.solve.dispatch import Outcome
 from kernel.store.base import GraphStore
+
+if TYPE_CHECKING:
+    from kernel.solve.dispatch import Outcome
 
 
 def store_status(store: GraphStore) -> dict[str, Any]:

@@ -12,9 +12,10 @@ neither the anthropic SDK nor the embedding model: they load when a run needs th
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -28,20 +29,37 @@ from kernel._views import (
     store_status,
 )
 from kernel.core.envelopes import ConstraintSpec
-from kernel.core.summary import summary, summary_hash
 from kernel.errors import ConfigError
-from kernel.graph_io import export_graph, import_graph
-from kernel.intake import parse_constraint
-from kernel.plan.session import plan_goal, resume_plan
-from kernel.protocol import HireAnswer
-from kernel.runtime.kernel import SolveConfig
-from kernel.runtime.proposers import check_proposer, make_proposer
 from kernel.settings import KernelSettings
-from kernel.solve.dispatch import Outcome
-from kernel.solve.session import replay, resume, start_and_solve
-from kernel.solve.steps.hire import list_requests, record_answer, runs_waiting_on
 from kernel.store import open_store
 from kernel.store.base import GraphStore
+
+if TYPE_CHECKING:
+    from kernel.core.summary import summary_hash
+    from kernel.graph_io import export_graph, import_graph
+    from kernel.plan.session import plan_goal, resume_plan
+    from kernel.protocol import HireAnswer
+    from kernel.solve.dispatch import Outcome
+    from kernel.solve.session import replay, resume
+
+# What a command that only reads the store never needs is imported on first use, so
+# `kernel status` does not load the SOLVE loop, the planner or the model clients.
+_LAZY = {
+    "summary_hash": "kernel.core.summary", "export_graph": "kernel.graph_io",
+    "import_graph": "kernel.graph_io", "plan_goal": "kernel.plan.session",
+    "resume_plan": "kernel.plan.session", "HireAnswer": "kernel.protocol",
+    "Outcome": "kernel.solve.dispatch", "replay": "kernel.solve.session",
+    "resume": "kernel.solve.session",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'kernel.api' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "HireAnswer", "KernelSettings", "Outcome", "SolveRequest", "answer_hire", "export_graph",
@@ -71,11 +89,15 @@ class SolveRequest(BaseModel):
     @field_validator("constraints", mode="before")
     @classmethod
     def _parse_text(cls, given: list[Any]) -> list[Any]:
+        from kernel.intake import parse_constraint
+
         return [parse_constraint(c) if isinstance(c, str) else c for c in given]
 
     @field_validator("proposer", mode="before")
     @classmethod
     def _known_proposer(cls, kind: Any) -> Any:
+        from kernel.runtime.proposers import check_proposer
+
         return check_proposer(kind) if isinstance(kind, str) else kind
 
     @classmethod
@@ -94,6 +116,10 @@ def solve(store: GraphStore, request: SolveRequest, settings: KernelSettings | N
           on_step: Callable[[str], None] | None = None,
           human_prompt: Callable[[dict[str, Any]], HireAnswer] | None = None) -> Outcome:
     """Start a run for the request and drive it until it resolves, is refused or stops."""
+    from kernel.runtime.kernel import SolveConfig
+    from kernel.runtime.proposers import make_proposer
+    from kernel.solve.session import start_and_solve
+
     settings = settings or KernelSettings()
     proposer, recorded = make_proposer(request.proposer, request.script, settings)
     config = SolveConfig(tau_local=settings.tau_local, tau_global=settings.tau_global,
@@ -106,16 +132,22 @@ def solve(store: GraphStore, request: SolveRequest, settings: KernelSettings | N
 
 def run_summary(store: GraphStore, run_id: str) -> dict[str, Any]:
     """What a run committed: goals, attempts, budget events, the ledger's head."""
+    from kernel.core.summary import summary
+
     return summary(store, run_id)
 
 
 def hire_requests(store: GraphStore, statuses: list[str] | None = None) -> list[dict[str, Any]]:
     """Capability requests the kernel asked a person for."""
+    from kernel.solve.steps.hire import list_requests
+
     return list_requests(store, statuses)
 
 
 def answer_hire(store: GraphStore, request_id: str, answer: HireAnswer) -> list[str]:
     """Store a person's answer; returns the runs waiting on it (resume them to use it)."""
+    from kernel.solve.steps.hire import record_answer, runs_waiting_on
+
     record_answer(store, request_id, answer)
     return runs_waiting_on(store, request_id)
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from kernel.core.envelopes import ConstraintSpec, ConstraintType, Provenance
 from kernel.errors import ConfigError
-from kernel.solve import arith
 
 CONSTRAINT_HELP = ("TYPE[:DOMAIN]:TEXT, e.g. 'logic:cost:cost_usd <= 5' (an arithmetic "
                    "expression is checked by Z3; sum_M, max_M, min_M total a metric M over "
@@ -31,6 +30,8 @@ def parse_constraint(text: str) -> ConstraintSpec:
         (parts[0], "general", parts[1])
     payload: dict = {}
     if kind == "logic":
+        from kernel.solve import arith  # Z3 loads only when a logic constraint is given
+
         try:
             arith.parse(title)
             payload = {"check": "arith", "expr": title}

@@ -6,6 +6,7 @@ and the library API loads no model SDK or embedding model."""
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -145,6 +146,23 @@ def test_importing_the_library_api_loads_no_model_sdk_or_embedding_model() -> No
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           cwd=ROOT, check=True)
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("command", [["--help"], ["status"], ["runs"], ["query", "RETURN 1"]])
+def test_commands_that_read_the_store_load_no_model_planner_or_other_driver(
+        command: list[str], data_dir: Path) -> None:
+    """`kernel --help`, `status`, `runs` and `query` start in a fraction of a second: they
+    import no model client, no embedding model, no Z3 and not the Neo4j driver."""
+    heavy = ("anthropic", "torch", "sentence_transformers", "transformers", "onnxruntime",
+             "z3", "neo4j", "kernel.solve.dispatch", "kernel.plan.planner")
+    probe = ("import sys\nfrom kernel.cli.app import main\n"
+             f"sys.argv = ['kernel', *{command!r}]\n"
+             "try:\n    main()\nexcept SystemExit:\n    pass\n"
+             f"print(sorted(m for m in {heavy!r} if m in sys.modules), file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          cwd=ROOT, check=True, env={**os.environ, "KERNEL_DATA_DIR": str(data_dir),
+                                                     "KERNEL_GRAPH": "embedded"})
+    assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr[-500:]
 
 
 def _blocks(source: str) -> list[Any]:

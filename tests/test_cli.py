@@ -269,6 +269,20 @@ def test_bench_solve_prints_figures(kernel: Kernel) -> None:
     assert "kernel overhead per dispatch step" in out
 
 
+def test_bench_solve_json_reports_the_store_round_trips_and_writes_of_a_step(
+        kernel: Kernel) -> None:
+    _, out = kernel("bench", "solve", "--goals", "13", "--json")
+    figures = {f["name"]: f["value"] for f in json.loads(out)["figures"]}
+    steps = figures["dispatch steps"]
+    trips = figures["store round trips per step (mean)"]
+    writes = figures["store writes per step (mean; each one fsync'd on the embedded store)"]
+    assert steps > 13 and 0 < writes < trips
+    # the per-statement lines add up to no more than the total
+    listed = sum(v for k, v in figures.items() if k.endswith(" per step") and "/" in k)
+    assert 0 < listed <= trips + 1e-6
+    assert figures["durable checkpoint step of a LangGraph-style SQLite peer (median)"] > 0
+
+
 def test_a_pathological_constraint_is_one_short_line_and_stores_nothing(kernel: Kernel) -> None:
     deep = "(" * 3000 + "x" + ")" * 3000 + " < 1"
     code, out = kernel("solve", "sum things", "--proposer", "scripted", "-c", f"logic:deep:{deep}",

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import yaml
 
+from kernel.bench.peer import durable_checkpoint_step_ms
 from kernel.bench.store import Figure
 from kernel.runtime.kernel import SolveConfig
 from kernel.runtime.start import start
@@ -66,6 +67,7 @@ def bench_solve(store: GraphStore, goals: int) -> list[Figure]:
         kernel, root = start(store, "bench root goal", [], 1000.0, 10**7,
                              ScriptedProposer.from_file(path), Path(tmp), default_workspace_root(),
                              SolveConfig(max_wall_seconds=24 * 3600))
+        store.stats.reset()
         started = time.perf_counter()
         outcome = solve(kernel, root)
         elapsed = time.perf_counter() - started
@@ -73,10 +75,26 @@ def bench_solve(store: GraphStore, goals: int) -> list[Figure]:
     if outcome.status != "resolved":
         raise RuntimeError(f"the benchmark run ended {outcome.status}"
                            + (f" (stopped: {outcome.stopped})" if outcome.stopped else ""))
-    return [
+    steps = outcome.steps
+    step_ms = elapsed / steps * 1000
+    data_dir = store.describe().get("data_dir")
+    peer_ms = durable_checkpoint_step_ms(total, min(steps, 2000),
+                                         Path(data_dir) if data_dir else None)
+    stats = store.stats
+    figures = [
         Figure(f"scripted run of {total} goals (fan-out {fanout}), wall time", elapsed, "s"),
-        Figure("dispatch steps", outcome.steps, "steps"),
-        Figure("kernel overhead per dispatch step (scripted: no resolver time)",
-               elapsed / outcome.steps * 1000, "ms"),
+        Figure("dispatch steps", steps, "steps"),
+        Figure("kernel overhead per dispatch step (scripted: no resolver time)", step_ms, "ms"),
+        Figure("store round trips per step (mean)", stats.round_trips / steps, "round trips"),
+        Figure("store writes per step (mean; each one fsync'd on the embedded store)",
+               stats.write_count / steps, "writes"),
+        Figure("share of a step spent in the store", 100 * stats.store_seconds / elapsed, "%"),
+        Figure("durable checkpoint step of a LangGraph-style SQLite peer (median)", peer_ms,
+               "ms"),
+        Figure("kernel step / peer step", step_ms / peer_ms, "x"),
         Figure("goals resolved per second", total / elapsed, "goals/s"),
     ]
+    figures += [Figure(f"  {name} per step", calls / steps,
+                       f"calls ({writes / steps:.2f} writes)" if writes else "calls")
+                for name, calls, writes in stats.top(10)]
+    return figures

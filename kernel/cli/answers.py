@@ -11,7 +11,6 @@ from rich.prompt import Prompt
 from kernel.cli.common import out
 from kernel.errors import ConfigError, KernelError
 from kernel.protocol import HireAnswer
-from kernel.solve.tools import load_tool_file
 
 
 def hire_answer(resolver: Path | None, add_budget: float | None, add_time: float, decline: bool,
@@ -24,6 +23,8 @@ def hire_answer(resolver: Path | None, add_budget: float | None, add_time: float
     if decline:
         return HireAnswer(kind="decline", note=note)
     if resolver is not None:
+        from kernel.solve.tools import load_tool_file
+
         return HireAnswer(kind="resolver", tool=load_tool_file(resolver), note=note)
     if (add_budget or 0) < 0 or add_time < 0:
         raise ConfigError("--add-budget and --add-time cannot be negative")

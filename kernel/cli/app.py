@@ -22,7 +22,6 @@ import typer
 
 from kernel.cli.common import err_console
 from kernel.errors import KernelError, Refused, RunInterrupted
-from kernel.settings import KernelSettings
 
 app = typer.Typer(
     name="kernel",
@@ -52,6 +51,8 @@ def _configure(
     if data_dir is not None:
         overrides["data_dir"] = data_dir
     try:
+        from kernel.settings import KernelSettings
+
         ctx.obj = KernelSettings(**overrides)
     except ValueError as exc:
         raise KernelError(f"invalid setting: {exc}") from exc
@@ -131,6 +132,8 @@ def main() -> None:
 def _write_crash_log() -> Path:
     """The traceback of an internal error, kept where the user can attach it to a report."""
     try:
+        from kernel.settings import KernelSettings
+
         root = KernelSettings().data_dir / "logs"
     except ValueError:
         root = Path(tempfile.gettempdir())

@@ -5,20 +5,19 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from functools import partial
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
-from kernel.bench.core import bench_core
-from kernel.bench.crash import EXAMPLES, crash_check
-from kernel.bench.flywheel import run_experiment
-from kernel.bench.kg import Shape, bench_kg
-from kernel.bench.solve import bench_solve
-from kernel.bench.store import Figure, bench_store
+from kernel.bench.examples import EXAMPLES
 from kernel.cli.common import out, print_table, settings_of
 from kernel.errors import KernelError
-from kernel.schema import init_schema
-from kernel.store import GraphStore, open_store
+
+if TYPE_CHECKING:
+    from kernel.bench.store import Figure
+    from kernel.store import GraphStore
+
+# Each command imports its benchmark when it runs: `kernel --help` loads none of them.
 
 T = TypeVar("T")
 
@@ -30,13 +29,17 @@ def store_bench(
     ctx: typer.Context,
     rows: Annotated[int, typer.Option(help="rows in the batched MERGE")] = 10_000,
     repeats: Annotated[int, typer.Option(help="samples per latency figure")] = 200,
+    as_json: Annotated[bool, typer.Option("--json", help="print the figures as JSON")] = False,
 ) -> None:
     """Round trip, single and batched MERGE, export and import rates on the backend in use.
 
     On the embedded store it runs in a scratch graph that is deleted afterwards; on
     Neo4j it writes only `bench:` Run nodes and removes them.
     """
-    _run_bench(ctx, "store benchmark", lambda store: bench_store(store, rows=rows, repeats=repeats))
+    from kernel.bench.store import bench_store
+
+    _run_bench(ctx, "store benchmark", lambda store: bench_store(store, rows=rows, repeats=repeats),
+               as_json=as_json)
 
 
 @app.command("core")
@@ -44,14 +47,17 @@ def core_bench(
     ctx: typer.Context,
     repeats: Annotated[int, typer.Option(help="samples per latency figure")] = 200,
     goals: Annotated[int, typer.Option(help="goals in the ordering benchmark's tree")] = 10_000,
+    as_json: Annotated[bool, typer.Option("--json", help="print the figures as JSON")] = False,
 ) -> None:
     """Per-operation cost of a state transition, a budget record and a dependency check,
     and the cost of ordering a 10,000-goal tree (topological order, critical path).
 
     Embedded: a scratch graph, deleted afterwards. Neo4j: only an empty scratch
     database named in the URI (``neo4j://host:7687?database=scratch``), emptied afterwards."""
+    from kernel.bench.core import bench_core
+
     _run_bench(ctx, "core benchmark", lambda store: bench_core(store, repeats, goals),
-               writes="benchmark runs")
+               writes="benchmark runs", as_json=as_json)
 
 
 @app.command("solve")
@@ -59,13 +65,16 @@ def solve_bench(
     ctx: typer.Context,
     goals: Annotated[list[int] | None, typer.Option(
         "--goals", help="tree sizes (repeatable); default 1000 and 10000")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the figures as JSON")] = False,
 ) -> None:
     """Kernel overhead per dispatch step and wall time of scripted runs of 1,000 and
     10,000 goals (a scratch graph on the embedded store, or an empty scratch Neo4j
     database named in the URI)."""
+    from kernel.bench.solve import bench_solve
+
     for size in goals or [1000, 10_000]:
         _run_bench(ctx, f"SOLVE benchmark, {size} goals",
-                   partial(bench_solve, goals=size), writes="benchmark runs")
+                   partial(bench_solve, goals=size), writes="benchmark runs", as_json=as_json)
 
 
 @app.command("kg")
@@ -75,10 +84,13 @@ def kg_bench(
     patterns: Annotated[int, typer.Option(help="synthetic goal patterns")] = 10_000,
     resolvers: Annotated[int, typer.Option(help="synthetic resolvers")] = 1_000,
     samples: Annotated[int, typer.Option(help="timed calls per query")] = 200,
+    as_json: Annotated[bool, typer.Option("--json", help="print the figures as JSON")] = False,
 ) -> None:
     """p50/p95 latency of each boot query and of a top-10 vector search on a synthetic
     graph (100,000 attempts, 10,000 goal patterns, 1,000 resolvers by default), in a
     scratch graph on the embedded store (or an empty scratch Neo4j database)."""
+    from kernel.bench.kg import Shape, bench_kg
+
     shape = Shape(attempts=attempts, patterns=patterns, resolvers=resolvers, samples=samples)
     _run_bench(ctx, f"knowledge-graph benchmark: {attempts:,} attempts, {patterns:,} "
                     f"patterns, {resolvers:,} resolvers", lambda store: bench_kg(store, shape),
@@ -93,6 +105,8 @@ def flywheel_bench(
     """The flywheel experiment: twenty related goals solved twice in one scratch graph
     with the same scripted proposals; per pass, model calls, cost, retries, builds and
     questions put to a person (seeds/examples/flywheel)."""
+    from kernel.bench.flywheel import run_experiment
+
     passes = _in_scratch(ctx, run_experiment, writes="runs")[0]
     rows = [p.as_dict() for p in passes]
     if as_json:
@@ -126,6 +140,8 @@ def crash_bench(
     if unknown:
         raise KernelError(f"no example {sorted(unknown)[0]!r}; the examples are: "
                           + ", ".join(e.name for e in EXAMPLES))
+    from kernel.bench.crash import crash_check
+
     reports = crash_check(settings.data_dir, trials, seed, chosen,
                           on_trial=None if as_json else lambda t: out.print(
                               f"{t.example}: killed {', '.join(t.kill_at)}: "
@@ -173,6 +189,9 @@ def _in_scratch(ctx: typer.Context, measure: Callable[[GraphStore], T],
     use when the benchmark writes nothing of its own (``writes`` is None); otherwise an empty
     scratch database named in the URI, emptied afterwards.
     """
+    from kernel.schema import init_schema
+    from kernel.store import open_store
+
     settings = settings_of(ctx)
     target = settings.target()
     embedded = target.backend == "embedded"
@@ -199,9 +218,15 @@ def _in_scratch(ctx: typer.Context, measure: Callable[[GraphStore], T],
 
 
 def _run_bench(ctx: typer.Context, title: str, measure: Callable[[GraphStore], list[Figure]],
-               writes: str | None = None) -> None:
-    """Run a benchmark in a scratch graph and print its figures."""
+               writes: str | None = None, as_json: bool = False) -> None:
+    """Run a benchmark in a scratch graph and print its figures (one JSON line with
+    ``as_json``, so repeated benchmarks in one command stay machine-readable)."""
     figures, backend = _in_scratch(ctx, measure, writes)
+    if as_json:
+        typer.echo(json.dumps({"benchmark": title, "backend": backend, "figures": [
+            {"name": f.name.strip(), "value": round(f.value, 4), "unit": f.unit}
+            for f in figures]}))
+        return
     out.print(backend)
     print_table(title, ["figure", "value", "unit"],
                 [[f.name, f"{f.value:,.2f}", f.unit] for f in figures])

@@ -5,25 +5,32 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from kernel.settings import KernelSettings
-from kernel.store import GraphStore, open_store
+if TYPE_CHECKING:
+    from kernel.settings import KernelSettings
+    from kernel.store import GraphStore
+
+# Settings and the store load when a command needs them, not for `kernel --help`.
 
 out = Console()
 err_console = Console(stderr=True)
 
 
 def settings_of(ctx: typer.Context) -> KernelSettings:
+    from kernel.settings import KernelSettings
+
     return ctx.obj if isinstance(ctx.obj, KernelSettings) else KernelSettings()
 
 
 @contextmanager
 def store_of(ctx: typer.Context) -> Iterator[GraphStore]:
+    from kernel.store import open_store
+
     store = open_store(settings_of(ctx))
     try:
         yield store

@@ -9,7 +9,6 @@ import typer
 from kernel.cli.common import out, print_table, settings_of, store_of
 from kernel.errors import KernelError
 from kernel.schema import LATEST_VERSION, init_schema, schema_version
-from kernel.store.embedded_server import EmbeddedServer
 
 app = typer.Typer(help="Schema and store management.", no_args_is_help=True)
 
@@ -35,6 +34,8 @@ def status(ctx: typer.Context) -> None:
     rows: list[list[object]] = [["backend", target.backend]]
     if target.backend == "embedded":
         assert target.data_dir is not None
+        from kernel.store.embedded_server import EmbeddedServer
+
         server = EmbeddedServer(target.data_dir).status()
         rows += [["data dir", str(server.data_dir)], ["socket", str(server.socket)],
                  ["server", f"running (pid {server.pid})" if server.running else "stopped"],
@@ -57,6 +58,8 @@ def stop(ctx: typer.Context) -> None:
         raise KernelError("'kernel db stop' manages the embedded server only; "
                           "stop Neo4j with 'docker compose down'")
     assert target.data_dir is not None
+    from kernel.store.embedded_server import EmbeddedServer
+
     stopped = EmbeddedServer(target.data_dir).stop()
     out.print("stopped" if stopped else "not running")
 

@@ -8,11 +8,10 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from kernel import api
 from kernel.cli.answers import hire_answer
 from kernel.cli.common import out, print_json, settings_of, store_of
 from kernel.cli.solve import report
-from kernel.solve.session import resume
-from kernel.solve.steps.hire import list_requests, record_answer, runs_waiting_on
 
 app = typer.Typer(help="Capability requests the kernel asked a human for.",
                   no_args_is_help=True)
@@ -26,7 +25,7 @@ def list_command(
 ) -> None:
     """Requests waiting for an answer (all of them with --all)."""
     with store_of(ctx) as store:
-        rows = list_requests(store, None if all_ else ["requested"])
+        rows = api.hire_requests(store, None if all_ else ["requested"])
     if as_json:
         print_json(rows)
         return
@@ -62,12 +61,11 @@ def answer_command(
     answer = hire_answer(resolver, add_budget, add_time, decline, note)
     settings = settings_of(ctx)
     with store_of(ctx) as store:
-        record_answer(store, request_id, answer)
-        runs = runs_waiting_on(store, request_id)
+        runs = api.answer_hire(store, request_id, answer)
         out.print(f"{request_id}: answered ({answer.kind})")
         if not resume_run:
             for run_id in runs:
                 out.print(f"resume with: kernel resume {run_id}")
             return
         for run_id in runs:
-            report(store, resume(store, run_id, settings.data_dir), as_json=False)
+            report(store, api.resume(store, run_id, settings.data_dir), as_json=False)

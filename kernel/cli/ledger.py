@@ -11,7 +11,6 @@ from kernel.cli.common import out, run_id_arg, settings_of, store_of
 from kernel.core.ledger import dump_entries, load_entries, verify_chain, verify_file
 from kernel.core.run import Run
 from kernel.errors import KernelError
-from kernel.solve.session import replay
 
 app = typer.Typer(help="The hash-chained ledger of proposals.", no_args_is_help=True)
 
@@ -46,6 +45,8 @@ def verify(
             chain_only = True  # a bare ledger: no inputs to rebuild the state from
             note = " (no recorded inputs: the chain only)"
         if not problems and not chain_only:
+            from kernel.solve.session import replay
+
             result = replay(settings_of(ctx), run_id)
             problems = [f"tampered: {result.tampered}"] if result.tampered else \
                 list(result.differences)

@@ -12,10 +12,7 @@ from rich.table import Table
 from kernel import api
 from kernel.cli.common import out, print_json, run_id_arg, settings_of, store_of
 from kernel.errors import ConfigError
-from kernel.plan.checks import check_plan
-from kernel.plan.report import render_html
-from kernel.plan.session import example_goal, example_names, example_script, plan_goal
-from kernel.runtime.proposers import make_proposer
+from kernel.plan.examples import example_names
 
 
 def plan_command(
@@ -33,6 +30,8 @@ def plan_command(
     """Plan GOAL against its constraints before anything runs (offline: --example NAME)."""
     verifications: list[dict[str, Any]] = []
     if example is not None:
+        from kernel.plan.session import example_goal, example_script
+
         script = example_script(example)
         example_text, verifications = example_goal(script)
         goal = goal or example_text
@@ -40,6 +39,9 @@ def plan_command(
             proposer = "scripted"
     if not goal:
         raise ConfigError("give a GOAL, or --example NAME (" + ", ".join(example_names()) + ")")
+    from kernel.plan.session import plan_goal
+    from kernel.runtime.proposers import make_proposer
+
     chosen, recorded = make_proposer(proposer, script)
     with store_of(ctx) as store:
         document = plan_goal(store, settings_of(ctx).data_dir, goal, chosen, recorded, budget,
@@ -96,6 +98,8 @@ def plan_report_command(
     run_id = run_id_arg(run_id)
     with store_of(ctx) as store:
         document = api.plan_document(store, settings_of(ctx).data_dir, run_id)
+    from kernel.plan.report import render_html
+
     html.write_text(render_html(document))
     out.print(f"report written to {html}")
 
@@ -111,6 +115,8 @@ def check_plan_command(
         raise ConfigError(f"{file}: not a readable JSON plan: {exc}") from exc
     if not isinstance(document, dict):
         raise ConfigError(f"{file}: a plan document is a JSON object")
+    from kernel.plan.checks import check_plan
+
     results = check_plan(document)
     if as_json:
         print_json([r.as_dict() for r in results])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.live import Live
@@ -25,10 +25,10 @@ from kernel.cli.plan import summarize
 from kernel.cli.tree import render_tree
 from kernel.errors import ConfigError
 from kernel.intake import CONSTRAINT_HELP
-from kernel.plan.session import is_planning_run, resume_plan
-from kernel.solve.dispatch import Outcome
-from kernel.solve.session import replay, resume
 from kernel.store.base import GraphStore
+
+if TYPE_CHECKING:
+    from kernel.solve.dispatch import Outcome
 
 
 class _LiveTree:
@@ -155,6 +155,9 @@ def resume_command(
 
     Exit code: as for ``kernel solve``."""
     run_id = run_id_arg(run_id)
+    from kernel.plan.session import is_planning_run, resume_plan
+    from kernel.solve.session import resume
+
     settings = settings_of(ctx)
     with store_of(ctx) as store:
         if is_planning_run(store, run_id):
@@ -177,6 +180,8 @@ def replay_command(
 ) -> None:
     """Re-run a recorded run with its recorded proposals; the summary hash must match."""
     run_id = run_id_arg(run_id)
+    from kernel.solve.session import replay
+
     result = replay(settings_of(ctx), run_id, ledger)
     if result.tampered:
         typer.echo(f"{run_id}: the ledger was tampered with: {result.tampered}", err=True)

@@ -10,6 +10,7 @@ from kernel.core.lease import Lease
 from kernel.core.run import Run
 from kernel.errors import ConfigError
 from kernel.paths import seeds_dir
+from kernel.plan.examples import example_names
 from kernel.plan.planner import PlanRefused, make_plan
 from kernel.proposals import Proposer
 from kernel.runtime.kernel import Kernel, SolveConfig
@@ -21,10 +22,6 @@ from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import load_script
 
 EXAMPLES = seeds_dir() / "examples"
-
-
-def example_names() -> list[str]:
-    return sorted(p.name.removesuffix(".plan.yaml") for p in EXAMPLES.glob("*.plan.yaml"))
 
 
 def example_script(name: str) -> Path:

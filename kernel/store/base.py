@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernel.store.queries import NamedQuery, QueryCatalog
+from kernel.store.stats import StatementStats
 
 Row = dict[str, Any]
 
@@ -38,6 +39,7 @@ class GraphStore(ABC):
 
     def __init__(self, catalog: QueryCatalog) -> None:
         self.catalog = catalog
+        self.stats = StatementStats()
 
     # -- named statements -------------------------------------------------
     def run(
@@ -51,7 +53,12 @@ class GraphStore(ABC):
         values = dict(params or {})
         query.check_parameters(values)
         text = query.render(identifiers)
-        return self._execute(query, text, values)
+        started = time.perf_counter()
+        try:
+            return self._execute(query, text, values)
+        finally:
+            self.stats.count(name, write=query.mode != "read",
+                             seconds=time.perf_counter() - started)
 
     def run_batched(
         self,

@@ -1,12 +1,15 @@
-"""Turn driver-specific result values into plain Python values, the same for both backends."""
+"""Turn driver-specific result values into plain Python values, the same for both backends.
+
+Neither driver is imported here: a value of a driver's type can only exist once that
+driver was loaded, so each is looked up in ``sys.modules`` (importing the Neo4j driver
+costs a third of a second that a command on the embedded store should not pay).
+"""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import Any
-
-import falkordb
-import neo4j.graph
 
 
 def plain(value: Any) -> Any:
@@ -18,16 +21,20 @@ def plain(value: Any) -> Any:
         return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [plain(v) for v in value]
-    if isinstance(value, falkordb.Node):
-        return {"labels": sorted(value.labels), "properties": plain(value.properties)}
-    if isinstance(value, neo4j.graph.Node):
-        return {"labels": sorted(value.labels), "properties": plain(dict(value.items()))}
-    if isinstance(value, falkordb.Edge):
-        return {"type": value.relation, "properties": plain(value.properties)}
-    if isinstance(value, neo4j.graph.Relationship):
-        return {"type": value.type, "properties": plain(dict(value.items()))}
-    if isinstance(value, falkordb.Path):
-        return [plain(n) for n in value.nodes()]
-    if isinstance(value, neo4j.graph.Path):
-        return [plain(n) for n in value.nodes]
+    falkordb = sys.modules.get("falkordb")
+    if falkordb is not None:
+        if isinstance(value, falkordb.Node):
+            return {"labels": sorted(value.labels), "properties": plain(value.properties)}
+        if isinstance(value, falkordb.Edge):
+            return {"type": value.relation, "properties": plain(value.properties)}
+        if isinstance(value, falkordb.Path):
+            return [plain(n) for n in value.nodes()]
+    graph = sys.modules.get("neo4j.graph")
+    if graph is not None:
+        if isinstance(value, graph.Node):
+            return {"labels": sorted(value.labels), "properties": plain(dict(value.items()))}
+        if isinstance(value, graph.Relationship):
+            return {"type": value.type, "properties": plain(dict(value.items()))}
+        if isinstance(value, graph.Path):
+            return [plain(n) for n in value.nodes]
     return value

@@ -1,0 +1,33 @@
+"""The scripted examples the kill -9 check (and its tests) run, named without importing
+the kernel, so ``kernel bench --help`` can list them at once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "seeds" / "examples"
+
+
+@dataclass(frozen=True)
+class Example:
+    name: str
+    goal: str
+    args: tuple[str, ...]
+    measured: bool = False  # runs real code: durations differ between any two executions
+
+    def command(self) -> list[str]:
+        return ["solve", self.goal, "--proposer", "scripted", "--script",
+                str(EXAMPLES_DIR / f"{self.name}.script.yaml"), "--json", *self.args]
+
+
+EXAMPLES = (
+    Example("csv-cli", "Build a Python CLI tool that reads a CSV file and outputs the top 10 "
+                       "rows sorted by a user-specified column", ("--budget", "2"), measured=True),
+    Example("ingest-pipeline", "Design a three-stage ingest pipeline for the nightly orders "
+                               "export", ("-c", "logic:latency:sum_latency_ms <= 500",
+                                          "-c", "logic:cost:cost_usd <= 2")),
+    Example("launch-plan", "Plan a product launch", ()),
+)
+
+__all__ = ["EXAMPLES", "EXAMPLES_DIR", "Example"]
