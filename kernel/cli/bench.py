@@ -77,6 +77,22 @@ def solve_bench(
                    partial(bench_solve, goals=size), writes="benchmark runs", as_json=as_json)
 
 
+@app.command("embeddings")
+def embeddings_bench(
+    single: Annotated[int, typer.Option(help="texts embedded one per call")] = 200,
+    batched: Annotated[int, typer.Option(help="texts embedded in batches")] = 1000,
+    as_json: Annotated[bool, typer.Option("--json", help="print the figures as JSON")] = False,
+) -> None:
+    """Model load time and texts per second, one at a time and batched, on the embedding
+    backend in use (KERNEL_EMBEDDINGS=onnx|torch; no cache, no store)."""
+    from embeddings.encoder import backend_name
+    from kernel.bench.embeddings import bench_embeddings
+
+    figures = bench_embeddings(single, batched)
+    _print_figures("embedding benchmark", figures, f"embedding backend: {backend_name()}",
+                   as_json)
+
+
 @app.command("kg")
 def kg_bench(
     ctx: typer.Context,
@@ -222,6 +238,10 @@ def _run_bench(ctx: typer.Context, title: str, measure: Callable[[GraphStore], l
     """Run a benchmark in a scratch graph and print its figures (one JSON line with
     ``as_json``, so repeated benchmarks in one command stay machine-readable)."""
     figures, backend = _in_scratch(ctx, measure, writes)
+    _print_figures(title, figures, backend, as_json)
+
+
+def _print_figures(title: str, figures: list[Figure], backend: str, as_json: bool) -> None:
     if as_json:
         typer.echo(json.dumps({"benchmark": title, "backend": backend, "figures": [
             {"name": f.name.strip(), "value": round(f.value, 4), "unit": f.unit}
