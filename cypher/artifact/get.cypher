@@ -1,4 +1,5 @@
 // mode: read
+// cache: read
 // An artifact's metadata and lineage.
 MATCH (a:Artifact {id: $artifact_id})
 RETURN properties(a) AS artifact

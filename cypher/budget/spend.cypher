@@ -4,6 +4,7 @@
 // output on the attempt and the goal; the attempt and the resolver PRODUCED it). An overrun beyond the goal's remaining budget
 // is drawn from its parent when the parent can cover it; otherwise the goal is marked
 // over budget.
+// The log lines the step wrote since its last commit ($logs) are stored with it.
 MATCH (run:Run {id: $run_id}), (g:Goal {id: $goal_id})
 WHERE run.seq = $seq
 OPTIONAL MATCH (g)-[:CHILD_OF]->(p:Goal)
@@ -49,4 +50,13 @@ FOREACH (_ IN CASE WHEN overrun AND parent_covers THEN [1] ELSE [] END |
   CREATE (t)-[:CHARGED_TO]->(g)
   CREATE (t)-[:DRAWN_FROM]->(p))
 SET g.over_budget = coalesce(g.over_budget, false) OR (overrun AND NOT parent_covers)
+WITH s, overrun, parent_covers
+CALL {
+  UNWIND $logs AS entry
+  MERGE (l:LogEntry {id: entry.id})
+  SET l += entry.props
+  WITH l, entry
+  OPTIONAL MATCH (about:Goal {id: entry.goal_id})
+  FOREACH (x IN CASE WHEN about IS NULL THEN [] ELSE [about] END | MERGE (l)-[:ABOUT]->(x))
+}
 RETURN s.id AS id, overrun, parent_covers

@@ -1,4 +1,5 @@
 // mode: read
+// cache: read
 // Budget caches of a goal and of its parent (remaining = allocated + refunded - spent - granted).
 MATCH (g:Goal {id: $goal_id})
 OPTIONAL MATCH (g)-[:CHILD_OF]->(p:Goal)

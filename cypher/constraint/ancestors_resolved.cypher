@@ -1,4 +1,5 @@
 // mode: read
+// cache: read
 // Union of the resolved constraints of a goal and all its ancestors (what a child inherits).
 MATCH (g:Goal {id: $goal_id})-[:CHILD_OF*0..]->(a:Goal)
 MATCH (a)-[:HAS_CONSTRAINT {id: 'resolved'}]->(c:Constraint)

@@ -1,4 +1,5 @@
 // mode: read
+// cache: read
 // Constraints by id.
 MATCH (c:Constraint)
 WHERE c.id IN $ids

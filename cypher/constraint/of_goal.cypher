@@ -1,4 +1,5 @@
 // mode: read
+// cache: read
 // A goal's constraints with the roles they play (core, eligible, selected, inherited, resolved).
 MATCH (g:Goal {id: $goal_id})-[h:HAS_CONSTRAINT]->(c:Constraint)
 RETURN h.role AS role, c.id AS id, c.type AS type, c.domain AS domain

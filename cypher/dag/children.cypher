@@ -1,4 +1,5 @@
 // mode: read
+// cache: read
 // The live children of a goal's decomposition and the dependencies among them (a build
 // subgoal is not part of the decomposition).
 MATCH (c:Goal)-[:CHILD_OF]->(p:Goal {id: $goal_id})

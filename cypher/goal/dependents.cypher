@@ -1,4 +1,5 @@
 // mode: read
+// cache: read
 // Live siblings waiting on this goal (woken when it resolves).
 MATCH (d:Goal)-[:DEPENDS_ON]->(g:Goal {id: $goal_id})
 WHERE coalesce(d.stale, false) = false

@@ -1,4 +1,5 @@
 // mode: read
+// cache: read
 // What next_action needs: status, which step outputs exist, and whether the goal
 // waits on an unresolved sibling dependency, on unresolved children (a build subgoal is
 // waited on through `awaiting`, not as a child) or on a build or a HIRE answer.

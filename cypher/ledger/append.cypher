@@ -1,4 +1,5 @@
 // mode: write
+// cache: keep
 // Appends one entry to a run's hash chain. Guarded by the run's current head and size,
 // so two writers cannot both extend it.
 MATCH (run:Run {id: $run_id})

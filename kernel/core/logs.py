@@ -1,5 +1,9 @@
 """The tiered log: tier 1 human-readable flow, tier 2 decision records, tier 3 I/O metadata.
 
+A line is stored with the run's next commit that can carry it (or when the run stops), not
+in a statement of its own: logs are observations, and a crash loses at most the lines
+written since the last commit.
+
 Raw prompts and outputs are kept only when ``raw_io`` is on; secrets are never
 written: keys that name credentials are masked, and values that look like API keys or
 bearer tokens are masked wherever they appear.
@@ -66,11 +70,10 @@ class TieredLog:
                  "category": category, "summary": redact(summary), "seq": self.run.seq,
                  "n": self._n, "wall_time": wall_clock_iso(),
                  "detail": json.dumps(redact(detail), sort_keys=True) if detail else None}
-        self.run.store.run("log/write", {
-            "run_id": self.run.run_id, "goal_id": goal_id, "log_id": log_id,
-            "props": {k: v for k, v in props.items() if v is not None},
-        })
+        self.run.pending_logs.append({"id": log_id, "goal_id": goal_id,
+                                      "props": {k: v for k, v in props.items() if v is not None}})
         return log_id
 
     def entries(self, max_tier: int = 3) -> list[dict[str, Any]]:
+        self.run.flush_logs()
         return self.run.store.run("log/of_run", {"run_id": self.run.run_id, "max_tier": max_tier})

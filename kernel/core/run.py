@@ -53,6 +53,10 @@ class Run:
     proposals: int = 0
     committed_proposals: int = 0  # what the last commit recorded
     queue: list[str] | None = None  # the dispatch queue the store holds (None: never stored)
+    # Log lines not yet stored: the next commit whose statement takes $logs carries them
+    # (or flush_logs, when a run stops); logs are observations, never a decision, and a
+    # crash loses at most those written since the last commit.
+    pending_logs: list[dict[str, Any]] = field(default_factory=list, repr=False)
     _pending_queue: list[str] | None = field(default=None, repr=False)
     _step_rest: list[str] = field(default_factory=list, repr=False)
     _step_seq: int = field(default=0, repr=False)
@@ -101,9 +105,14 @@ class Run:
         proposals again on resume instead of asking for new ones."""
         recorded = self.proposals if consumes else self.committed_proposals
         queue = self._pending_queue
+        logs = self.pending_logs if "logs" in self.store.catalog.get(name).parameters else None
+        extra = {} if logs is None else {"logs": logs}
         rows = self.store.run(name, {**params, "run_id": self.run_id, "seq": self.seq,
-                                     "proposals": recorded, "queue": queue}, identifiers)
+                                     "proposals": recorded, "queue": queue, **extra},
+                              identifiers)
         if rows:
+            if logs is not None:
+                self.pending_logs = []
             self.seq += 1
             self.committed_proposals = recorded
             if queue is not None:
@@ -138,14 +147,23 @@ class Run:
         not carry them: a step's intermediate commits consume nothing, so that a crash
         between them serves the step's proposals again)."""
         self._pending_queue = None
-        if self.seq == self._step_seq:
-            return  # nothing committed: the step can run again as it did
-        if queue == self.queue and self.committed_proposals == self.proposals:
-            return  # its last commit stored both
+        if self.seq == self._step_seq or (queue == self.queue and
+                                          self.committed_proposals == self.proposals):
+            # nothing committed (the step can run again as it did), or its last commit
+            # stored both; log lines it wrote after that commit ride the next one
+            return
         if self.store.run("run/save_queue", {"run_id": self.run_id, "seq": self.seq,
-                                             "queue": queue, "proposals": self.proposals}):
+                                             "queue": queue, "proposals": self.proposals,
+                                             "logs": self.pending_logs}):
             self.queue = list(queue)
             self.committed_proposals = self.proposals
+            self.pending_logs = []
+
+    def flush_logs(self) -> None:
+        """Store the log lines no commit carried (one statement; none when there are none)."""
+        if self.pending_logs:
+            self.store.run("log/write_many", {"run_id": self.run_id, "logs": self.pending_logs})
+            self.pending_logs = []
 
 
 def advance(rest: list[str], woken: list[str]) -> list[str]:

@@ -57,6 +57,8 @@ def _plan(kernel: Kernel, root: str, verifications: list[dict[str, Any]] | None,
     except PlanRefused:
         lease.stopped, lease.ended = "plan refused", True  # an interruption is no end
         raise
+    finally:
+        kernel.run.flush_logs()
     lease.stopped, lease.ended = "planned", True
     return document
 

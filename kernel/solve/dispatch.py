@@ -64,6 +64,15 @@ def solve(k: Kernel, root_id: str, on_step: Callable[[str], None] | None = None)
     # Goals parked on a person left the queue; the answer may have come since.
     queue = advance(queue, [r["id"] for r in k.store.run("hire/waiting",
                                                          {"run_id": k.run.run_id})])
+    try:
+        with k.store.read_cache():
+            return _drive(k, root_id, queue, on_step)
+    finally:
+        k.run.flush_logs()
+
+
+def _drive(k: Kernel, root_id: str, queue: list[str],
+           on_step: Callable[[str], None] | None) -> Outcome:
     count = 0
     while queue:
         if k.elapsed() > k.config.max_wall_seconds:

@@ -9,9 +9,11 @@ may need two). Results come back as lists of plain dicts with plain values.
 from __future__ import annotations
 
 import contextlib
+import copy
+import json
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +42,7 @@ class GraphStore(ABC):
     def __init__(self, catalog: QueryCatalog) -> None:
         self.catalog = catalog
         self.stats = StatementStats()
+        self._cache: dict[str, list[Row]] | None = None
 
     # -- named statements -------------------------------------------------
     def run(
@@ -53,12 +56,38 @@ class GraphStore(ABC):
         values = dict(params or {})
         query.check_parameters(values)
         text = query.render(identifiers)
+        key = None
+        if self._cache is not None:
+            if query.cache == "read":
+                key = _cache_key(name, values, identifiers)
+                if key in self._cache:
+                    self.stats.hit(name)
+                    return copy.deepcopy(self._cache[key])
+            elif query.mode != "read" and query.cache != "keep":
+                self._cache.clear()
         started = time.perf_counter()
         try:
-            return self._execute(query, text, values)
+            rows = self._execute(query, text, values)
         finally:
             self.stats.count(name, write=query.mode != "read",
                              seconds=time.perf_counter() - started)
+        if key is not None and self._cache is not None:
+            self._cache[key] = copy.deepcopy(rows)
+        return rows
+
+    @contextlib.contextmanager
+    def read_cache(self) -> Iterator[None]:
+        """While held, a read marked ``// cache: read`` is served from memory when the same
+        statement with the same parameters ran since this process last changed the graph.
+
+        For a process driving a run: it holds the run's lease and every change to the run's
+        state is its own write, which empties the cache (observations marked ``// cache:
+        keep`` aside), so a step reads its goal, constraints and budget once."""
+        previous, self._cache = self._cache, {}
+        try:
+            yield
+        finally:
+            self._cache = previous
 
     def run_batched(
         self,
@@ -138,6 +167,11 @@ class GraphStore(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _cache_key(name: str, params: Mapping[str, Any],
+               identifiers: Mapping[str, str] | None) -> str:
+    return json.dumps([name, params, identifiers], sort_keys=True, default=str)
 
 
 def _last_per_key(rows: Iterable[Mapping[str, Any]], key: Callable[[Mapping[str, Any]], Any]) -> list:

@@ -5,6 +5,10 @@ name. A file under ``cypher/<dialect>/`` overrides the shared one for that
 backend, which is the only place dialect differences live. Each file starts with
 ``//`` comment lines; ``// mode: read|write|schema`` is required and
 ``// template: a, b`` declares ontology identifiers filled in as ``{{a}}``.
+``// cache: read`` marks a read of a run's own state that may be served from the read
+cache while a run steps (see ``GraphStore.read_cache``); ``// cache: keep`` marks a write
+that changes nothing such a read returns (an observation: a log line, a ledger entry), so
+the cache survives it. Any other write empties the cache.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ _PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 _STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 _LINE_COMMENT = re.compile(r"//[^\n]*")
 _SLOT = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
-_HEADER = re.compile(r"^//\s*(mode|template)\s*:\s*(.*?)\s*$")
+_HEADER = re.compile(r"^//\s*(mode|template|cache)\s*:\s*(.*?)\s*$")
 
 _INDEXED_PROPS = frozenset({"id"}) | {p for spec in LABELS for p in spec.indexed}
 _VECTOR_PROPS = frozenset(v.prop for v in VECTORS)
@@ -58,6 +62,7 @@ class NamedQuery:
     mode: Mode
     slots: tuple[str, ...] = ()
     parameters: frozenset[str] = field(default_factory=frozenset)
+    cache: Literal["read", "keep"] | None = None
 
     def render(self, identifiers: Mapping[str, str] | None = None) -> str:
         """Fill template slots with ontology names; refuse anything else."""
@@ -91,6 +96,7 @@ class NamedQuery:
 def parse_query_file(name: str, dialect: str | None, path: Path) -> NamedQuery:
     text = path.read_text(encoding="utf-8")
     mode: str | None = None
+    cache: str | None = None
     slots: tuple[str, ...] = ()
     for line in text.splitlines():
         if not line.startswith("//"):
@@ -101,10 +107,15 @@ def parse_query_file(name: str, dialect: str | None, path: Path) -> NamedQuery:
         key, value = match.groups()
         if key == "mode":
             mode = value
+        elif key == "cache":
+            cache = value
         else:
             slots = tuple(s.strip() for s in value.split(",") if s.strip())
     if mode not in ("read", "write", "schema"):
         raise QueryFileError(f"{path}: first comment lines must declare '// mode: read|write|schema'")
+    if (mode, cache) not in (("read", "read"), ("write", "keep"), (mode, None)):
+        raise QueryFileError(f"{path}: '// cache: {cache}' is for a read ('read') or a write "
+                             "that leaves run state alone ('keep')")
     used_slots = set(_SLOT.findall(text))
     if used_slots != set(slots):
         raise QueryFileError(
@@ -116,6 +127,7 @@ def parse_query_file(name: str, dialect: str | None, path: Path) -> NamedQuery:
     return NamedQuery(
         name=name, dialect=dialect, path=path, text=text, mode=mode,  # type: ignore[arg-type]
         slots=slots, parameters=statement_parameters(text),
+        cache=cache,  # type: ignore[arg-type]
     )
 
 

@@ -16,12 +16,16 @@ class StatementStats:
     calls: Counter[str] = field(default_factory=Counter)
     writes: Counter[str] = field(default_factory=Counter)
     seconds: dict[str, float] = field(default_factory=dict)
+    hits: Counter[str] = field(default_factory=Counter)  # reads served by the read cache
 
     def count(self, name: str, *, write: bool, seconds: float) -> None:
         self.calls[name] += 1
         self.seconds[name] = self.seconds.get(name, 0.0) + seconds
         if write:
             self.writes[name] += 1
+
+    def hit(self, name: str) -> None:
+        self.hits[name] += 1
 
     @property
     def round_trips(self) -> int:
@@ -39,6 +43,7 @@ class StatementStats:
         self.calls.clear()
         self.writes.clear()
         self.seconds.clear()
+        self.hits.clear()
 
     def top(self, n: int = 10) -> list[tuple[str, int, int]]:
         """(name, calls, writes) of the ``n`` most called statements."""
