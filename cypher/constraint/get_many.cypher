@@ -1,5 +1,5 @@
 // mode: read
-// cache: read
+// cache: immutable
 // Constraints by id.
 MATCH (c:Constraint)
 WHERE c.id IN $ids

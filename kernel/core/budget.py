@@ -132,17 +132,18 @@ class BudgetEnforcer:
 
     def record(self, goal_id: str, spent: Amount, resolver_id: str, operation: str,
                attempt_id: str | None = None, output_artifact_id: str | None = None,
-               proposal: str | None = None) -> bool:
+               proposal: str | None = None, replayed: bool = True) -> bool:
         """Record a call's actual cost, with the attempt (and output) it paid for, in one
         commit; returns True if it overran what the goal had and its parent could not
         cover it (the goal is then marked over budget).
 
         ``proposal`` (the ledger hash of what was paid for) makes the spend idempotent:
-        a proposal served again after a crash is not paid for twice. A spend that records
+        a proposal served again after a crash (``replayed``) is not paid for twice; one
+        just obtained cannot have been paid for yet, so that check is skipped. A spend that records
         an attempt's output consumes the proposals behind it: a step resumed after it goes
         straight on from the stored output and never asks for them again."""
         self._non_negative(spent)
-        if proposal is not None and self.store.run("budget/spend_for_proposal",
+        if proposal is not None and replayed and self.store.run("budget/spend_for_proposal",
                                                    {"proposal": proposal}):
             return False
         rows = self.run.commit("budget/spend", {
@@ -165,7 +166,7 @@ class BudgetEnforcer:
         return self.store.run("budget/ledger_totals", {"goal_id": goal_id})[0]
 
     def _state(self, goal_id: str) -> dict[str, Any]:
-        rows = self.store.run("budget/state", {"goal_id": goal_id})
+        rows = self.store.run("goal/get", {"goal_id": goal_id})  # the step's read of its goal
         if not rows:
             raise BudgetError(f"no goal {goal_id!r}")
         return rows[0]

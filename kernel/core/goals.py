@@ -101,11 +101,12 @@ class GoalTree:
         return self.get(goal_id).status  # the goal's read, which a step has usually made
 
     def view(self, goal_id: str) -> NodeView:
-        rows = self.store.run("goal/view", {"goal_id": goal_id})
+        rows = self.store.run("goal/get", {"goal_id": goal_id})
         if not rows:
             raise UnknownGoalError(f"no goal {goal_id!r}")
         row = rows[0]
-        return NodeView(status=Status(row["status"]), has_unresolved_dependencies=row["blocked"],
+        return NodeView(status=Status(row["goal"]["status"]),
+                        has_unresolved_dependencies=row["blocked"],
                         has_eligible=row["has_eligible"], has_selected=row["has_selected"],
                         has_plan=row["has_plan"], has_output=row["has_output"])
 

@@ -53,12 +53,12 @@ def ask(k: Kernel, goal_id: str, operation: Operation[Out], request: ResolveRequ
     if isinstance(proposal, FailedProposal):  # billed all the same (B1), then the step ends
         if spent.cost or spent.time:
             k.budget.record(goal_id, spent, resolver_id, request.operation,
-                            proposal=proposal.ledger_hash)
+                            proposal=proposal.ledger_hash, replayed=proposal.replayed)
         k.log.flow(goal_id, f"{request.operation}: {proposal.failure.get('message')}")
         raise proposal.error()
     if pay:
         k.budget.record(goal_id, spent, resolver_id, request.operation,
-                        proposal=proposal.ledger_hash)
+                        proposal=proposal.ledger_hash, replayed=proposal.replayed)
     k.log.io(goal_id, resolver_id, request.operation, {
         "cost_usd": proposal.cost_usd, "seconds": proposal.seconds,
         "ledger_index": proposal.ledger_index, "replayed": proposal.replayed})

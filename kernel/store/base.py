@@ -43,6 +43,7 @@ class GraphStore(ABC):
         self.catalog = catalog
         self.stats = StatementStats()
         self._cache: dict[str, list[Row]] | None = None
+        self._immutable: dict[str, list[Row]] = {}
 
     # -- named statements -------------------------------------------------
     def run(
@@ -57,12 +58,13 @@ class GraphStore(ABC):
         query.check_parameters(values)
         text = query.render(identifiers)
         key = None
-        if self._cache is not None:
-            if query.cache == "read":
+        cache = self._immutable if query.cache == "immutable" else self._cache
+        if self._cache is not None and cache is not None:
+            if query.cache in ("read", "immutable"):
                 key = _cache_key(name, values, identifiers)
-                if key in self._cache:
+                if key in cache:
                     self.stats.hit(name)
-                    return copy.deepcopy(self._cache[key])
+                    return copy.deepcopy(cache[key])
             elif query.mode != "read" and query.cache != "keep":
                 self._cache.clear()
         started = time.perf_counter()
@@ -71,8 +73,8 @@ class GraphStore(ABC):
         finally:
             self.stats.count(name, write=query.mode != "read",
                              seconds=time.perf_counter() - started)
-        if key is not None and self._cache is not None:
-            self._cache[key] = copy.deepcopy(rows)
+        if key is not None and cache is not None and rows:  # an empty answer may fill up
+            cache[key] = copy.deepcopy(rows)
         return rows
 
     @contextlib.contextmanager
@@ -88,6 +90,8 @@ class GraphStore(ABC):
             yield
         finally:
             self._cache = previous
+            if previous is None:
+                self._immutable.clear()
 
     def run_batched(
         self,

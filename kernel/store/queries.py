@@ -6,7 +6,8 @@ backend, which is the only place dialect differences live. Each file starts with
 ``//`` comment lines; ``// mode: read|write|schema`` is required and
 ``// template: a, b`` declares ontology identifiers filled in as ``{{a}}``.
 ``// cache: read`` marks a read of a run's own state that may be served from the read
-cache while a run steps (see ``GraphStore.read_cache``); ``// cache: keep`` marks a write
+cache while a run steps (see ``GraphStore.read_cache``), ``// cache: immutable`` a read of
+nodes that never change once written (constraints, artifacts by id); ``// cache: keep`` marks a write
 that changes nothing such a read returns (an observation: a log line, a ledger entry), so
 the cache survives it. Any other write empties the cache.
 """
@@ -62,7 +63,7 @@ class NamedQuery:
     mode: Mode
     slots: tuple[str, ...] = ()
     parameters: frozenset[str] = field(default_factory=frozenset)
-    cache: Literal["read", "keep"] | None = None
+    cache: Literal["read", "immutable", "keep"] | None = None
 
     def render(self, identifiers: Mapping[str, str] | None = None) -> str:
         """Fill template slots with ontology names; refuse anything else."""
@@ -113,9 +114,10 @@ def parse_query_file(name: str, dialect: str | None, path: Path) -> NamedQuery:
             slots = tuple(s.strip() for s in value.split(",") if s.strip())
     if mode not in ("read", "write", "schema"):
         raise QueryFileError(f"{path}: first comment lines must declare '// mode: read|write|schema'")
-    if (mode, cache) not in (("read", "read"), ("write", "keep"), (mode, None)):
-        raise QueryFileError(f"{path}: '// cache: {cache}' is for a read ('read') or a write "
-                             "that leaves run state alone ('keep')")
+    if (mode, cache) not in (("read", "read"), ("read", "immutable"), ("write", "keep"),
+                             (mode, None)):
+        raise QueryFileError(f"{path}: '// cache: {cache}' is for a read ('read', 'immutable') "
+                             "or a write that leaves run state alone ('keep')")
     used_slots = set(_SLOT.findall(text))
     if used_slots != set(slots):
         raise QueryFileError(

@@ -51,7 +51,7 @@ def resolve(k: Kernel, goal_id: str) -> list[str]:
         key=f"proposal:{proposal.ledger_hash}")
     k.budget.record(goal_id, amount(proposal.cost_usd, proposal.seconds), plan.final_resolver_id,
                     "resolve", attempt_id=attempt, output_artifact_id=artifact.id,
-                    proposal=proposal.ledger_hash)
+                    proposal=proposal.ledger_hash, replayed=proposal.replayed)
     k.run.will_wake([goal_id])
     k.tree.transition(goal_id, S.VERIFYING)
     k.log.flow(goal_id, f"RESOLVE using {plan.final_resolver_id} (attempt {index})")
