@@ -88,6 +88,8 @@ def bench_solve(store: GraphStore, goals: int) -> list[Figure]:
         Figure("store round trips per step (mean)", stats.round_trips / steps, "round trips"),
         Figure("store writes per step (mean; each one fsync'd on the embedded store)",
                stats.write_count / steps, "writes"),
+        Figure("store round trips per goal", stats.round_trips / total, "round trips"),
+        Figure("store writes per goal", stats.write_count / total, "writes"),
         Figure("share of a step spent in the store", 100 * stats.store_seconds / elapsed, "%"),
         Figure("durable checkpoint step of a LangGraph-style SQLite peer (median)", peer_ms,
                "ms"),

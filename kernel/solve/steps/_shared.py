@@ -45,8 +45,13 @@ def by_id_or_title(constraints: list[Constraint], names: list[str]) -> set[str]:
 
 
 def wake_dependents(k: Kernel, goal: GoalNode) -> list[str]:
-    woken = [r["id"] for r in k.store.run("goal/dependents", {"goal_id": goal.id})]
-    return woken + wake_parent(k, goal)
+    """The goals to step once ``goal`` resolves: dependents with nothing else to wait
+    for, in creation order, then the parent if no other part keeps it waiting."""
+    row = k.store.run("goal/wakes", {"goal_id": goal.id})[0]
+    woken = [goal_id for _, goal_id in sorted(r for r in row["ready"] if r is not None)]
+    if row["parent_id"] is not None and (row["parent_waits_on"] == 0 or goal.purpose == "build"):
+        woken.append(row["parent_id"])
+    return woken
 
 
 def wake_parent(k: Kernel, goal: GoalNode) -> list[str]:

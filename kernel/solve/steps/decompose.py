@@ -45,7 +45,11 @@ def decompose(k: Kernel, goal_id: str) -> list[str]:
                for key in keys}
     if all(k.budget.remaining(cid).cost == 0 for cid in weights):
         k.budget.allocate_children(goal_id, weights)
-    woken = topological_order(k.deps.children(goal_id))
+    children = k.deps.children(goal_id)
+    resolved = {c.id for c in children if c.status == S.RESOLVED.value}
+    # a part with an unresolved dependency is woken when that dependency resolves
+    waiting = {c.id for c in children if set(c.depends_on) - resolved}
+    woken = [c for c in topological_order(children) if c not in waiting]
     k.run.will_wake(woken)
     k.tree.transition(goal_id, S.PENDING, GoalChanges(decompositions=round_))
     k.log.flow(goal_id, f"decomposed into {len(ids)} children, {len(edges)} dependencies")
