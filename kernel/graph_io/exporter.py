@@ -60,7 +60,7 @@ def _export(store: GraphStore, out: TextIO, page_size: int) -> ExportReport:
                                              props=props)) + "\n")
                 report.nodes += 1
     for label in EXPORTED_LABELS:
-        for page in _node_pages(store, label, page_size):
+        for page in _node_pages(store, label, page_size, "graph_io/export_ids_page"):
             ids = [row["id"] for row in page]
             for line in _relationships(store, label, ids):
                 out.write(dump_line(line) + "\n")
@@ -72,11 +72,11 @@ def _export(store: GraphStore, out: TextIO, page_size: int) -> ExportReport:
     return report
 
 
-def _node_pages(store: GraphStore, label: str, page_size: int) -> Iterator[list[dict[str, Any]]]:
+def _node_pages(store: GraphStore, label: str, page_size: int,
+                statement: str = "graph_io/export_nodes_page") -> Iterator[list[dict[str, Any]]]:
     after = ""
     while True:
-        page = store.run("graph_io/export_nodes_page", {"after": after, "limit": page_size},
-                         {"label": label})
+        page = store.run(statement, {"after": after, "limit": page_size}, {"label": label})
         if not page:
             return
         page.sort(key=lambda row: row["id"])
