@@ -46,6 +46,9 @@ class KernelSettings(BaseSettings):
     data_dir: Path = Field(default_factory=default_data_dir)
     graph_name: str = Field(default="kernel", description="graph key inside the embedded server")
     embedded_fsync: Literal["always", "everysec"] = "always"
+    embeddings: Literal["onnx", "torch"] | None = Field(
+        default=None, description="embedding backend (embeddings/encoder.py reads the same "
+                                  "variable); default: ONNX Runtime where it is installed")
     neo4j_user: str = Field(default="neo4j", validation_alias="NEO4J_USER")
     neo4j_password: SecretStr | None = Field(default=None, validation_alias="NEO4J_PASSWORD")
     tau_local: float = Field(default=0.70, ge=0.0, le=1.0)

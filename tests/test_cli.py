@@ -290,3 +290,12 @@ def test_a_pathological_constraint_is_one_short_line_and_stores_nothing(kernel: 
     assert code == 2 and "nested" in out and len(out) < 400
     _, runs = kernel("runs", "--json")
     assert json.loads(runs) == []
+
+
+def test_an_unknown_embedding_backend_is_refused_before_anything_is_stored(
+        kernel: Kernel) -> None:
+    kernel.env["KERNEL_EMBEDDINGS"] = "gpu"
+    code, out = kernel("solve", "sum things", "--proposer", "scripted", ok=False)
+    assert code == 2 and "embeddings" in out and "'onnx' or 'torch'" in out
+    del kernel.env["KERNEL_EMBEDDINGS"]
+    assert json.loads(kernel("runs", "--json")[1]) == []
