@@ -60,7 +60,7 @@ def backend_name() -> str:
     return "onnx" if importlib.util.find_spec("onnxruntime") is not None else "torch"
 
 
-def _load_model() -> Any:
+def load_model() -> Any:
     """The model, loaded once per process on first use."""
     global _model
     with _lock:
@@ -102,7 +102,7 @@ class Encoder:
         missing = sorted({k: t for k, t in zip(keys, texts, strict=True)
                           if k not in self._memory}.items())
         if missing:
-            vectors = _load_model().encode([t for _, t in missing], BATCH_SIZE)
+            vectors = load_model().encode([t for _, t in missing], BATCH_SIZE)
             fresh = {k: [round(float(x), 7) for x in v]
                      for (k, _), v in zip(missing, vectors, strict=True)}
             self.embedded += len(fresh)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from embeddings.encoder import BATCH_SIZE, Encoder, _load_model
+from embeddings.encoder import BATCH_SIZE, Encoder, load_model
 from kernel.bench.store import Figure
 
 
@@ -16,7 +16,7 @@ def _texts(count: int, tag: str) -> list[str]:
 
 def bench_embeddings(single: int = 200, batched: int = 1000) -> list[Figure]:
     started = time.perf_counter()
-    _load_model()
+    load_model()
     loaded = time.perf_counter() - started
     one = Encoder(None)
     started = time.perf_counter()

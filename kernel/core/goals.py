@@ -90,21 +90,22 @@ class GoalTree:
         return goal_id
 
     # -- reading ---------------------------------------------------------------------
-    def get(self, goal_id: str) -> GoalNode:
-        """The goal as stored, validated (a property the model does not declare fails)."""
+    def _read(self, goal_id: str) -> dict[str, Any]:
+        """The step's one read of a goal: its properties, what next_action needs, budget."""
         rows = self.store.run("goal/get", {"goal_id": goal_id})
         if not rows:
             raise UnknownGoalError(f"no goal {goal_id!r}")
-        return GoalNode.model_validate(rows[0]["goal"])
+        return rows[0]
+
+    def get(self, goal_id: str) -> GoalNode:
+        """The goal as stored, validated (a property the model does not declare fails)."""
+        return GoalNode.model_validate(self._read(goal_id)["goal"])
 
     def status(self, goal_id: str) -> Status:
         return self.get(goal_id).status  # the goal's read, which a step has usually made
 
     def view(self, goal_id: str) -> NodeView:
-        rows = self.store.run("goal/get", {"goal_id": goal_id})
-        if not rows:
-            raise UnknownGoalError(f"no goal {goal_id!r}")
-        row = rows[0]
+        row = self._read(goal_id)
         return NodeView(status=Status(row["goal"]["status"]),
                         has_unresolved_dependencies=row["blocked"],
                         has_eligible=row["has_eligible"], has_selected=row["has_selected"],

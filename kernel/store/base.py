@@ -57,10 +57,10 @@ class GraphStore(ABC):
         values = dict(params or {})
         query.check_parameters(values)
         text = query.render(identifiers)
-        key = None
-        cache = self._immutable if query.cache == "immutable" else self._cache
-        if self._cache is not None and cache is not None:
+        key, cache = None, None
+        if self._cache is not None:  # a run is stepping
             if query.cache in ("read", "immutable"):
+                cache = self._immutable if query.cache == "immutable" else self._cache
                 key = _cache_key(name, values, identifiers)
                 if key in cache:
                     self.stats.hit(name)
