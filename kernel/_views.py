@@ -109,5 +109,5 @@ def plan_document(store: GraphStore, data_dir: Path, run_id: str) -> dict[str, A
     if not goal.get("plan_document_id"):
         raise ConfigError(f"{run_id} is not a planning run (no plan document)")
     document: dict[str, Any] = json.loads(
-        Artifacts(run, BlobStore(data_dir / "artifacts")).read(goal["plan_document_id"]))
+        Artifacts(run, BlobStore.of_data_dir(data_dir)).read(goal["plan_document_id"]))
     return document

@@ -56,6 +56,7 @@ class GraphFileError(KernelError):
         super().__init__(f"{where}: {message}")
         self.path = path
         self.line = line
+        self.reason = message
 
 
 class SchemaVersionError(KernelError):

@@ -11,11 +11,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kernel.errors import SchemaVersionError
 from kernel.paths import seeds_dir
 from kernel.store.base import GraphStore
 from kernel.store.ontology import LABELS, VECTORS
+
+if TYPE_CHECKING:
+    from kernel.core.artifacts import BlobStore
+    from kernel.graph_io import ImportReport
 
 BOOT_SEED = "boot.graph.jsonl"
 
@@ -77,11 +83,38 @@ def init_schema(store: GraphStore) -> InitReport:
         if migration.version <= current:
             continue
         migration.apply(store)
-        store.run("schema/record_migration", {
-            "id": f"migration:{migration.version:04d}",
-            "name": migration.name,
-            "version": migration.version,
-            "applied_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        })
+        _record(store, migration, migration.name)
         applied.append(migration.name)
     return InitReport(current, max(current, LATEST_VERSION), applied)
+
+
+def seed_graph(store: GraphStore, path: Path, blobs: BlobStore | None = None) -> ImportReport:
+    """Import a ``kernel-graph`` file and leave the graph at :data:`LATEST_VERSION`:
+    what ``kernel graph import`` does to seed a deployment."""
+    from kernel.graph_io import import_graph
+
+    ensure_schema(store)  # unique ids and indexes before the first merge
+    report = import_graph(store, path, blobs=blobs, max_schema=LATEST_VERSION)
+    report.schema_to = adopt_schema(store, report.source_schema)
+    return report
+
+
+def adopt_schema(store: GraphStore, source_version: int) -> int:
+    """After an import: a graph that was never initialised takes the source's schema
+    version, because the imported data already went through those migrations (running
+    the boot graph again would reset what the source learnt), then moves forward to
+    :data:`LATEST_VERSION` like any other. Returns the version reached."""
+    if schema_version(store) == 0:
+        for migration in MIGRATIONS:
+            if migration.version <= source_version:
+                _record(store, migration, f"{migration.name} (carried by an import)")
+    return init_schema(store).to_version
+
+
+def _record(store: GraphStore, migration: Migration, name: str) -> None:
+    store.run("schema/record_migration", {
+        "id": f"migration:{migration.version:04d}",
+        "name": name,
+        "version": migration.version,
+        "applied_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    })

@@ -61,6 +61,7 @@ def _configure(
 def _register() -> None:
     from kernel.cli import (
         analytics,
+        artifact,
         bench,
         db,
         graph,
@@ -78,6 +79,7 @@ def _register() -> None:
     app.add_typer(bench.app, name="bench")
     app.add_typer(ledger.app, name="ledger")
     app.add_typer(hire.app, name="hire")
+    app.add_typer(artifact.app, name="artifact")
     app.command("query")(query.query)
     app.command("status")(status.status)
     app.command("solve")(solve.solve_command)

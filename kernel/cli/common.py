@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -38,9 +39,45 @@ def store_of(ctx: typer.Context) -> Iterator[GraphStore]:
         store.close()
 
 
-def run_id_arg(value: str) -> str:
-    """A run id as typed: with or without its ``run:`` prefix."""
-    return value if value.startswith("run:") else f"run:{value}"
+def output_file(path: Path, option: str) -> Path:
+    """A file the command will write: its folder must exist and it must not be a folder.
+    Checked before anything is stored or paid for."""
+    from kernel.errors import ConfigError
+
+    if path.is_dir():
+        raise ConfigError(f"{option} {path} is a directory: give a file path inside it")
+    if not path.parent.is_dir():
+        raise ConfigError(f"{option} {path}: the directory {path.parent} does not exist "
+                          "(create it first)")
+    return path
+
+
+def input_file(path: Path, option: str) -> Path:
+    """A file the command will read: it must exist and be a regular file."""
+    from kernel.errors import ConfigError
+
+    if path.is_dir():
+        raise ConfigError(f"{option} {path} is a directory: give a file")
+    if not path.is_file():
+        raise ConfigError(f"{option} {path}: no such file")
+    return path
+
+
+def run_ref(ctx: typer.Context, text: str) -> str:
+    """The run a person named: its id with or without ``run:``, a unique prefix, or
+    ``latest``."""
+    from kernel.lookup import resolve_run
+
+    with store_of(ctx) as store:
+        return resolve_run(store, text)
+
+
+def node_ref(ctx: typer.Context, text: str, label: str) -> str:
+    """The ``label`` node a person named by its id or a unique prefix of it."""
+    from kernel.lookup import resolve_id
+
+    with store_of(ctx) as store:
+        return resolve_id(store, text, label)
 
 
 def print_json(data: Any) -> None:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from kernel.cli.common import out, run_id_arg, settings_of, store_of
+from kernel.cli.common import input_file, out, output_file, run_ref, settings_of, store_of
 from kernel.core.ledger import dump_entries, load_entries, verify_chain, verify_file
 from kernel.core.run import Run
 from kernel.errors import KernelError
@@ -18,8 +18,8 @@ app = typer.Typer(help="The hash-chained ledger of proposals.", no_args_is_help=
 @app.command()
 def verify(
     ctx: typer.Context,
-    run: Annotated[str | None, typer.Argument(help="run id, to verify the ledger in the graph")]
-    = None,
+    run: Annotated[str | None, typer.Argument(
+        help="run id (a unique prefix, or latest), to verify the ledger in the graph")] = None,
     file: Annotated[Path | None, typer.Option("--file", help="verify an exported ledger file")]
     = None,
     chain_only: Annotated[bool, typer.Option(
@@ -32,10 +32,10 @@ def verify(
         raise KernelError("give a RUN id or --file FILE (one of them)")
     note = ""
     if file is not None:
-        problems = [str(p) for p in verify_file(file.read_bytes())]
+        problems = [str(p) for p in verify_file(input_file(file, '--file').read_bytes())]
         what, count = str(file), None
     elif run is not None:
-        run_id = run_id_arg(run)
+        run_id = run_ref(ctx, run)
         with store_of(ctx) as store:
             head, size, entries = load_entries(store, run_id)
             inputs = "goal" in Run.load(store, run_id).config()
@@ -62,11 +62,13 @@ def verify(
 @app.command("export")
 def export(
     ctx: typer.Context,
-    run: Annotated[str, typer.Argument(help="run id")],
+    run: Annotated[str, typer.Argument(help="run id, a unique prefix, or latest")],
     file: Annotated[Path, typer.Argument(help="file to write (JSON Lines)")],
 ) -> None:
     """Write a run's ledger to FILE, one canonical entry per line."""
+    output_file(file, "ledger file")
+    run_id = run_ref(ctx, run)
     with store_of(ctx) as store:
-        _, _, entries = load_entries(store, run_id_arg(run))
+        _, _, entries = load_entries(store, run_id)
     file.write_text(dump_entries(entries), encoding="utf-8")
     out.print(f"wrote {len(entries)} entries to {file}")

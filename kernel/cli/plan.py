@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from kernel import api
-from kernel.cli.common import out, print_json, run_id_arg, settings_of, store_of
+from kernel.cli.common import out, print_json, run_ref, settings_of, store_of
 from kernel.errors import ConfigError
 from kernel.plan.examples import example_names
 
@@ -95,7 +95,7 @@ def plan_report_command(
     html: Annotated[Path, typer.Option("--html", help="where to write the report")],
 ) -> None:
     """Write a self-contained HTML report of a planning run (DAG, waterfall, constraints)."""
-    run_id = run_id_arg(run_id)
+    run_id = run_ref(ctx, run_id)
     with store_of(ctx) as store:
         document = api.plan_document(store, settings_of(ctx).data_dir, run_id)
     from kernel.plan.report import render_html

@@ -14,10 +14,11 @@ from rich.tree import Tree
 from kernel import api
 from kernel.cli.answers import terminal_prompt
 from kernel.cli.common import (
+    input_file,
     out,
     print_json,
     print_refusals,
-    run_id_arg,
+    run_ref,
     settings_of,
     store_of,
 )
@@ -80,12 +81,17 @@ def _prompt(interactive: bool, view: _LiveTree | None) -> Callable[[dict], Any] 
 EXIT_RESOLVED, EXIT_REFUSED, EXIT_UNFINISHED = 0, 1, 3
 
 
-def report(store: GraphStore, outcome: Outcome, as_json: bool) -> int:
-    """Print the run's outcome (and, when it did not resolve, why) and return the exit code."""
+def report(store: GraphStore, outcome: Outcome, as_json: bool,
+           save_to: tuple[Path, Path] | None = None) -> int:
+    """Print the run's outcome (and, when it did not resolve, why) and return the exit code.
+    With ``save_to`` (data dir, directory) a resolved run's final artifact is written there."""
     data = api.outcome_report(store, outcome)
     resolved = outcome.status == "resolved"
     unfinished = not resolved and bool(outcome.waiting_on or outcome.stopped)
     code = EXIT_RESOLVED if resolved else EXIT_UNFINISHED if unfinished else EXIT_REFUSED
+    if save_to is not None and data["final_artifact"]:
+        data["saved_files"] = [str(p) for p in _save_final(store, data["final_artifact"],
+                                                           *save_to)]
     if as_json:
         print_json(data)
         return code
@@ -93,7 +99,11 @@ def report(store: GraphStore, outcome: Outcome, as_json: bool) -> int:
               + (f", σ_system={outcome.sigma_system:.2f}" if outcome.sigma_system is not None
                  else "") + (f" (stopped: {outcome.stopped})" if outcome.stopped else ""))
     if data["final_artifact"]:
-        out.print(f"final artifact {data['final_artifact']}")
+        out.print(f"final artifact {data['final_artifact']} (kernel artifact show "
+                  f"{data['final_artifact']})", highlight=False)
+    if data.get("saved_files"):
+        out.print(f"saved {len(data['saved_files'])} file(s) to {save_to[1] if save_to else ''}: "
+                  + ", ".join(Path(p).name for p in data["saved_files"]), highlight=False)
     for request_id in outcome.waiting_on:
         out.print(f"parked: waiting on {request_id} (kernel hire list; kernel hire answer "
                   f"{request_id} ...)")
@@ -102,6 +112,31 @@ def report(store: GraphStore, outcome: Outcome, as_json: bool) -> int:
     print_refusals(data["refusals"])
     out.print(f"summary hash {data['summary_hash']}")
     return code
+
+
+def _save_final(store: GraphStore, artifact_id: str, data_dir: Path,
+                directory: Path) -> list[Path]:
+    from kernel.artifact_files import artifact_bytes, artifact_files, artifact_record, save_files
+
+    record = artifact_record(store, artifact_id)
+    return save_files(artifact_files(record, artifact_bytes(data_dir, record)), directory)
+
+
+def check_out_dir(directory: Path | None) -> None:
+    """``--out DIR`` is checked before anything is stored or paid for: a new directory
+    (its parent exists) or an empty one."""
+    if directory is None:
+        return
+    if directory.exists() and not directory.is_dir():
+        raise ConfigError(f"--out {directory} is a file: give a new or empty directory")
+    if directory.is_dir() and any(directory.iterdir()):
+        raise ConfigError(f"--out {directory} is not empty: give a new or empty directory")
+    if not directory.exists() and not directory.parent.is_dir():
+        raise ConfigError(f"--out {directory}: the directory {directory.parent} does not exist "
+                          "(create it first)")
+
+
+_OUT_HELP = "write the final artifact's files into this new or empty directory when resolved"
 
 
 def solve_command(
@@ -118,6 +153,7 @@ def solve_command(
     interactive: Annotated[bool, typer.Option(
         help="ask HIRE questions in the terminal instead of parking the goal")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print the outcome as JSON")] = False,
+    out_dir: Annotated[Path | None, typer.Option("--out", help=_OUT_HELP)] = None,
 ) -> None:
     """Solve GOAL: constraints, resolvers, verification, decomposition, until done or refused.
 
@@ -125,6 +161,7 @@ def solve_command(
     (waiting on a person, or stopped by the wall-time cap)."""
     if budget <= 0 or time_limit <= 0:
         raise ConfigError("--budget and --time must be positive")
+    check_out_dir(out_dir)
     request = api.SolveRequest.checked(
         goal=goal, constraints=constraint or [], budget_usd=budget, time_seconds=time_limit,
         proposer=proposer, script=script, max_attempts=max_attempts, max_wall_seconds=max_wall)
@@ -139,22 +176,25 @@ def solve_command(
         finally:
             if view:
                 view.stop()
-        code = report(store, outcome, as_json)
+        code = report(store, outcome, as_json,
+                      (settings.data_dir, out_dir) if out_dir is not None else None)
     raise typer.Exit(code)
 
 
 def resume_command(
     ctx: typer.Context,
-    run_id: Annotated[str, typer.Argument(help="run id")],
+    run_id: Annotated[str, typer.Argument(help="run id, a unique prefix, or latest")],
     interactive: Annotated[bool, typer.Option(
         help="ask HIRE questions in the terminal instead of parking the goal")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print the outcome as JSON")] = False,
+    out_dir: Annotated[Path | None, typer.Option("--out", help=_OUT_HELP)] = None,
 ) -> None:
     """Continue a run that stopped (a crash, a cap, a parked HIRE) from its committed state;
     a planning run plans on, served what it had already recorded.
 
     Exit code: as for ``kernel solve``."""
-    run_id = run_id_arg(run_id)
+    check_out_dir(out_dir)
+    run_id = run_ref(ctx, run_id)
     from kernel.plan.session import is_planning_run, resume_plan
     from kernel.solve.session import resume
 
@@ -165,7 +205,8 @@ def resume_command(
         else:
             outcome = resume(store, run_id, settings.data_dir,
                              human_prompt=_prompt(interactive, None))
-            raise typer.Exit(report(store, outcome, as_json))
+            raise typer.Exit(report(store, outcome, as_json,
+                                    (settings.data_dir, out_dir) if out_dir else None))
     if as_json:
         print_json(document)
     else:
@@ -174,12 +215,14 @@ def resume_command(
 
 def replay_command(
     ctx: typer.Context,
-    run_id: Annotated[str, typer.Argument(help="run id")],
+    run_id: Annotated[str, typer.Argument(help="run id, a unique prefix, or latest")],
     ledger: Annotated[Path | None, typer.Option(
         "--ledger", help="replay an exported ledger file instead of the graph's")] = None,
 ) -> None:
     """Re-run a recorded run with its recorded proposals; the summary hash must match."""
-    run_id = run_id_arg(run_id)
+    if ledger is not None:
+        input_file(ledger, "--ledger")
+    run_id = run_ref(ctx, run_id)
     from kernel.solve.session import replay
 
     result = replay(settings_of(ctx), run_id, ledger)

@@ -7,18 +7,19 @@ from typing import Annotated
 import typer
 
 from kernel import api
-from kernel.cli.common import out, print_json, print_refusals, print_table, run_id_arg, store_of
+from kernel.cli.common import out, print_json, print_refusals, print_table, run_ref, store_of
 from kernel.core.lease import RESUMABLE
 
 
 def status(
     ctx: typer.Context,
-    run: Annotated[str | None, typer.Argument(help="a run id: show that run instead")] = None,
+    run: Annotated[str | None, typer.Argument(
+        help="a run (id, unique prefix, or latest): show that run instead")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print as JSON")] = False,
 ) -> None:
     """Backend, schema version and what the graph holds; or, given RUN, how that run stands."""
     if run is not None:
-        _run_status(ctx, run_id_arg(run), as_json)
+        _run_status(ctx, run_ref(ctx, run), as_json)
         return
     with store_of(ctx) as store:
         data = api.store_status(store)

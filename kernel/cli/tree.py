@@ -8,7 +8,7 @@ import typer
 from rich.tree import Tree
 
 from kernel import api
-from kernel.cli.common import out, print_json, print_table, run_id_arg, store_of
+from kernel.cli.common import out, print_json, print_table, run_ref, store_of
 from kernel.core.lease import RESUMABLE
 from kernel.core.units import micros_to_usd, ms_to_seconds
 
@@ -32,11 +32,11 @@ def _label(goal: dict[str, Any]) -> str:
 
 def tree(
     ctx: typer.Context,
-    run_id: Annotated[str, typer.Argument(help="run id (with or without 'run:')")],
+    run_id: Annotated[str, typer.Argument(help="run id, a unique prefix, or latest")],
     as_json: Annotated[bool, typer.Option("--json", help="print goals as JSON")] = False,
 ) -> None:
     """The goal tree of a run: status, σ_v, σ_path, budget spent/allocated per goal."""
-    run_id = run_id_arg(run_id)
+    run_id = run_ref(ctx, run_id)
     with store_of(ctx) as store:
         goals = api.run_tree(store, run_id)
     if as_json:

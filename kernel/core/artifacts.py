@@ -36,6 +36,11 @@ class BlobStore:
     def __init__(self, root: Path) -> None:
         self.root = root
 
+    @classmethod
+    def of_data_dir(cls, data_dir: Path) -> BlobStore:
+        """The deployment's blob store (``DATA_DIR/artifacts``, whatever the graph backend)."""
+        return cls(data_dir / "artifacts")
+
     def path(self, sha256: str) -> Path:
         return self.root / sha256[:2] / sha256
 

@@ -5,6 +5,10 @@ store pauses writes while it reads (the embedded store always can; where a
 backend cannot, the report says so). A run's lease is process state, not
 knowledge, so it is left out: a run exported mid-way imports as interrupted, and
 ``kernel resume`` continues it there.
+
+Given the deployment's blob store, the artifacts' contents follow the
+relationships, once per sha256, so a deployment seeded from the file can show
+every artifact and run every tool the source registered.
 """
 
 from __future__ import annotations
@@ -14,9 +18,11 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from kernel import __version__
+from kernel.core.artifacts import ArtifactNotFoundError, BlobStore
 from kernel.graph_io.format import (
     FORMAT,
     FORMAT_VERSION,
+    BlobLine,
     Endpoint,
     FooterLine,
     HeaderLine,
@@ -36,22 +42,33 @@ _PROCESS_STATE = {"Run": frozenset({"lease_holder", "lease_expires"})}
 class ExportReport:
     nodes: int = 0
     relationships: int = 0
+    blobs: int = 0
+    blob_bytes: int = 0
     skipped_labels: dict[str, int] = field(default_factory=dict)
+    # Artifacts whose bytes this deployment does not hold (exported without contents).
+    missing_contents: list[str] = field(default_factory=list)
     consistent: bool = True  # False: read while other processes may have written
 
 
-def export_graph(store: GraphStore, out: TextIO, page_size: int = PAGE_SIZE) -> ExportReport:
-    """Write header, nodes, relationships and footer to ``out``, with writes paused."""
+def export_graph(store: GraphStore, out: TextIO, page_size: int = PAGE_SIZE, *,
+                 blobs: BlobStore | None = None) -> ExportReport:
+    """Write header, nodes, relationships, the artifacts' contents (given ``blobs``) and
+    the footer to ``out``, with writes paused."""
     with store.writes_paused() as paused:
-        report = _export(store, out, page_size)
+        rows = store.run("schema/get_version")
+        report = _export(store, out, page_size, blobs, int(rows[0]["version"]) if rows else 0)
     report.consistent = paused
     return report
 
 
-def _export(store: GraphStore, out: TextIO, page_size: int) -> ExportReport:
+def _export(store: GraphStore, out: TextIO, page_size: int, blobs: BlobStore | None,
+            schema: int) -> ExportReport:
     report = ExportReport()
-    out.write(dump_line(HeaderLine(kind="header", format=FORMAT, version=FORMAT_VERSION,
-                                   kernel=__version__)) + "\n")
+    header = HeaderLine.model_validate({"kind": "header", "format": FORMAT,
+                                        "version": FORMAT_VERSION, "kernel": __version__,
+                                        "schema": schema, "contents": blobs is not None})
+    out.write(dump_line(header) + "\n")
+    contents: dict[str, str] = {}  # sha256 -> the first artifact holding it
     for label in EXPORTED_LABELS:
         for page in _node_pages(store, label, page_size):
             for row in page:
@@ -59,17 +76,36 @@ def _export(store: GraphStore, out: TextIO, page_size: int) -> ExportReport:
                 out.write(dump_line(NodeLine(kind="node", label=label, id=row["id"],
                                              props=props)) + "\n")
                 report.nodes += 1
+                if label == "Artifact" and isinstance(props.get("sha256"), str):
+                    contents.setdefault(props["sha256"], row["id"])
     for label in EXPORTED_LABELS:
         for page in _node_pages(store, label, page_size, "graph_io/export_ids_page"):
             ids = [row["id"] for row in page]
             for line in _relationships(store, label, ids):
                 out.write(dump_line(line) + "\n")
                 report.relationships += 1
+    if blobs is not None:
+        _write_blobs(blobs, contents, out, report)
     out.write(dump_line(FooterLine(kind="footer", nodes=report.nodes,
-                                   relationships=report.relationships)) + "\n")
+                                   relationships=report.relationships,
+                                   blobs=report.blobs)) + "\n")
     rows = store.run("admin/count_unknown_labels", {"known": sorted(LABEL_NAMES)})
     report.skipped_labels = {str(r["label"]): int(r["nodes"]) for r in rows}
     return report
+
+
+def _write_blobs(blobs: BlobStore, contents: dict[str, str], out: TextIO,
+                 report: ExportReport) -> None:
+    """One line per distinct content, sorted by sha256, read (and re-hashed) one at a time."""
+    for digest in sorted(contents):
+        try:
+            data = blobs.get(digest)
+        except ArtifactNotFoundError:
+            report.missing_contents.append(contents[digest])
+            continue
+        out.write(dump_line(BlobLine.of(data)) + "\n")
+        report.blobs += 1
+        report.blob_bytes += len(data)
 
 
 def _node_pages(store: GraphStore, label: str, page_size: int,

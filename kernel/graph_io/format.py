@@ -1,12 +1,17 @@
-"""The graph file format (``kernel-graph`` v1): JSON Lines, one element per line.
+"""The graph file format (``kernel-graph`` v2): JSON Lines, one element per line.
 
 A file is a header line, node lines sorted by (label, id), relationship lines
-sorted by (source label, source id, type, target label, target id, key), then a
-footer with the counts, so a truncated file is detected. See docs/graph-format.md.
+sorted by (source label, source id, type, target label, target id, key), blob
+lines (the artifacts' contents, once per sha256, sorted by it), then a footer with
+the counts, so a truncated file is detected. Version 1 files (no blobs, no schema
+in the header) are still read. See docs/graph-format.md.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
 import json
 import math
 import re
@@ -23,12 +28,14 @@ from pydantic import (
     TypeAdapter,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
 from kernel.store.ontology import EXPORTED_LABELS, REL_TYPE_NAMES
 
 FORMAT: Final = "kernel-graph"
-FORMAT_VERSION: Final = 1
+FORMAT_VERSION: Final = 2
+READABLE_VERSIONS: Final = (1, 2)
 
 Scalar = StrictBool | StrictInt | StrictFloat | StrictStr
 Value = Scalar | list[Scalar]
@@ -75,10 +82,28 @@ def _known_label(label: str) -> str:
 
 
 class HeaderLine(_Line):
+    """Version 2 adds the source's schema version and whether contents travel."""
+
     kind: Literal["header"]
     format: Literal["kernel-graph"]
-    version: Literal[1]
+    version: Literal[1, 2]
     kernel: StrictStr = ""
+    schema_version: StrictInt | None = Field(default=None, alias="schema", ge=0)
+    contents: StrictBool | None = None
+
+    @model_validator(mode="after")
+    def _fields_of_the_version(self) -> HeaderLine:
+        if self.version == 1 and (self.schema_version is not None or self.contents is not None):
+            raise ValueError("a version 1 header has no 'schema' or 'contents' field")
+        if self.version == 2 and (self.schema_version is None or self.contents is None):
+            raise ValueError("a version 2 header needs 'schema' (an integer) and 'contents' "
+                             "(true or false)")
+        return self
+
+    @property
+    def source_schema(self) -> int:
+        """Schema version of the exporting deployment; v1 files predate any later one."""
+        return 1 if self.schema_version is None else self.schema_version
 
 
 class NodeLine(_Line):
@@ -133,17 +158,58 @@ class RelLine(_Line):
                 self.key or "\uffff")
 
 
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+class BlobLine(_Line):
+    """An artifact's bytes, base64 in ``data``; checked against ``sha256`` and ``size``."""
+
+    kind: Literal["blob"]
+    sha256: StrictStr
+    size: StrictInt = Field(ge=0)
+    data: StrictStr
+
+    @model_validator(mode="after")
+    def _content_matches(self) -> BlobLine:
+        if not _SHA256.match(self.sha256):
+            raise ValueError("sha256 must be 64 lowercase hex digits")
+        content = self.content()
+        if len(content) != self.size:
+            raise ValueError(f"blob {self.sha256[:12]}: data holds {len(content)} bytes, "
+                             f"size says {self.size}")
+        if hashlib.sha256(content).hexdigest() != self.sha256:
+            raise ValueError(f"blob {self.sha256[:12]}: data does not hash to its sha256 "
+                             "(the file was altered or damaged)")
+        return self
+
+    def content(self) -> bytes:
+        try:
+            return base64.b64decode(self.data, validate=True)
+        except (binascii.Error, ValueError):
+            raise ValueError(f"blob {self.sha256[:12]}: data is not base64") from None
+
+    @classmethod
+    def of(cls, content: bytes) -> BlobLine:
+        """The line for bytes just read from the blob store (which checked their hash)."""
+        return cls.model_construct(kind="blob", sha256=hashlib.sha256(content).hexdigest(),
+                                   size=len(content),
+                                   data=base64.b64encode(content).decode("ascii"))
+
+
 class FooterLine(_Line):
     kind: Literal["footer"]
     nodes: StrictInt = Field(ge=0)
     relationships: StrictInt = Field(ge=0)
+    blobs: StrictInt | None = Field(default=None, ge=0)
 
 
-Line = Annotated[HeaderLine | NodeLine | RelLine | FooterLine, Field(discriminator="kind")]
+Line = Annotated[HeaderLine | NodeLine | RelLine | BlobLine | FooterLine,
+                 Field(discriminator="kind")]
 _LINE = TypeAdapter(Line)
+AnyLine = HeaderLine | NodeLine | RelLine | BlobLine | FooterLine
 
 
-def parse_line(text: str) -> HeaderLine | NodeLine | RelLine | FooterLine:
+def parse_line(text: str) -> AnyLine:
     """Parse one line; raises ``ValueError`` with a short reason."""
     try:
         data = json.loads(text)

@@ -8,19 +8,25 @@ the error names its line. Pass 2 merges windows of lines, one statement per
 endpoints are checked before their window is written. After each window a
 checkpoint keyed by the file's hash records the last line, so an interrupted
 import resumes where it stopped; merging by id makes any overlap harmless.
+
+Blob lines (the artifacts' contents, version 2) are checked against their sha256
+in pass 1 and written to the blob store in pass 2; the report names the artifacts
+whose bytes the deployment still lacks afterwards, and the source's schema version
+(``kernel.schema.seed_graph`` brings the graph to the kernel's).
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kernel.core.artifacts import BlobStore
 from kernel.errors import GraphFileError
-from kernel.graph_io.format import FooterLine, HeaderLine, NodeLine, RelLine, parse_line
+from kernel.graph_io.format import BlobLine, NodeLine, RelLine, parse_line
+from kernel.graph_io.validation import validate_file
 from kernel.store.base import GraphStore
 from kernel.store.ontology import vector_for
 
@@ -33,11 +39,20 @@ class ImportReport:
     relationships: int
     resumed_from_line: int
     digest: str
+    blobs: int = 0
+    # Artifacts in the file whose bytes this deployment lacks (exported without contents).
+    lacking_contents: list[str] = field(default_factory=list)
+    source_schema: int = 0
+    schema_to: int = 0
 
 
-def import_graph(store: GraphStore, path: Path, window: int = WINDOW) -> ImportReport:
+def import_graph(store: GraphStore, path: Path, window: int = WINDOW, *,
+                 blobs: BlobStore | None = None, max_schema: int | None = None) -> ImportReport:
+    """Merge the file at ``path``; with ``blobs``, store the contents it carries. A file
+    from a graph at a schema above ``max_schema`` is refused before anything is written."""
     path = Path(path)
-    digest, footer = validate_file(path, store)
+    summary = validate_file(path, store, max_schema)
+    digest, footer = summary.digest, summary.footer
     checkpoint_id = f"import:{digest}"
     rows = store.run("graph_io/get_checkpoint", {"id": checkpoint_id})
     resume_after = int(rows[0]["line"]) if rows and not rows[0]["done"] else 0
@@ -46,6 +61,10 @@ def import_graph(store: GraphStore, path: Path, window: int = WINDOW) -> ImportR
     last_line = resume_after
     for number, line in _elements(path):
         if number <= resume_after:
+            continue
+        if isinstance(line, BlobLine):
+            if blobs is not None:
+                blobs.put(line.content())
             continue
         pending.append((number, line))
         last_line = number
@@ -56,116 +75,19 @@ def import_graph(store: GraphStore, path: Path, window: int = WINDOW) -> ImportR
     if pending:
         _write_window(store, path, pending)
     _checkpoint(store, checkpoint_id, path, last_line, done=True)
-    return ImportReport(footer.nodes, footer.relationships, resume_after, digest)
+    report = ImportReport(footer.nodes, footer.relationships, resume_after, digest,
+                          blobs=footer.blobs or 0, source_schema=summary.header.source_schema)
+    if blobs is not None:
+        report.lacking_contents = sorted(
+            ident for ident, sha in summary.artifacts.items() if not blobs.path(sha).is_file())
+    return report
 
 
-def validate_file(path: Path, store: GraphStore | None = None) -> tuple[str, FooterLine]:
-    """Check every line (and, given the target ``store``, that each relationship's
-    endpoints exist in the file or the store); return the file's sha256 and footer."""
-    if not path.is_file():
-        raise GraphFileError(str(path), None, "no such file")
-    digest = hashlib.sha256()
-    nodes = relationships = 0
-    footer: FooterLine | None = None
-    section = "header"
-    last_node: tuple[str, str] | None = None
-    in_file: set[tuple[str, str]] = set()
-    outside: dict[tuple[str, str], tuple[int, RelLine]] = {}
-    number = 0
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            digest.update(raw)
-            line = _parse(path, number, raw)
-            if footer is not None:
-                raise GraphFileError(str(path), number, "content after the footer line")
-            if isinstance(line, HeaderLine):
-                if section != "header":
-                    raise GraphFileError(str(path), number, "a second header line")
-                section = "nodes"
-                continue
-            if section == "header":
-                raise GraphFileError(
-                    str(path), number,
-                    'the first line must be the header {"kind":"header","format":"kernel-graph",'
-                    '"version":1}',
-                )
-            if isinstance(line, NodeLine):
-                if section != "nodes":
-                    raise GraphFileError(str(path), number,
-                                         "node lines must come before relationship lines")
-                ident = (line.label, line.id)
-                if last_node is not None and ident <= last_node:
-                    raise GraphFileError(
-                        str(path), number,
-                        f"node {line.label}:{line.id} is out of order or repeated "
-                        "(nodes are sorted by label, then id)",
-                    )
-                last_node = ident
-                in_file.add(ident)
-                nodes += 1
-            elif isinstance(line, RelLine):
-                section = "relationships"
-                relationships += 1
-                for end in (line.from_, line.to):
-                    if (end.label, end.id) not in in_file:
-                        outside.setdefault((end.label, end.id), (number, line))
-            else:
-                footer = line
-    if footer is None:
-        raise GraphFileError(str(path), number or None,
-                             "the file ends without a footer line: it is truncated")
-    if (footer.nodes, footer.relationships) != (nodes, relationships):
-        raise GraphFileError(
-            str(path), number,
-            f"footer says {footer.nodes} nodes and {footer.relationships} relationships, "
-            f"the file holds {nodes} and {relationships}",
-        )
-    if store is not None:
-        _require_outside_endpoints(store, path, outside)
-    return digest.hexdigest(), footer
-
-
-def _require_outside_endpoints(store: GraphStore, path: Path,
-                               outside: dict[tuple[str, str], tuple[int, RelLine]]) -> None:
-    """Endpoints the file does not hold must already be in the graph; the first
-    missing one (by line) is named before anything is written."""
-    by_label: dict[str, list[str]] = defaultdict(list)
-    for label, ident in outside:
-        by_label[label].append(ident)
-    missing: list[tuple[int, RelLine, str, str]] = []
-    for label, ids in by_label.items():
-        for start in range(0, len(ids), WINDOW):
-            chunk = sorted(ids[start:start + WINDOW])
-            found = {row["id"] for row in store.run("graph_io/existing_ids", {"ids": chunk},
-                                                    {"label": label})}
-            missing += [(*outside[(label, i)], label, i) for i in chunk if i not in found]
-    if missing:
-        number, line, label, ident = min(missing, key=lambda m: m[0])
-        raise GraphFileError(
-            str(path), number,
-            f"relationship {line.type} refers to {label} {ident!r}, which is neither in the "
-            "file nor in the graph; nothing was imported",
-        )
-
-
-def _parse(path: Path, number: int, raw: bytes) -> HeaderLine | NodeLine | RelLine | FooterLine:
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise GraphFileError(str(path), number, "not UTF-8 text") from None
-    if not text.strip():
-        raise GraphFileError(str(path), number, "empty line")
-    try:
-        return parse_line(text)
-    except ValueError as exc:
-        raise GraphFileError(str(path), number, str(exc)) from None
-
-
-def _elements(path: Path) -> Iterator[tuple[int, NodeLine | RelLine]]:
+def _elements(path: Path) -> Iterator[tuple[int, NodeLine | RelLine | BlobLine]]:
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
             line = parse_line(raw.decode("utf-8"))
-            if isinstance(line, NodeLine | RelLine):
+            if isinstance(line, NodeLine | RelLine | BlobLine):
                 yield number, line
 
 

@@ -85,7 +85,7 @@ class Kernel:
         ledger = Ledger(run)
         return cls(run=run, config=config or SolveConfig(),
                    proposals=Proposals(ledger, proposer, recorded=recorded),
-                   blobs=BlobStore(data_dir / "artifacts"), workspace_root=workspace_root)
+                   blobs=BlobStore.of_data_dir(data_dir), workspace_root=workspace_root)
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started

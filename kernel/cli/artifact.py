@@ -1,0 +1,93 @@
+"""``kernel artifact``: read an artifact, or write its files where a person wants them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from kernel.cli.common import out, print_json, settings_of, store_of
+
+app = typer.Typer(help="Artifacts out of the store: show one, or save its files.",
+                  no_args_is_help=True)
+
+_ID_HELP = ("an artifact id or a unique prefix of one; a run (run id, prefix, or latest) "
+            "means its final artifact")
+
+
+@app.command("show")
+def show(
+    ctx: typer.Context,
+    artifact: Annotated[str, typer.Argument(help=_ID_HELP)],
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="metadata, lineage and the text as JSON")] = False,
+) -> None:
+    """Print an artifact's text (a resolver's output: its main text; the files it holds are
+    listed), or with --json its metadata, lineage and files."""
+    from kernel.artifact_files import artifact_files, artifact_text
+
+    record, data = _load(ctx, artifact)
+    if as_json:
+        files = artifact_files(record, data)
+        print_json({**_public(record),
+                    "files": {path: content.decode("utf-8", errors="replace")
+                              for path, content in files.items()}})
+        return
+    text = artifact_text(record, data)
+    typer.echo(text, nl=not text.endswith("\n"))
+    names = sorted(artifact_files(record, data))
+    if len(names) > 1:
+        typer.echo(f"files: {', '.join(names)} (kernel artifact save {record['id']} DIR)",
+                   err=True)
+
+
+@app.command("save")
+def save(
+    ctx: typer.Context,
+    artifact: Annotated[str, typer.Argument(help=_ID_HELP)],
+    directory: Annotated[Path, typer.Argument(help="directory to write the files into "
+                                                   "(created if missing)")],
+    force: Annotated[bool, typer.Option("--force", help="replace files that exist")] = False,
+) -> None:
+    """Write an artifact's files under DIRECTORY (a resolver's code as main.py beside its
+    tests, laid out as the sandbox ran them)."""
+    from kernel.artifact_files import artifact_files, save_files
+
+    record, data = _load(ctx, artifact)
+    written = save_files(artifact_files(record, data), directory, overwrite=force)
+    for path in written:
+        out.print(str(path), highlight=False)
+    out.print(f"saved {len(written)} file(s) of {record['id']} to {directory}", highlight=False)
+
+
+def _load(ctx: typer.Context, text: str) -> tuple[dict[str, Any], bytes]:
+    from kernel.artifact_files import artifact_bytes, artifact_record
+
+    with store_of(ctx) as store:
+        artifact_id = final_or_artifact(store, text)
+        record = artifact_record(store, artifact_id)
+    return record, artifact_bytes(settings_of(ctx).data_dir, record)
+
+
+def final_or_artifact(store: Any, text: str) -> str:
+    """An artifact id from what was typed: the artifact itself, or a run's final one."""
+    from kernel.errors import ConfigError
+    from kernel.lookup import resolve_id, resolve_run
+
+    typed = text.strip()
+    if typed.lower() == "latest" or typed.startswith("run:"):
+        run_id = resolve_run(store, typed)
+        root_id = store.run("run/get", {"run_id": run_id})[0]["root_id"]
+        goal = store.run("goal/get", {"goal_id": root_id})[0]["goal"] if root_id else {}
+        if not goal.get("final_artifact_id"):
+            raise ConfigError(f"{run_id} has no final artifact (status "
+                              f"{goal.get('status', 'unknown')}): see kernel status {run_id}")
+        return str(goal["final_artifact_id"])
+    return resolve_id(store, typed, "Artifact")
+
+
+def _public(record: dict[str, Any]) -> dict[str, Any]:
+    keep = ("id", "goal_id", "type", "format", "sha256", "size_bytes", "sigma", "uri",
+            "metadata", "lineage")
+    return {key: record.get(key) for key in keep}
