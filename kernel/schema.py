@@ -39,8 +39,13 @@ def _load_boot_graph(store: GraphStore) -> None:
     import_graph(store, seeds_dir() / BOOT_SEED)
 
 
+def _backfill_captions(store: GraphStore) -> None:
+    store.run("schema/backfill_captions")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "boot graph: resolvers, capabilities, human actor", _load_boot_graph),
+    Migration(2, "a caption on every node; one resolver cost field", _backfill_captions),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

@@ -19,6 +19,9 @@ from kernel.store.neo4j_backend import Neo4jStore
 from kernel.store.queries import QueryCatalog
 
 NEO4J_IMAGE = "neo4j:5.26-community"
+# A Neo4j server already running (CI's service container) instead of a testcontainer;
+# read at import, before any test's environment is cleaned.
+_EXTERNAL_NEO4J = (os.environ.get("TEST_NEO4J_URI"), os.environ.get("TEST_NEO4J_PASSWORD"))
 _graph_numbers = itertools.count()
 
 
@@ -62,6 +65,10 @@ def _docker_problem() -> str | None:
 
 @pytest.fixture(scope="session")
 def neo4j_server() -> Iterator[tuple[str, str]]:
+    uri, password = _EXTERNAL_NEO4J
+    if uri:
+        yield uri, password or ""
+        return
     problem = _docker_problem()
     if problem:
         pytest.skip(problem)
@@ -75,13 +82,39 @@ def neo4j_server() -> Iterator[tuple[str, str]]:
 def neo4j_store(neo4j_server: tuple[str, str]) -> Iterator[GraphStore]:
     uri, password = neo4j_server
     store = Neo4jStore(QueryCatalog(cypher_dir(), "neo4j"), uri, "neo4j", password)
+    _NEO4J_ENV[id(store)] = {"KERNEL_GRAPH": uri, "NEO4J_USER": "neo4j",
+                             "NEO4J_PASSWORD": password}
     store.drop_all()
     yield store
     store.drop_all()
     store.close()
 
 
-@pytest.fixture(params=["embedded", pytest.param("neo4j", marks=pytest.mark.neo4j)])
+_NEO4J_ENV: dict[int, dict[str, str]] = {}
+
+
+def store_env(store: GraphStore, data_dir: Path) -> dict[str, str]:
+    """The environment that makes ``kernel ...`` use ``store`` (either backend), with its
+    artifacts under ``data_dir``."""
+    env = {"KERNEL_DATA_DIR": str(data_dir)}
+    if id(store) in _NEO4J_ENV:
+        return {**env, **_NEO4J_ENV[id(store)]}
+    return {**env, "KERNEL_GRAPH_NAME": str(store.describe()["graph"])}
+
+
+def store_settings(store: GraphStore, data_dir: Path) -> KernelSettings:
+    """Settings that open ``store`` (either backend), artifacts under ``data_dir``."""
+    env = store_env(store, data_dir)
+    if "KERNEL_GRAPH" in env:
+        return KernelSettings(graph=env["KERNEL_GRAPH"], data_dir=data_dir,
+                              NEO4J_USER=env["NEO4J_USER"], NEO4J_PASSWORD=env["NEO4J_PASSWORD"])
+    return embedded_settings(data_dir, env["KERNEL_GRAPH_NAME"])
+
+
+BACKENDS = ["embedded", pytest.param("neo4j", marks=pytest.mark.neo4j)]
+
+
+@pytest.fixture(params=BACKENDS)
 def store(request: pytest.FixtureRequest) -> GraphStore:
     """The same suite runs against each backend."""
     return request.getfixturevalue(f"{request.param}_store")
@@ -127,7 +160,10 @@ def _no_real_model_requests(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
 
 
-@pytest.fixture
-def initialised_graph(embedded_store: GraphStore) -> GraphStore:
-    init_schema(embedded_store)
-    return embedded_store
+@pytest.fixture(params=BACKENDS)
+def initialised_graph(request: pytest.FixtureRequest) -> GraphStore:
+    """An initialised graph on each backend: the SOLVE loop, the knowledge graph, analytics,
+    planning and graph io run on both (Neo4j where Docker exists)."""
+    store: GraphStore = request.getfixturevalue(f"{request.param}_store")
+    init_schema(store)
+    return store

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from kernel.cli.app import app
 from kernel.errors import KernelError
+from kernel.schema import LATEST_VERSION
 
 _names = itertools.count()
 
@@ -47,14 +48,14 @@ def kernel(data_dir: Path) -> Iterator[Kernel]:
 
 def test_init_then_status(kernel: Kernel) -> None:
     _, out = kernel("db", "init")
-    assert "schema v0 -> v1" in out
+    assert f"schema v0 -> v{LATEST_VERSION}" in out
     _, out = kernel("db", "init")
-    assert "already at v1" in out
+    assert f"already at v{LATEST_VERSION}" in out
     _, out = kernel("status", "--json")
     status = json.loads(out)
     assert status["nodes"]["Resolver"] == 3
     assert status["relationships"]["PROVIDES"] == 26
-    assert status["store"]["schema"] == 1
+    assert status["store"]["schema"] == LATEST_VERSION
 
 
 def test_query_is_read_only_unless_asked(kernel: Kernel) -> None:
@@ -115,7 +116,7 @@ def test_db_status_and_stop(tmp_path: Path) -> None:
     k = Kernel(tmp_path)
     k("db", "init")
     _, out = k("db", "status")
-    assert "running (pid" in out and "v1 (this kernel: v1)" in out
+    assert "running (pid" in out and f"v{LATEST_VERSION} (this kernel: v{LATEST_VERSION})" in out
     _, out = k("db", "stop")
     assert "stopped" in out
     _, out = k("db", "status")

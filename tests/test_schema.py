@@ -44,3 +44,31 @@ def test_a_graph_from_a_newer_kernel_is_refused(initialised: GraphStore) -> None
         "applied_at": "2030-01-01T00:00:00+00:00"})
     with pytest.raises(SchemaVersionError, match="upgrade the kernel"):
         init_schema(initialised)
+
+
+def test_a_graph_of_an_older_kernel_gets_captions_and_one_cost_field(
+        initialised: GraphStore) -> None:
+    """Migration 2 on data written before it: nodes without a caption take their title,
+    slug, summary or name; a resolver's avg_cost (USD) becomes avg_cost_micros."""
+    initialised.execute_adhoc(
+        "CREATE (:Constraint {id: 'constraint:old', title: 'exits 1'}) "
+        "CREATE (:LogEntry {id: 'log:old', summary: 'RESOLVE using x'}) "
+        "CREATE (:FailureMode {id: 'failure:old', slug: 'violated_x'}) "
+        "CREATE (:Resolver {id: 'resolver:old', caption: 'old', avg_cost: 0.25})", {}, write=True)
+    initialised.run("schema/record_migration", {  # as a kernel that knew only v1 left it
+        "id": "migration:0001", "name": "boot graph", "version": 1,
+        "applied_at": "2026-01-01T00:00:00+00:00"})
+    initialised.execute_adhoc("MATCH (m:Migration {id: 'migration:0002'}) DETACH DELETE m", {},
+                              write=True)
+    report = init_schema(initialised)
+    assert report.applied == [MIGRATIONS[1].name]
+    rows = initialised.execute_adhoc(
+        "MATCH (n) WHERE n.id IN ['constraint:old', 'log:old', 'failure:old', 'resolver:old'] "
+        "RETURN n.id AS id, n.caption AS caption, n.avg_cost AS usd, "
+        "n.avg_cost_micros AS micros ORDER BY id", {}, write=False).records()
+    assert rows == [
+        {"id": "constraint:old", "caption": "exits 1", "usd": None, "micros": None},
+        {"id": "failure:old", "caption": "violated_x", "usd": None, "micros": None},
+        {"id": "log:old", "caption": "RESOLVE using x", "usd": None, "micros": None},
+        {"id": "resolver:old", "caption": "old", "usd": None, "micros": 250000.0},
+    ]

@@ -30,7 +30,7 @@ from kernel.schema import LATEST_VERSION, schema_version
 from kernel.solve.dispatch import solve
 from kernel.store import GraphStore, open_store
 from resolvers.scripted import ScriptedProposer
-from tests.conftest import embedded_settings
+from tests.conftest import embedded_settings, store_env
 from tests.sandbox_support import needs_sandbox
 from tests.solve import scripts as s
 from tests.solve.test_grow import _build_entries, _needs, _resolver, _start
@@ -41,10 +41,9 @@ _names = itertools.count()
 class Deployment:
     """``kernel ...`` against one graph on the session's server, with its own data dir."""
 
-    def __init__(self, server_dir: Path, data_dir: Path, graph_name: str) -> None:
-        self.data_dir = data_dir
-        self.env = {"KERNEL_GRAPH": f"embedded://{server_dir}", "KERNEL_DATA_DIR": str(data_dir),
-                    "KERNEL_GRAPH_NAME": graph_name, "COLUMNS": "200"}
+    def __init__(self, env: dict[str, str]) -> None:
+        self.data_dir = Path(env["KERNEL_DATA_DIR"])
+        self.env = {**env, "COLUMNS": "200"}
 
     def __call__(self, *args: str, stdin: str | None = None, code: int = 0) -> str:
         result = CliRunner().invoke(app, list(args), env=self.env, input=stdin)
@@ -60,7 +59,10 @@ def target(data_dir: Path, tmp_path: Path) -> Iterator[tuple[GraphStore, Deploym
     name = f"seed-target-{next(_names)}"
     (tmp_path / "target").mkdir()
     store = open_store(embedded_settings(data_dir, name))
-    yield store, Deployment(data_dir, tmp_path / "target", name)
+    # The target graph lives on the session's server; its artifacts in their own data dir.
+    yield store, Deployment({"KERNEL_GRAPH": f"embedded://{data_dir}",
+                             "KERNEL_DATA_DIR": str(tmp_path / "target"),
+                             "KERNEL_GRAPH_NAME": name})
     store.drop_all()
     store.close()
 
@@ -215,8 +217,7 @@ def test_the_csv_example_saved_from_the_store_passes_its_tests_outside_the_kerne
         initialised_graph: GraphStore, data_dir: Path, tmp_path: Path) -> None:
     from kernel.paths import seeds_dir
 
-    name = initialised_graph.describe()["graph"]
-    deployment = Deployment(data_dir, data_dir, name)
+    deployment = Deployment(store_env(initialised_graph, data_dir))
     out = tmp_path / "deliverable"
     said = deployment(
         "solve", "Build a Python CLI tool that reads a CSV file and outputs the top 10 rows "

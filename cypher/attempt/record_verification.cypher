@@ -9,7 +9,7 @@ MATCH (run:Run {id: $run_id}), (a:Attempt {id: $attempt_id})-[:FOR]->(g:Goal)
 WHERE run.seq = $seq AND a.verdict IS NULL AND g.last_attempt_id = a.id
 SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue, run.queue),
     a.verification = $verification, a.verdict = $verdict, a.sigma_v = $sigma_v,
-    a.failure_mode = $failure_mode,
+    a.failure_mode = $failure_mode, a.caption = coalesce(a.caption, 'attempt') + ': ' + $verdict,
     g.verification = $verification, g.sigma_v = $sigma_v
 WITH a, g
 OPTIONAL MATCH (g)-[old:HAS_CONSTRAINT {id: 'resolved'}]->(:Constraint)
@@ -17,7 +17,7 @@ DELETE old
 WITH DISTINCT a, g
 FOREACH (_ IN CASE WHEN $failure_mode IS NULL THEN [] ELSE [1] END |
   MERGE (f:FailureMode {id: $failure_mode})
-  ON CREATE SET f.slug = $failure_slug
+  ON CREATE SET f.slug = $failure_slug, f.caption = $failure_slug
   MERGE (a)-[:FAILED_BECAUSE]->(f))
 WITH a, g
 OPTIONAL MATCH (a)-[:USED]->(r:Resolver)

@@ -17,7 +17,8 @@ SET c.cost_allocated = c.cost_allocated + row.cost, c.time_allocated = c.time_al
 CREATE (e:BudgetEvent {id: row.event_id, kind: 'allocate', goal_id: c.id, source_id: p.id,
                        cost: row.cost, time: row.time, seq: $seq, weight: row.weight,
                        description: 'allocation from parent',
-                       caption: 'grant ' + toString(row.cost)})
+                       caption: 'grant $' + toString(toInteger(floor(row.cost / 1000000.0))) + '.' +
+                               right('00000' + toString(row.cost - toInteger(floor(row.cost / 1000000.0)) * 1000000), 6)})
 CREATE (e)-[:CHARGED_TO]->(c)
 CREATE (e)-[:DRAWN_FROM]->(p)
 RETURN p.id AS parent_id, count(e) AS allocated

@@ -29,7 +29,8 @@ SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue,
     g.cost_spent = g.cost_spent + $cost, g.time_spent = g.time_spent + $time
 CREATE (s:BudgetEvent {id: $event_id, kind: 'spend', goal_id: g.id, cost: $cost, time: $time,
                        resolver_id: $resolver_id, operation: $operation, seq: $seq,
-                       proposal: $proposal, caption: 'spend ' + toString($cost)})
+                       proposal: $proposal, caption: 'spend $' + toString(toInteger(floor($cost / 1000000.0))) + '.' +
+                               right('00000' + toString($cost - toInteger(floor($cost / 1000000.0)) * 1000000), 6)})
 CREATE (s)-[:CHARGED_TO]->(g)
 FOREACH (x IN CASE WHEN a IS NULL THEN [] ELSE [a] END |
   CREATE (s)-[:PAYS_FOR]->(x)
@@ -46,7 +47,8 @@ FOREACH (_ IN CASE WHEN overrun AND parent_covers THEN [1] ELSE [] END |
   CREATE (t:BudgetEvent {id: $grant_id, kind: 'allocate', goal_id: g.id, source_id: p.id,
                          cost: cost_over, time: time_over, seq: $seq,
                          description: 'overrun covered by parent',
-                         caption: 'grant ' + toString(cost_over)})
+                         caption: 'grant $' + toString(toInteger(floor(cost_over / 1000000.0))) + '.' +
+                               right('00000' + toString(cost_over - toInteger(floor(cost_over / 1000000.0)) * 1000000), 6)})
   CREATE (t)-[:CHARGED_TO]->(g)
   CREATE (t)-[:DRAWN_FROM]->(p))
 SET g.over_budget = coalesce(g.over_budget, false) OR (overrun AND NOT parent_covers)

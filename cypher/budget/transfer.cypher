@@ -10,7 +10,8 @@ SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue,
     p.cost_granted = p.cost_granted + $cost, p.time_granted = p.time_granted + $time
 CREATE (e:BudgetEvent {id: $event_id, kind: 'allocate', goal_id: $goal_id, source_id: p.id,
                        cost: $cost, time: $time, seq: $seq, description: $description,
-                       caption: 'grant ' + toString($cost)})
+                       caption: 'grant $' + toString(toInteger(floor($cost / 1000000.0))) + '.' +
+                               right('00000' + toString($cost - toInteger(floor($cost / 1000000.0)) * 1000000), 6)})
 CREATE (e)-[:CHARGED_TO]->(g)
 CREATE (e)-[:DRAWN_FROM]->(p)
 RETURN e.id AS id

@@ -25,7 +25,8 @@ FOREACH (i IN [i IN range(0, size(subtree) - 1) WHERE cost_left[i] > 0 OR time_l
     CREATE (e:BudgetEvent {id: $event_id + ':' + w.id, kind: 'refund', goal_id: u.id,
                            source_id: w.id, cost: cost_left[i], time: time_left[i],
                            seq: $seq, description: 'unspent budget of an invalidated subgoal',
-                           caption: 'refund ' + toString(cost_left[i])})
+                           caption: 'refund $' + toString(toInteger(floor(cost_left[i] / 1000000.0))) + '.' +
+                               right('00000' + toString(cost_left[i] - toInteger(floor(cost_left[i] / 1000000.0)) * 1000000), 6)})
     CREATE (e)-[:CHARGED_TO]->(u)
     CREATE (e)-[:DRAWN_FROM]->(w)
     SET w.cost_granted = w.cost_granted + cost_left[i],

@@ -9,6 +9,7 @@ SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue,
 CREATE (e:BudgetEvent {id: $event_id, kind: 'allocate', goal_id: $goal_id, cost: $cost,
                        time: $time, seq: $seq, source_id: 'actor:human',
                        description: 'added by a human answering ' + $request_id,
-                       caption: 'human grant ' + toString($cost)})
+                       caption: 'human grant $' + toString(toInteger(floor($cost / 1000000.0))) + '.' +
+                               right('00000' + toString($cost - toInteger(floor($cost / 1000000.0)) * 1000000), 6)})
 CREATE (e)-[:CHARGED_TO]->(g)
 RETURN e.id AS id

@@ -67,7 +67,8 @@ class TieredLog:
         log_id = "log:" + str(derived_ulid(self.run.base_ms, self.run.seq, self.run.run_id, "log",
                                            str(self._n), summary))
         props = {"id": log_id, "run_id": self.run.run_id, "goal_id": goal_id, "tier": tier,
-                 "category": category, "summary": redact(summary), "seq": self.run.seq,
+                 "category": category, "summary": redact(summary),
+                 "caption": redact(summary)[:80], "seq": self.run.seq,
                  "n": self._n, "wall_time": wall_clock_iso(),
                  "detail": json.dumps(redact(detail), sort_keys=True) if detail else None}
         self.run.pending_logs.append({"id": log_id, "goal_id": goal_id,

@@ -31,25 +31,25 @@ class VectorSpec:
 
 
 LABELS: tuple[LabelSpec, ...] = (
-    LabelSpec("Actor", "actor:", "name"),
+    LabelSpec("Actor", "actor:", "caption"),
     LabelSpec("Artifact", "artifact:", "caption", indexed=("sha256", "goal_id", "key")),
     LabelSpec("Attempt", "attempt:", "caption", indexed=("goal_id",)),
     LabelSpec("BudgetEvent", "budget:", "caption", indexed=("goal_id", "proposal")),
-    LabelSpec("Capability", "capability:", "tag"),
+    LabelSpec("Capability", "capability:", "caption"),
     LabelSpec("CapabilityRequest", "capreq:", "caption",
               indexed=("fingerprint", "status", "capability_tag")),
-    LabelSpec("Constraint", "constraint:", "title", indexed=("type", "domain")),
-    LabelSpec("FailureMode", "failure:", "slug"),
-    LabelSpec("Goal", "node:", "summary",
+    LabelSpec("Constraint", "constraint:", "caption", indexed=("type", "domain")),
+    LabelSpec("FailureMode", "failure:", "caption"),
+    LabelSpec("Goal", "node:", "caption",
               indexed=("run_id", "root_id", "status", "builds_capability")),
-    LabelSpec("GoalPattern", "goal_pattern:", "summary"),
+    LabelSpec("GoalPattern", "goal_pattern:", "caption"),
     LabelSpec("LedgerEntry", "ledger:", "caption", indexed=("run_id",)),
-    LabelSpec("LogEntry", "log:", "summary", indexed=("run_id", "goal_id")),
-    LabelSpec("Resolver", "resolver:", "label"),
+    LabelSpec("LogEntry", "log:", "caption", indexed=("run_id", "goal_id")),
+    LabelSpec("Resolver", "resolver:", "caption"),
     LabelSpec("Run", "run:", "caption"),
     # Bookkeeping of the store itself: never exported, never imported.
     LabelSpec("SchemaInfo", "schema:", "caption", exported=False),
-    LabelSpec("Migration", "migration:", "name", exported=False),
+    LabelSpec("Migration", "migration:", "caption", exported=False),
     LabelSpec("ImportCheckpoint", "import:", "caption", exported=False),
 )
 

@@ -8,14 +8,13 @@ from kernel.core.constraints import ConstraintEngine
 from kernel.core.envelopes import ConstraintSpec, ConstraintType, Provenance
 from kernel.core.goals import GoalSpec, GoalTree
 from kernel.core.run import Run
-from kernel.schema import init_schema
 from kernel.store import GraphStore
 
 
 @pytest.fixture
-def graph(embedded_store: GraphStore) -> GraphStore:
-    init_schema(embedded_store)
-    return embedded_store
+def graph(initialised_graph: GraphStore) -> GraphStore:
+    """The core's records on each backend."""
+    return initialised_graph
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from kernel.plan.checks import check_plan
 from kernel.plan.session import example_goal, example_names, example_script, plan_goal
 from kernel.store import GraphStore
 from resolvers.scripted import ScriptedProposer
+from tests.conftest import store_env
 
 EXAMPLES = ["momentum-strategy", "rvl-cdip-classifier", "sensor-kits", "swe-agent"]
 
@@ -83,8 +84,7 @@ def test_no_feasible_repair_is_a_refusal_naming_the_constraint(
 
 def test_the_cli_plans_reports_and_checks(initialised_graph: GraphStore, tmp_path: Path,
                                           data_dir: Path) -> None:
-    env = {"KERNEL_DATA_DIR": str(data_dir), "KERNEL_GRAPH_NAME":
-           initialised_graph.describe()["graph"], "COLUMNS": "160"}
+    env = {**store_env(initialised_graph, data_dir), "COLUMNS": "160"}
     runner = CliRunner()
     plan_file = tmp_path / "plan.json"
     result = runner.invoke(app, ["plan", "--example", "momentum-strategy", "--out",

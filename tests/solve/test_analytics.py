@@ -13,12 +13,13 @@ from kernel.solve.dispatch import solve
 from kernel.solve.session import resume
 from kernel.solve.steps.hire import record_answer
 from kernel.store import GraphStore
+from tests.conftest import store_env
 from tests.solve import scripts as s
 from tests.solve.test_grow import _build_entries, _needs, _start, _thermal_entries
 
 
 def _analytics(data_dir: Path, graph: GraphStore, *args: str) -> list | dict:
-    env = {"KERNEL_DATA_DIR": str(data_dir), "KERNEL_GRAPH_NAME": graph.describe()["graph"]}
+    env = store_env(graph, data_dir)
     result = CliRunner().invoke(app, ["analytics", *args, "--json"], env=env,
                                 catch_exceptions=False)
     assert result.exit_code == 0, result.output
@@ -87,8 +88,8 @@ def test_every_node_has_the_caption_the_browser_style_shows(initialised_graph: G
               600)
     style = (Path(__file__).parents[2] / "docs" / "neo4j-browser.grass").read_text()
     styled = dict(re.findall(r'node\.(\w+) \{[^}]*caption: "\{(\w+)\}"', style))
-    expected = {s.name: s.caption for s in LABELS if s.exported}
-    assert styled == expected  # the style names every label with its caption property
+    # Every label is styled, and every node shows its `caption` property.
+    assert styled == {s.name: "caption" for s in LABELS}
     buffer = io.StringIO()
     export_graph(initialised_graph, buffer)
     seen: dict[str, int] = {}
@@ -97,9 +98,21 @@ def test_every_node_has_the_caption_the_browser_style_shows(initialised_graph: G
         if row.get("kind") != "node":
             continue
         seen[row["label"]] = seen.get(row["label"], 0) + 1
-        caption = row["props"].get(expected[row["label"]])
-        assert caption, f"{row['id']} ({row['label']}) has no {expected[row['label']]}"
-    assert {"Goal", "Resolver", "CapabilityRequest", "Attempt", "LedgerEntry"} <= set(seen)
+        caption = row["props"].get("caption")
+        assert caption, f"{row['id']} ({row['label']}) has no caption"
+        if row["label"] == "Attempt" and row["props"].get("verdict"):
+            assert caption.endswith(": " + row["props"]["verdict"]), caption
+        if row["label"] == "BudgetEvent":  # USD, not micro-dollars that read as dollars
+            assert re.fullmatch(r"[a-z ]+ \$\d+\.\d{6}", caption), caption
+            whole, frac = caption.split("$")[1].split(".")
+            assert int(whole) * 1_000_000 + int(frac) == row["props"]["cost"]
+        assert "avg_cost" not in row["props"]
+    bookkeeping = initialised_graph.execute_adhoc(
+        "MATCH (n) WHERE n:SchemaInfo OR n:Migration RETURN n.caption AS caption", {},
+        write=False).records()
+    assert bookkeeping and all(r["caption"] for r in bookkeeping)
+    assert {"Goal", "Resolver", "CapabilityRequest", "Attempt", "LedgerEntry", "BudgetEvent",
+            "Constraint", "FailureMode", "LogEntry"} <= set(seen)
 
 
 def test_the_knowledge_graph_edges_are_written_with_each_step(

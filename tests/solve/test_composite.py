@@ -17,13 +17,13 @@ from kernel.protocol import Resolution, ResolveRequest
 from kernel.refusal import RefusalReason
 from kernel.runtime.kernel import SolveConfig
 from kernel.runtime.start import start
-from kernel.settings import KernelSettings
 from kernel.solve.dispatch import solve
 from kernel.solve.session import replay
 from kernel.solve.verification import part_facts
 from kernel.store import GraphStore
 from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer, load_script
+from tests.conftest import store_env, store_settings
 from tests.solve import scripts as s
 
 PIPELINE = "Design a three-stage ingest pipeline"
@@ -151,7 +151,7 @@ def test_parts_that_together_break_a_total_reopen_the_goal(initialised_graph: Gr
         assert all(row[key] == row[f"cache_{key}"] for key in row if not key.startswith("cache_"))
     assert budget.ledger_totals(new[0])["cost_allocated"] > 0.9 * given
     # the reopening is part of the committed state: a replay reaches it again
-    settings = KernelSettings(data_dir=data_dir, graph_name=initialised_graph.describe()["graph"])
+    settings = store_settings(initialised_graph, data_dir)
     result = replay(settings, kernel.run.run_id)
     assert result.divergence is None and result.identical
 
@@ -190,8 +190,7 @@ def test_the_shipped_pipeline_example_runs_from_the_cli(initialised_graph: Graph
 
     from kernel.cli.app import app
 
-    env = {"KERNEL_DATA_DIR": str(data_dir),
-           "KERNEL_GRAPH_NAME": initialised_graph.describe()["graph"]}
+    env = store_env(initialised_graph, data_dir)
     script = Path(__file__).parents[2] / "seeds" / "examples" / "ingest-pipeline.script.yaml"
     result = CliRunner().invoke(app, [
         "solve", "Design a three-stage ingest pipeline for the nightly orders export",

@@ -24,6 +24,7 @@ from kernel.solve.steps.hire import list_requests, record_answer
 from kernel.store import GraphStore
 from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer
+from tests.conftest import store_env, store_settings
 from tests.solve import scripts as s
 
 SUMMARY_TOOL = '''
@@ -183,8 +184,7 @@ def test_a_failed_build_is_not_tried_again(initialised_graph: GraphStore,
 
 
 def _cli(data_dir: Path, graph: GraphStore, *args: str, code: int = 0) -> str:
-    env = {"KERNEL_DATA_DIR": str(data_dir), "KERNEL_GRAPH_NAME": graph.describe()["graph"],
-           "COLUMNS": "200"}
+    env = {**store_env(graph, data_dir), "COLUMNS": "200"}
     result = CliRunner().invoke(app, list(args), env=env, catch_exceptions=False)
     assert result.exit_code == code, result.output
     return result.output
@@ -364,7 +364,6 @@ def test_interactive_hire_then_a_composite_build_of_the_hired_tool(
 
 def test_a_run_with_a_hire_answer_replays_identically(initialised_graph: GraphStore,
                                                       tmp_path: Path, data_dir: Path) -> None:
-    from kernel.settings import KernelSettings
     from kernel.solve.session import replay
 
     kernel, root = _start(initialised_graph, tmp_path, "Write a release note", [
@@ -377,7 +376,7 @@ def test_a_run_with_a_hire_answer_replays_identically(initialised_graph: GraphSt
                   HireAnswer(kind="add_budget", add_usd=1.0))
     assert resume(initialised_graph, kernel.run.run_id, tmp_path,
                   proposer=kernel.proposals.proposer).status == "resolved"
-    settings = KernelSettings(data_dir=data_dir, graph_name=initialised_graph.describe()["graph"])
+    settings = store_settings(initialised_graph, data_dir)
     result = replay(settings, kernel.run.run_id)
     assert result.divergence is None and result.identical
 
@@ -389,8 +388,7 @@ def test_solve_interactive_asks_in_the_terminal(initialised_graph: GraphStore, t
     (tmp_path / "tool.yaml").write_text(yaml.safe_dump({
         "label": "thermal camera", "capabilities": ["thermal_measurement"],
         "script": "thermal.py"}))
-    env = {"KERNEL_DATA_DIR": str(data_dir), "KERNEL_GRAPH_NAME": initialised_graph.describe()[
-        "graph"], "COLUMNS": "200"}
+    env = {**store_env(initialised_graph, data_dir), "COLUMNS": "200"}
     # first an unusable answer (no such file), then a usable one
     answers = f"resolver\n{tmp_path / 'missing.yaml'}\nresolver\n{tmp_path / 'tool.yaml'}\n"
     result = CliRunner().invoke(app, [

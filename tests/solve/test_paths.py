@@ -13,12 +13,12 @@ from kernel.core.summary import summary_hash
 from kernel.kg.context import StepHistory
 from kernel.runtime.kernel import Kernel
 from kernel.runtime.start import start
-from kernel.settings import KernelSettings
 from kernel.solve.dispatch import solve
 from kernel.solve.session import replay
 from kernel.store import GraphStore
 from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer
+from tests.conftest import store_settings
 from tests.solve import scripts as s
 
 ESSAY = "Write a release note for the new CSV tool"
@@ -139,14 +139,10 @@ def test_a_replay_reaches_the_same_summary_hash(initialised_graph: GraphStore, t
                                                 data_dir: Path) -> None:
     kernel, root = _start(initialised_graph, tmp_path, PLAN, plan_entries())
     solve(kernel, root)
-    settings = KernelSettings(data_dir=data_dir, graph_name=_graph_name(initialised_graph))
+    settings = store_settings(initialised_graph, data_dir)
     result = replay(settings, kernel.run.run_id)
     assert result.divergence is None and result.identical
     assert result.replay_hash == summary_hash(initialised_graph, kernel.run.run_id)
-
-
-def _graph_name(store: GraphStore) -> str:
-    return store.describe()["graph"]
 
 
 @pytest.mark.parametrize(("limit", "status"), [(5, "resolved"), (0.01, "infeasible")])
