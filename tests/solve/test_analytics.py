@@ -107,6 +107,11 @@ def test_every_node_has_the_caption_the_browser_style_shows(initialised_graph: G
             whole, frac = caption.split("$")[1].split(".")
             assert int(whole) * 1_000_000 + int(frac) == row["props"]["cost"]
         assert "avg_cost" not in row["props"]
+    # The Browser guide's starter queries answer on this graph, one per job.
+    guide = (Path(__file__).parents[2] / "docs" / "neo4j-browser.md").read_text()
+    answers = [initialised_graph.execute_adhoc(block, {}, write=False).records()
+               for block in re.findall(r"```cypher\n(.*?)```", guide, re.S)]
+    assert all(answers[:4]) and any(r["uses"] for r in answers[2])
     bookkeeping = initialised_graph.execute_adhoc(
         "MATCH (n) WHERE n:SchemaInfo OR n:Migration RETURN n.caption AS caption", {},
         write=False).records()
