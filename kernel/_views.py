@@ -74,10 +74,13 @@ def run_tree(store: GraphStore, run_id: str) -> list[dict[str, Any]]:
 
 
 def list_runs(store: GraphStore) -> list[dict[str, Any]]:
-    """Every run, newest first, with its state."""
+    """Every run, newest first: its kind (solve or plan), state and spend in USD."""
     return [{"id": r["id"], "started_at": r["started_at"], "commits": r["commits"],
+             "kind": "plan" if json.loads(r["config"] or "{}").get("mode") == "plan"
+             else "solve",
              "goal": r["goal"], "status": run_state(r["status"], LeaseState(
-                 r["holder"], r["expires"], r["stopped"]))}
+                 r["holder"], r["expires"], r["stopped"])),
+             "spent_usd": micros_to_usd(int(r["spent"] or 0))}
             for r in store.run("run/list")]
 
 

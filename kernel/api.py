@@ -85,6 +85,22 @@ class SolveRequest(BaseModel):
     max_attempts: int = Field(default=5, ge=1, description="T_max per goal")
     max_wall_seconds: float = Field(default=600.0, gt=0)
 
+    @field_validator("goal")
+    @classmethod
+    def _goal_has_words(cls, goal: str) -> str:
+        if not goal.strip():
+            raise ValueError("the goal is empty: say in words what should be achieved")
+        return goal.strip()
+
+    @field_validator("script")
+    @classmethod
+    def _script_is_a_file(cls, script: Path | None) -> Path | None:
+        if script is not None and script.is_dir():
+            raise ValueError(f"{script} is a directory: give a YAML script file")
+        if script is not None and not script.is_file():
+            raise ValueError(f"{script}: no such file")
+        return script
+
     # Both raise ConfigError, which pydantic passes through: the message is the CLI's own.
     @field_validator("constraints", mode="before")
     @classmethod
@@ -108,7 +124,8 @@ class SolveRequest(BaseModel):
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "request"
-            raise ConfigError(f"{where.replace('_', '-')}: {first['msg']}") from None
+            message = str(first["msg"]).removeprefix("Value error, ")
+            raise ConfigError(f"--{where.replace('_', '-')}: {message}") from None
 
 
 def solve(store: GraphStore, request: SolveRequest, settings: KernelSettings | None = None, *,

@@ -24,7 +24,11 @@ def _shown(text: str, limit: int = 120) -> str:
 def parse_constraint(text: str) -> ConstraintSpec:
     """One ``--constraint``: a logic constraint given as a comparison is checked by Z3."""
     parts = [p.strip() for p in text.split(":", 2)]
-    if len(parts) < 2 or parts[0] not in ("logic", "semantic") or not parts[-1]:
+    if len(parts) >= 2 and parts[0] not in ("logic", "semantic"):
+        raise ConfigError(f"--constraint {_shown(text)}: the type {parts[0]!r} must be 'logic' "
+                          f"(checked deterministically) or 'semantic' (judged); write "
+                          f"{CONSTRAINT_HELP}")
+    if len(parts) < 2 or not parts[-1]:
         raise ConfigError(f"--constraint {_shown(text)} is not {CONSTRAINT_HELP}")
     kind, domain, title = (parts[0], parts[1], parts[2]) if len(parts) == 3 else \
         (parts[0], "general", parts[1])

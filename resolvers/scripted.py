@@ -86,8 +86,14 @@ def load_script(path: Path) -> Script:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ScriptError(f"{path}: no such script") from None
+    except IsADirectoryError:
+        raise ScriptError(f"{path} is a directory: give a YAML script file") from None
     except yaml.YAMLError as exc:
         raise ScriptError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise ScriptError(f"{path}: a script is a YAML mapping with 'version: 1' and a "
+                          "'proposals' list (docs/scripted-proposals.md); this file holds "
+                          f"{'nothing' if data is None else type(data).__name__}")
     try:
         script = Script.model_validate(data)
     except ValidationError as exc:

@@ -155,8 +155,16 @@ def test_tree_and_runs_show_a_run(kernel: Kernel, data_dir: Path) -> None:
     _, out = kernel("tree", run.run_id, "--json")
     goals = json.loads(out)
     assert [g["depth"] for g in goals] == [0, 1]
+    # USD and seconds, as in `kernel status --json`; no micro-dollars or milliseconds
+    assert goals[1]["cost_spent_usd"] == 0.25 and goals[1]["time_spent_seconds"] == 1.5
+    assert "cost_spent" not in goals[1]
     _, out = kernel("runs", "--json")
-    assert json.loads(out)[0]["id"] == run.run_id
+    listed = json.loads(out)[0]
+    assert (listed["id"], listed["kind"], listed["spent_usd"]) == (run.run_id, "solve", 0.25)
+    _, out = kernel("status", run.run_id[4:12], "--json")  # a unique prefix
+    assert json.loads(out)["run"] == run.run_id and json.loads(out)["spent_usd"] == 0.25
+    _, out = kernel("tree", "latest")
+    assert f"{run.run_id}  spent $0.2500" in out
     code, message = kernel("tree", "run:nope", ok=False)
     assert code == 2 and "kernel runs" in message
 
@@ -259,7 +267,7 @@ def test_solve_replay_and_resume_from_the_cli(kernel: Kernel, tmp_path: Path) ->
     assert code == 2 and "cannot parse 'cost_usd <='" in message and "cost_usd <= 5" in message
     code, message = kernel("solve", ESSAY, "--max-attempts", "0", "--proposer", "scripted",
                            "--script", str(script), ok=False)
-    assert code == 2 and message.startswith("max-attempts:") and "greater than or equal to 1" \
+    assert code == 2 and message.startswith("--max-attempts:") and "greater than or equal to 1" \
         in message and "Traceback" not in message
     assert json.loads(kernel("runs", "--json")[1]) == runs  # nothing was stored
 
@@ -300,3 +308,92 @@ def test_an_unknown_embedding_backend_is_refused_before_anything_is_stored(
     assert code == 2 and "embeddings" in out and "'onnx' or 'torch'" in out
     del kernel.env["KERNEL_EMBEDDINGS"]
     assert json.loads(kernel("runs", "--json")[1]) == []
+
+
+def test_bad_inputs_are_one_line_exit_2_and_store_nothing(kernel: Kernel, tmp_path: Path) -> None:
+    """Each input named in the CLI issue: exit 2, one line naming what is wrong and how to
+    fix it, no run created, nothing written where it was not asked."""
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("")
+    cases = {
+        ("solve", "   "): "the goal is empty",
+        ("solve", "x", "-c", "foo:bar:baz"): "must be 'logic'",
+        ("solve", "x", "--proposer", "scripted", "--script", str(empty)): "a YAML mapping",
+        ("solve", "x", "--proposer", "scripted", "--script", str(tmp_path)): "is a directory",
+        ("solve", "x", "--out", str(tmp_path / "no" / "such")): "does not exist",
+        ("ledger", "verify", "--file", str(tmp_path / "nope.jsonl")): "no such file",
+        ("ledger", "verify", "--file", str(tmp_path)): "is a directory",
+        ("replay", "latest", "--ledger", str(tmp_path / "nope")): "no such file",
+        ("plan", "--example", "swe-agent", "--out", str(tmp_path / "missing" / "p.json")):
+            "does not exist",
+        ("plan", "   "): "the goal is empty",
+        ("plan-report", "latest", "--html", str(tmp_path)): "is a directory",
+        ("check-plan", str(tmp_path)): "is a directory",
+        ("graph", "export", str(tmp_path / "nonexistent" / "g.jsonl")): "does not exist",
+        ("graph", "export", str(tmp_path)): "is a directory",
+        ("graph", "import", str(tmp_path)): "is a directory",
+        ("artifact", "show", "zz"): "no artifact 'zz'",
+        ("tree", "latest"): "names no run",
+        ("status", "01"): "no run '01'",
+    }
+    for args, expected in cases.items():
+        code, message = kernel(*args, ok=False)
+        assert code == 2 and expected in message and "\n" not in message.strip(), (args, message)
+    assert json.loads(kernel("runs", "--json")[1]) == []
+    assert not (tmp_path / "nonexistent").exists() and not (tmp_path / "missing").exists()
+
+
+def test_ids_are_taken_as_unique_prefixes_and_ambiguity_is_named(kernel: Kernel,
+                                                                  data_dir: Path) -> None:
+    from kernel.core.run import Run
+    from kernel.store import open_store
+    from tests.conftest import embedded_settings
+
+    store = open_store(embedded_settings(data_dir, kernel.env["KERNEL_GRAPH_NAME"]))
+    try:
+        first, second = Run.start(store, "one"), Run.start(store, "two")
+    finally:
+        store.close()
+    common = os.path.commonprefix([first.run_id, second.run_id])  # noqa: RUF071 (characters)
+    code, message = kernel("status", common[4:], ok=False)
+    assert code == 2 and "matches several runs" in message and first.run_id in message
+    _, out = kernel("status", second.run_id[4:len(common) + 1].lower(), "--json")
+    assert json.loads(out)["run"] == second.run_id  # lower case is fine: ULIDs are not
+    _, out = kernel("status", "latest", "--json")
+    assert json.loads(out)["run"] == max(first.run_id, second.run_id)
+
+
+def test_queries_say_how_to_write_and_what_a_write_changed(kernel: Kernel) -> None:
+    code, message = kernel("query", "CREATE (:Run {id: 'run:q'})", ok=False)
+    assert code == 2 and "pass --write" in message and "RO_QUERY" not in message
+    _, out = kernel("query", "CREATE (:Run {id: 'run:q', n: 1})", "--write")
+    assert "1 nodes created" in out and "2 properties set" in out
+    _, out = kernel("query", "MATCH (r:Run {id: 'run:nothing'}) SET r.n = 2", "--write")
+    assert "nothing changed" in out
+
+
+def _main(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "from kernel.cli.app import main; main()", *args],
+        capture_output=True, text=True, check=False,
+        env={**os.environ, "KERNEL_DATA_DIR": str(tmp_path / "unused"), "COLUMNS": "120"})
+
+
+def test_cli_conventions_version_short_help_words_and_options_after_the_command(
+        tmp_path: Path, data_dir: Path) -> None:
+    from kernel import __version__
+
+    for flag in ("--version", "-V"):
+        done = _main(tmp_path, flag)
+        assert (done.returncode, done.stdout.strip()) == (0, f"kernel {__version__}")
+    done = _main(tmp_path, "solve", "-h")
+    assert done.returncode == 0 and "Usage: kernel solve [OPTIONS] GOAL" in done.stdout
+    assert "--install-completion" in _main(tmp_path, "--help").stdout
+    for command in (["solve"], ["plan"], ["graph", "export"], ["bench", "solve"], ["runs"],
+                    ["artifact", "save"], ["query"], ["hire", "answer"]):
+        shown = _main(tmp_path, *command, "--help").stdout
+        assert not any(t in shown for t in ("<bool>", "<str>", "<int>", "<float>", "<path>",
+                                            "list[", "{", "``")), (command, shown)
+    # --data-dir after the subcommand is taken as if typed before it
+    done = _main(tmp_path, "db", "status", "--data-dir", str(data_dir))
+    assert done.returncode == 0 and str(data_dir) in done.stdout

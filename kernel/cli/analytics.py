@@ -19,7 +19,7 @@ PREFIX = "analytics/"
 def analytics_command(
     ctx: typer.Context,
     name: Annotated[str | None, typer.Argument(help="an analytics query (none: list them)")] = None,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print as JSON")] = False,
 ) -> None:
     """Run a named analytics query (failure modes, retries, cost, HIRE, build reuse, σ)."""
     with store_of(ctx) as store:

@@ -28,8 +28,17 @@ app = typer.Typer(
     help="A graph-database-backed planning kernel.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode="markdown",
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from kernel import __version__
+
+        typer.echo(f"kernel {__version__}")
+        raise typer.Exit()
 
 
 @app.callback()
@@ -43,6 +52,9 @@ def _configure(
         help="where the embedded store and artifacts live")] = None,
     debug: Annotated[bool, typer.Option(
         "--debug", envvar="KERNEL_DEBUG", help="print tracebacks of internal errors")] = False,
+    version: Annotated[bool, typer.Option(
+        "--version", "-V", callback=_version, is_eager=True,
+        help="print the kernel's version and exit")] = False,
 ) -> None:
     _state["debug"] = debug
     overrides: dict[str, Any] = {}  # only what was given: the rest comes from KERNEL_*
@@ -105,10 +117,20 @@ EXIT_REFUSED, EXIT_BAD_INPUT, EXIT_RESUMABLE, EXIT_INTERNAL = 1, 2, 3, 4
 _state: dict[str, object] = {"debug": False}
 
 
+def command() -> Any:
+    """The ``kernel`` command tree, with help in words (``TEXT``, ``PATH``, ``GOAL``)."""
+    from kernel.cli.conventions import humanize
+
+    return humanize(typer.main.get_command(app))
+
+
 def main() -> None:
     signal.signal(signal.SIGTERM, _interrupt)
     try:
-        app()
+        from kernel.cli.conventions import hoist_global_options
+
+        tree = command()
+        tree(args=hoist_global_options(sys.argv[1:], tree), prog_name="kernel")
     except RunInterrupted as exc:
         err_console.print(f"[bold yellow]stopped:[/] {exc}", highlight=False, soft_wrap=True)
         sys.exit(EXIT_RESUMABLE)

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from kernel import api
 from kernel.cli.answers import hire_answer
-from kernel.cli.common import out, print_json, settings_of, store_of
+from kernel.cli.common import node_ref, out, print_json, settings_of, store_of
 from kernel.cli.solve import report
 
 app = typer.Typer(help="Capability requests the kernel asked a human for.",
@@ -21,7 +21,7 @@ app = typer.Typer(help="Capability requests the kernel asked a human for.",
 def list_command(
     ctx: typer.Context,
     all_: Annotated[bool, typer.Option("--all", help="answered and declined ones too")] = False,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print as JSON")] = False,
 ) -> None:
     """Requests waiting for an answer (all of them with --all)."""
     with store_of(ctx) as store:
@@ -45,7 +45,7 @@ def list_command(
 @app.command("answer")
 def answer_command(
     ctx: typer.Context,
-    request_id: Annotated[str, typer.Argument(help="the request id (capreq:...)")],
+    request_id: Annotated[str, typer.Argument(help="the request id (capreq:...) or a unique prefix of it")],
     resolver: Annotated[Path | None, typer.Option(
         "--resolver", help="a tool file (YAML/JSON) the kernel registers as reusable")] = None,
     add_budget: Annotated[float | None, typer.Option(
@@ -57,7 +57,7 @@ def answer_command(
         "--resume/--no-resume", help="resume the waiting runs now")] = True,
 ) -> None:
     """Answer a request; the waiting runs pick the answer up when they resume."""
-    request_id = request_id if request_id.startswith("capreq:") else f"capreq:{request_id}"
+    request_id = node_ref(ctx, request_id, "CapabilityRequest")
     answer = hire_answer(resolver, add_budget, add_time, decline, note)
     settings = settings_of(ctx)
     with store_of(ctx) as store:

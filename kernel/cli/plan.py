@@ -10,7 +10,15 @@ import typer
 from rich.table import Table
 
 from kernel import api
-from kernel.cli.common import out, print_json, run_ref, settings_of, store_of
+from kernel.cli.common import (
+    input_file,
+    out,
+    output_file,
+    print_json,
+    run_ref,
+    settings_of,
+    store_of,
+)
 from kernel.errors import ConfigError
 from kernel.plan.examples import example_names
 
@@ -28,6 +36,12 @@ def plan_command(
     as_json: Annotated[bool, typer.Option("--json", help="print the plan as JSON")] = False,
 ) -> None:
     """Plan GOAL against its constraints before anything runs (offline: --example NAME)."""
+    if output is not None:
+        output_file(output, "--out")  # before anything is paid for
+    if script is not None:
+        input_file(script, "--script")
+    if goal is not None and not goal.strip():
+        raise ConfigError("the goal is empty: say in words what should be planned")
     verifications: list[dict[str, Any]] = []
     if example is not None:
         from kernel.plan.session import example_goal, example_script
@@ -95,6 +109,7 @@ def plan_report_command(
     html: Annotated[Path, typer.Option("--html", help="where to write the report")],
 ) -> None:
     """Write a self-contained HTML report of a planning run (DAG, waterfall, constraints)."""
+    output_file(html, "--html")
     run_id = run_ref(ctx, run_id)
     with store_of(ctx) as store:
         document = api.plan_document(store, settings_of(ctx).data_dir, run_id)
@@ -106,9 +121,10 @@ def plan_report_command(
 
 def check_plan_command(
     file: Annotated[Path, typer.Argument(help="a plan JSON document")],
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print the results as JSON")] = False,
 ) -> None:
     """Run the assertion framework on a plan document; exit 1 if any assertion fails."""
+    input_file(file, "plan file")
     try:
         document = json.loads(file.read_text())
     except (OSError, ValueError) as exc:

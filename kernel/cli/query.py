@@ -39,5 +39,9 @@ def query(
         result = store.execute_adhoc(cypher, params, write=write)
     if as_json:
         print_json(result.records())
-    else:
+    elif result.columns:
         print_table(None, result.columns, result.rows)
+    if write and not as_json:
+        changed = ", ".join(f"{count} {name.replace('_', ' ')}"
+                            for name, count in result.counters.items())
+        typer.echo(changed or "nothing changed")

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
+from rich.table import Table
 from rich.tree import Tree
 
 from kernel import api
-from kernel.cli.common import out, print_json, print_table, run_ref, store_of
+from kernel.cli.common import out, print_json, run_ref, store_of
 from kernel.core.lease import RESUMABLE
 from kernel.core.units import micros_to_usd, ms_to_seconds
 
@@ -40,9 +41,24 @@ def tree(
     with store_of(ctx) as store:
         goals = api.run_tree(store, run_id)
     if as_json:
-        print_json(goals)
+        print_json([in_user_units(g) for g in goals])
         return
     out.print(render_tree(goals, run_id))
+
+
+def in_user_units(goal: dict[str, Any]) -> dict[str, Any]:
+    """A goal as every ``--json`` shows money and time: USD and seconds, as floats
+    (``cost_spent`` micro-dollars becomes ``cost_spent_usd``; ``time_spent`` milliseconds
+    ``time_spent_seconds``)."""
+    shown: dict[str, Any] = {}
+    for key, value in goal.items():
+        if key.startswith("cost_") and isinstance(value, int):
+            shown[f"{key}_usd"] = micros_to_usd(value)
+        elif key.startswith("time_") and isinstance(value, int):
+            shown[f"{key}_seconds"] = ms_to_seconds(value)
+        else:
+            shown[key] = value
+    return shown
 
 
 def render_tree(goals: list[dict[str, Any]], run_id: str) -> Tree:
@@ -53,7 +69,9 @@ def render_tree(goals: list[dict[str, Any]], run_id: str) -> Tree:
         parent = nodes.get(goal["parent_id"])
         (parent.children if parent else roots).append(branch)
         nodes[goal["id"]] = branch
-    top = Tree(f"[bold]{run_id}[/]")
+    spent = micros_to_usd(sum(g["cost_spent"] or 0 for g in goals))
+    # The run's spend, as `kernel status RUN` counts it (each goal shows its own).
+    top = Tree(f"[bold]{run_id}[/]  spent ${spent:.4f}")
     top.children.extend(roots)
     return top
 
@@ -68,7 +86,23 @@ def runs(
     if as_json:
         print_json(rows)
         return
-    print_table("runs", ["run", "started", "commits", "goal", "status"],
-                [[r["id"], r["started_at"], r["commits"], r["goal"], r["status"]] for r in rows])
+    names = ["run", "kind", "status", "spent", "started", "goal"]
+    cells = [[r["id"], r["kind"], r["status"], f"${r['spent_usd']:.4f}",
+              str(r["started_at"] or "")[:16].replace("T", " "), r["goal"] or ""] for r in rows]
+    widths = [max([len(name), *(len(c[i]) for c in cells)]) for i, name in enumerate(names)]
+    if sum(widths[:5]) + 3 * 6 + 1 + 16 > out.width:  # narrow: the start time gives way
+        names, widths = names[:4] + names[5:], widths[:4] + widths[5:]
+        cells = [c[:4] + c[5:] for c in cells]
+    room = max(12, out.width - sum(widths[:-1]) - 3 * len(names) - 1)
+    table = Table(title="runs")
+    for name, width in zip(names[:-1], widths[:-1], strict=True):
+        # Whole, never squeezed: ids are what people copy; the goal gives way instead.
+        table.add_column(name, no_wrap=True, min_width=width,
+                         justify="right" if name == "spent" else "left")
+    table.add_column("goal", no_wrap=True, max_width=room)
+    for row in cells:
+        goal = row[-1] if len(row[-1]) <= room else row[-1][:room - 1] + "…"
+        table.add_row(*row[:-1], goal)
+    out.print(table)
     if any(r["status"] in RESUMABLE for r in rows):
         out.print("a stopped run continues with: kernel resume RUN")

@@ -14,7 +14,7 @@ import json
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kernel.store.queries import NamedQuery, QueryCatalog
@@ -29,6 +29,8 @@ class QueryResult:
 
     columns: list[str]
     rows: list[list[Any]]
+    # What a write changed (nodes_created, properties_set, ...): only non-zero counts.
+    counters: dict[str, int] = field(default_factory=dict)
 
     def records(self) -> list[Row]:
         return [dict(zip(self.columns, row, strict=True)) for row in self.rows]

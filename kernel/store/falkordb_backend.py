@@ -66,11 +66,11 @@ class FalkorDBStore(GraphStore):
         except redis.exceptions.ResponseError as exc:
             message = str(exc)
             if "read-only" in message:
-                message += " (this statement writes; pass --write to allow it)"
+                message = "this statement writes: pass --write to run it"
             raise StatementError(name, message) from exc
         columns = [_column_name(h) for h in (result.header or [])]
         rows = [[plain(v) for v in row] for row in result.result_set]
-        return QueryResult(columns, rows)
+        return QueryResult(columns, rows, _counters(result) if not read_only else {})
 
     @contextlib.contextmanager
     def writes_paused(self) -> Iterator[bool]:
@@ -205,3 +205,14 @@ def _column_name(header: Any) -> str:
     if isinstance(header, list | tuple) and len(header) == 2:
         return str(header[1])
     return str(header)
+
+
+_COUNTERS = ("nodes_created", "nodes_deleted", "relationships_created",
+             "relationships_deleted", "properties_set", "properties_removed", "labels_added",
+             "indices_created", "indices_deleted")
+
+
+def _counters(result: Any) -> dict[str, int]:
+    """The write's statistics, as Neo4j names its counters."""
+    found = {name: int(getattr(result, name, 0) or 0) for name in _COUNTERS}
+    return {name: count for name, count in found.items() if count}

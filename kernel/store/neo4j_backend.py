@@ -58,7 +58,7 @@ class Neo4jStore(GraphStore):
     def _call(self, name: str, text: str, params: dict[str, Any], *, read_only: bool) -> QueryResult:
         routing = RoutingControl.READ if read_only else RoutingControl.WRITE
         try:
-            records, _, keys = self._driver.execute_query(
+            records, summary, keys = self._driver.execute_query(
                 text, params, routing_=routing, database_=self.database,
             )
         except neo4j_errors.ServiceUnavailable as exc:
@@ -66,10 +66,14 @@ class Neo4jStore(GraphStore):
         except neo4j_errors.Neo4jError as exc:
             message = exc.message or str(exc)
             if read_only and "read" in message.lower() and "write" in message.lower():
-                message += " (this statement writes; pass --write to allow it)"
+                message = "this statement writes: pass --write to run it"
             raise StatementError(name, message) from exc
         rows = [[plain(record[key]) for key in keys] for record in records]
-        return QueryResult(list(keys), rows)
+        counters = {} if read_only else {
+            name: int(count) for name, count in vars(summary.counters).items()
+            if isinstance(count, int) and not isinstance(count, bool) and count and
+            not name.startswith("_")}
+        return QueryResult(list(keys), rows, counters)
 
     # -- schema ------------------------------------------------------------------
     def ensure_unique_id(self, label: str) -> None:
