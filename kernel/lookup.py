@@ -7,6 +7,9 @@ characters of an id from ``kernel runs`` or a log line gets where they meant.
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from kernel.errors import ConfigError
 from kernel.store.base import GraphStore
 from kernel.store.ontology import LABELS
@@ -50,3 +53,39 @@ def resolve_id(store: GraphStore, text: str, label: str, *, listed_by: str = "")
 def resolve_run(store: GraphStore, text: str) -> str:
     """A run id, a unique prefix of one, or ``latest``."""
     return resolve_id(store, text, "Run", listed_by="kernel runs")
+
+
+def find_node(store: GraphStore, text: str) -> dict[str, Any]:
+    """Any node by id or unique prefix: with its namespace (``attempt:01M8``) the label
+    is known; without one every label is searched."""
+    typed = text.strip()
+    labels = [label for label, ns in NAMESPACES.items() if ns and typed.startswith(ns)] or \
+        list(NAMESPACES)
+    matches: list[tuple[str, str]] = []
+    for label in labels:
+        try:
+            matches.append((label, resolve_id(store, typed, label)))
+        except ConfigError as exc:
+            if "several" in str(exc):
+                raise
+    if not matches:
+        raise ConfigError(f"no node {typed!r} in this graph: give an id such as "
+                          "attempt:01M… or node:01M… (kernel log RUN lists them)")
+    if len(matches) > 1:
+        shown = ", ".join(ident for _, ident in matches[:_SHOWN])
+        raise ConfigError(f"{typed!r} matches nodes of several kinds ({shown}): type more")
+    label, ident = matches[0]
+    row = store.run("lookup/node", {"id": ident}, {"label": label})[0]
+    props = {k: _decoded(v) for k, v in row["props"].items() if k != "embedding"}
+    return {"label": label, "id": ident, "properties": props,
+            "neighbours": [n for n in row["neighbours"] if n is not None]}
+
+
+def _decoded(value: Any) -> Any:
+    """Structured payloads are stored as JSON strings; people read them decoded."""
+    if isinstance(value, str) and value[:1] in "{[":
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value

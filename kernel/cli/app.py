@@ -79,6 +79,7 @@ def _register() -> None:
         graph,
         hire,
         ledger,
+        log,
         plan,
         query,
         solve,
@@ -98,6 +99,8 @@ def _register() -> None:
     app.command("resume")(solve.resume_command)
     app.command("replay")(solve.replay_command)
     app.command("tree")(tree.tree)
+    app.command("log")(log.log_command)
+    app.command("show")(log.show_command)
     app.command("runs")(tree.runs)
     app.command("plan")(plan.plan_command)
     app.command("plan-report")(plan.plan_report_command)

@@ -1,0 +1,93 @@
+"""``kernel log RUN``: the run's story, and ``kernel show ID``: any node by id or prefix."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from kernel.cli.common import out, print_json, print_refusals, run_ref, store_of
+
+
+def log_command(
+    ctx: typer.Context,
+    run: Annotated[str, typer.Argument(help="run id, a unique prefix, or latest")],
+    goal: Annotated[str | None, typer.Option(
+        "--goal", help="only this goal (id or unique prefix)")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the story as JSON")] = False,
+) -> None:
+    """What a run did, step by step: its log, each attempt with its verdict, the checks
+    that failed and why, the feedback for the next attempt, costs and refusals."""
+    from kernel.lookup import resolve_id
+    from kernel.story import run_story
+
+    run_id = run_ref(ctx, run)
+    with store_of(ctx) as store:
+        goal_id = resolve_id(store, goal, "Goal") if goal is not None else None
+        story = run_story(store, run_id, goal_id)
+    if as_json:
+        print_json(story)
+        return
+    summaries = {g["id"]: g["summary"] for g in story["goals"]}
+    out.rule(f"{run_id}")
+    for line in story["log"]:
+        where = (summaries.get(line["goal_id"]) or "")[:40]
+        out.print(f"[dim]{line['seq']:>4}[/] {escape(where):<40} {escape(line['summary'])}",
+                  highlight=False)
+    for goal_row in story["goals"]:
+        if goal_row["attempts"]:
+            out.rule(escape(f"{goal_row['summary'][:60]} — {goal_row['status']}, "
+                            f"${goal_row['spent_usd']:.4f}"))
+        for attempt in goal_row["attempts"]:
+            _print_attempt(attempt)
+    print_refusals(story["refusals"])
+
+
+def _print_attempt(a: dict[str, Any]) -> None:
+    sigma = "-" if a["sigma_v"] is None else f"{a['sigma_v']:.2f}"
+    out.print(f"[bold]attempt {a['index']}[/] by {escape(str(a['resolver']))}: "
+              f"{a['verdict'] or 'open'} "
+              f"σv={sigma}  ${a['cost_usd']:.4f} {a['seconds']:.1f}s", highlight=False)
+    for check in a["failed_checks"]:
+        detail = dict(check["detail"])
+        tail = str(detail.pop("output_tail", "") or "")
+        out.print(f"  [red]failed[/] {escape(check['constraint'])}: {escape(_brief(detail))}",
+                  highlight=False)
+        for line in [ln for ln in tail.splitlines() if ln.strip()][-8:]:
+            out.print(f"    [dim]{escape(line)}[/]", highlight=False)
+        if check["repair"]:
+            out.print(f"    repair: {escape(_brief(check['repair']))}", highlight=False)
+    if a["feedback"]:
+        out.print(f"  given feedback: {escape(_brief(a['feedback']))}", highlight=False)
+
+
+def _brief(value: Any, limit: int = 400) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def show_command(
+    ctx: typer.Context,
+    node: Annotated[str, typer.Argument(help="any node's id (attempt:01M…, node:…, "
+                                             "artifact:…) or a unique prefix of one")],
+    as_json: Annotated[bool, typer.Option("--json", help="print as JSON")] = False,
+) -> None:
+    """Any node by id or unique prefix: its label, properties (stored JSON decoded) and
+    neighbours."""
+    from kernel.lookup import find_node
+
+    with store_of(ctx) as store:
+        found = find_node(store, node)
+    if as_json:
+        print_json(found)
+        return
+    out.rule(f"{found['label']} {found['id']}")
+    for key, value in sorted(found["properties"].items()):
+        out.print(f"[bold]{key}[/]: {escape(_brief(value, 600))}", highlight=False)
+    for edge in found["neighbours"]:
+        arrow = "->" if edge["outgoing"] else "<-"
+        out.print(escape(f"  {arrow} {edge['type']} {edge['label']} {edge['id']}"
+                         + (f" ({edge['caption']})" if edge["caption"] else "")),
+                  highlight=False)
