@@ -33,7 +33,12 @@ from resolvers.scripted import ScriptedProposer
 from tests.conftest import embedded_settings, store_env
 from tests.sandbox_support import needs_sandbox
 from tests.solve import scripts as s
-from tests.solve.test_grow import _build_entries, _needs, _resolver, _start
+from tests.solve.test_grow import (
+    _build_entries,
+    _resolver,
+    _start,
+    needs_the_built_tool_entries,
+)
 
 _names = itertools.count()
 
@@ -70,6 +75,16 @@ def target(data_dir: Path, tmp_path: Path) -> Iterator[tuple[GraphStore, Deploym
 def _source(tmp_path: Path) -> Path:
     (tmp_path / "source").mkdir(exist_ok=True)
     return tmp_path / "source"
+
+
+def _release_note(graph: GraphStore, tmp_path: Path) -> None:
+    """A small resolved run in the source deployment: one artifact with contents."""
+    kernel, root = _start(graph, _source(tmp_path), "Write a release note", [
+        s.identify("write a release*", "names the version"),
+        s.resolve("write a release*", "Version 2 is out."),
+        s.judge("write a release*", "names the version", True, 0.9),
+        s.leaf("write a release*", True)], "note")
+    assert solve(kernel, root).status == "resolved"
 
 
 def _export(store: GraphStore, data_dir: Path | None) -> str:
@@ -114,19 +129,8 @@ def test_a_seeded_deployment_shows_every_artifact_renders_plans_and_reuses_built
 
     # A later goal in the seeded deployment finds the built tool: nothing is built again,
     # and the tool's code, read from the imported contents, really runs.
-    later = [
-        _needs("tally the refund*", "generate_code", "states what it read"),
-        s.resolve("tally the refund*", "I could not read it."),
-        s.judge("tally the refund*", "states what it read", False, 0.2),
-        s.feedback("tally the refund*"),
-        {"operation": "detect_capability_gap", "goal": "tally the refund*",
-         "output": {"capability_tag": "csv_summary", "buildable": True,
-                    "rationale": "needs to read CSV files"}},
-        s.judge("tally the refund*", "states what it read", True, 0.85),
-        s.leaf("tally the refund*", True),
-    ]
-    kernel2, root2 = _start(graph, deployment.data_dir, "Tally the refund ledger", later,
-                            "later", max_attempts=1)
+    kernel2, root2 = _start(graph, deployment.data_dir, "Tally the refund ledger",
+                            needs_the_built_tool_entries(), "later", max_attempts=1)
     assert solve(kernel2, root2).status == "resolved"
     attempts = kernel2.attempts.of_goal(root2)
     assert [a.resolver_id for a in attempts] == ["resolver:claude-code-0", tool["id"]]
@@ -139,12 +143,7 @@ def test_a_seeded_deployment_shows_every_artifact_renders_plans_and_reuses_built
 def test_an_export_without_contents_says_what_the_seeded_deployment_lacks(
         initialised_graph: GraphStore, tmp_path: Path,
         target: tuple[GraphStore, Deployment]) -> None:
-    kernel, root = _start(initialised_graph, _source(tmp_path), "Write a release note", [
-        s.identify("write a release*", "names the version"),
-        s.resolve("write a release*", "Version 2 is out."),
-        s.judge("write a release*", "names the version", True, 0.9),
-        s.leaf("write a release*", True)], "note")
-    assert solve(kernel, root).status == "resolved"
+    _release_note(initialised_graph, tmp_path)
     graph, deployment = target
     path = tmp_path / "bare.jsonl"
     path.write_text(_export(initialised_graph, None))
@@ -160,12 +159,7 @@ def test_an_export_without_contents_says_what_the_seeded_deployment_lacks(
 def test_altered_contents_are_refused_by_line_before_anything_is_written(
         initialised_graph: GraphStore, tmp_path: Path,
         target: tuple[GraphStore, Deployment]) -> None:
-    kernel, root = _start(initialised_graph, _source(tmp_path), "Write a release note", [
-        s.identify("write a release*", "names the version"),
-        s.resolve("write a release*", "Version 2 is out."),
-        s.judge("write a release*", "names the version", True, 0.9),
-        s.leaf("write a release*", True)], "note")
-    assert solve(kernel, root).status == "resolved"
+    _release_note(initialised_graph, tmp_path)
     lines = _export(initialised_graph, tmp_path / "source").splitlines()
     number, blob = next((i, line) for i, line in enumerate(lines) if '"kind":"blob"' in line)
     record = json.loads(blob)

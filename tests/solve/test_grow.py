@@ -60,6 +60,22 @@ def _build_entries() -> list[dict]:
     ]
 
 
+def needs_the_built_tool_entries() -> list[dict]:
+    """A goal claude-code-0 fails whose gap names csv_summary, the capability a build
+    provided: lookup-before-build must find that tool instead of building again."""
+    return [
+        _needs("tally the refund*", "generate_code", "states what it read"),
+        s.resolve("tally the refund*", "I could not read it."),
+        s.judge("tally the refund*", "states what it read", False, 0.2),
+        s.feedback("tally the refund*"),
+        {"operation": "detect_capability_gap", "goal": "tally the refund*",
+         "output": {"capability_tag": "csv_summary", "buildable": True,
+                    "rationale": "needs to read CSV files"}},
+        s.judge("tally the refund*", "states what it read", True, 0.85),
+        s.leaf("tally the refund*", True),
+    ]
+
+
 def _start(graph: GraphStore, tmp_path: Path, goal: str, entries: list[dict],
            name: str, budget: float = 5.0, max_attempts: int = 5) -> tuple[Kernel, str]:
     script = s.write(tmp_path / f"{name}.yaml", entries)
@@ -98,18 +114,8 @@ def test_build_registers_a_tool_and_a_later_goal_finds_it(initialised_graph: Gra
 
     # A later goal of another kind: claude-code-0 fails, the gap names the same
     # capability, and the mandatory lookup finds the built tool: nothing is built again.
-    later = [
-        _needs("tally the refund*", "generate_code", "states what it read"),
-        s.resolve("tally the refund*", "I could not read it."),
-        s.judge("tally the refund*", "states what it read", False, 0.2),
-        s.feedback("tally the refund*"),
-        {"operation": "detect_capability_gap", "goal": "tally the refund*",
-         "output": {"capability_tag": "csv_summary", "buildable": True,
-                    "rationale": "needs to read CSV files"}},
-        s.judge("tally the refund*", "states what it read", True, 0.85),
-        s.leaf("tally the refund*", True),
-    ]
-    kernel2, root2 = _start(initialised_graph, tmp_path, "Tally the refund ledger", later,
+    kernel2, root2 = _start(initialised_graph, tmp_path, "Tally the refund ledger",
+                            needs_the_built_tool_entries(),
                             "later", max_attempts=1)
     outcome2 = solve(kernel2, root2)
     assert outcome2.status == "resolved"
