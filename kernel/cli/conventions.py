@@ -2,7 +2,7 @@
 options accepted after the subcommand too.
 
 Typer shows an option's Python type (``<bool>``, ``<list[str]>``) and an argument
-as ``{goal}``; people read ``TEXT``, ``N``, ``FILE`` and ``GOAL``. Rather than a
+as ``{goal}``; people read ``TEXT``, ``N``, ``PATH`` and ``GOAL``. Rather than a
 metavar on each of the many options, the built command tree is walked once.
 """
 
