@@ -32,7 +32,8 @@ def store_status(store: GraphStore) -> dict[str, Any]:
                               for r in store.run("admin/count_by_type")}}
 
 
-def _root(store: GraphStore, run_id: str) -> dict[str, Any]:
+def root_goal(store: GraphStore, run_id: str) -> dict[str, Any]:
+    """A run's root goal ({} before it has one)."""
     root_id = store.run("run/get", {"run_id": run_id})[0]["root_id"]
     return store.run("goal/get", {"goal_id": root_id})[0]["goal"] if root_id else {}
 
@@ -40,7 +41,7 @@ def _root(store: GraphStore, run_id: str) -> dict[str, Any]:
 def run_status(store: GraphStore, run_id: str) -> dict[str, Any]:
     """How a run stands: its state, spend against budget, commits, refusals, summary hash."""
     run = Run.load(store, run_id)
-    root = _root(store, run_id)
+    root = root_goal(store, run_id)
     goals = run_tree(store, run_id)
     return {
         "run": run_id, "goal": root.get("summary"),
@@ -94,7 +95,7 @@ def run_refusals(store: GraphStore, run_id: str) -> list[dict[str, Any]]:
 def outcome_report(store: GraphStore, outcome: Outcome) -> dict[str, Any]:
     """What ``kernel solve`` reports at the end of a run (refusals only when it ended
     refused, not when it waits on a person or stopped)."""
-    root = _root(store, outcome.run_id)
+    root = root_goal(store, outcome.run_id)
     resolved = outcome.status == "resolved"
     unfinished = not resolved and bool(outcome.waiting_on or outcome.stopped)
     return {"run": outcome.run_id, "root": outcome.root_id, "status": outcome.status,
@@ -108,7 +109,7 @@ def outcome_report(store: GraphStore, outcome: Outcome) -> dict[str, Any]:
 def plan_document(store: GraphStore, data_dir: Path, run_id: str) -> dict[str, Any]:
     """The plan a planning run wrote (its root's plan document)."""
     run = Run.load(store, run_id)
-    goal = _root(store, run_id)
+    goal = root_goal(store, run_id)
     if not goal.get("plan_document_id"):
         raise ConfigError(f"{run_id} is not a planning run (no plan document)")
     document: dict[str, Any] = json.loads(

@@ -92,15 +92,6 @@ class SolveRequest(BaseModel):
             raise ValueError("the goal is empty: say in words what should be achieved")
         return goal.strip()
 
-    @field_validator("script")
-    @classmethod
-    def _script_is_a_file(cls, script: Path | None) -> Path | None:
-        if script is not None and script.is_dir():
-            raise ValueError(f"{script} is a directory: give a YAML script file")
-        if script is not None and not script.is_file():
-            raise ValueError(f"{script}: no such file")
-        return script
-
     # Both raise ConfigError, which pydantic passes through: the message is the CLI's own.
     @field_validator("constraints", mode="before")
     @classmethod

@@ -15,6 +15,7 @@ from typing import Any
 
 from kernel.core.artifacts import ArtifactNotFoundError, BlobStore
 from kernel.errors import ConfigError, KernelError
+from kernel.protocol.solve_models import ResolutionOutput
 from kernel.store.base import GraphStore
 
 _EXTENSIONS = {"python": "py", "markdown": "md", "json": "json", "text": "txt", "yaml": "yaml",
@@ -46,24 +47,28 @@ def artifact_bytes(data_dir: Path, record: dict[str, Any]) -> bytes:
             "made with --no-contents: import one made with contents") from None
 
 
-def resolution_output(record: dict[str, Any], data: bytes) -> dict[str, Any] | None:
+def load_artifact(store: GraphStore, data_dir: Path,
+                  artifact_id: str) -> tuple[dict[str, Any], bytes]:
+    """The artifact's record and its bytes from this deployment's blob store."""
+    record = artifact_record(store, artifact_id)
+    return record, artifact_bytes(data_dir, record)
+
+
+def resolution_output(record: dict[str, Any], data: bytes) -> ResolutionOutput | None:
     """The resolver's output document, when the artifact is one."""
     if record.get("format") != "json" or "content_format" not in record["metadata"]:
         return None
     try:
-        document = json.loads(data)
+        return ResolutionOutput.model_validate_json(data)
     except ValueError:
         return None
-    if isinstance(document, dict) and isinstance(document.get("content"), str):
-        return document
-    return None
 
 
 def artifact_text(record: dict[str, Any], data: bytes) -> str:
     """What a person reads: the resolver's text, or the artifact's own text."""
     output = resolution_output(record, data)
     if output is not None:
-        return str(output["content"])
+        return output.content
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
@@ -72,17 +77,16 @@ def artifact_text(record: dict[str, Any], data: bytes) -> str:
 
 
 def artifact_files(record: dict[str, Any], data: bytes) -> dict[str, bytes]:
-    """Relative path -> bytes, laid out as the sandbox ran them (``main.py`` beside its
-    tests) for a resolver's output; one file named by its format otherwise."""
+    """Relative path -> bytes: a resolver's output laid out as the sandbox ran it
+    (``main.py`` beside its tests; text in another format as ``artifact.<ext>``); any
+    other artifact as one file named by its format."""
     output = resolution_output(record, data)
     if output is None:
         return {_main_name(str(record.get("format", ""))): data}
-    files: dict[str, str] = {str(k): str(v) for k, v in (output.get("files") or {}).items()}
-    content_format = str(output.get("format") or record["metadata"].get("content_format", ""))
-    main = _main_name(content_format)
-    if output["content"] and main not in files:
-        files[main] = output["content"]
-    files.update({str(k): str(v) for k, v in (output.get("tests") or {}).items()})
+    files = output.workspace_files()
+    main = _main_name(output.format)
+    if output.content and main not in files:
+        files[main] = output.content
     return {_safe(path): text.encode() for path, text in files.items()}
 
 

@@ -237,10 +237,10 @@ def test_file_names_from_a_model_cannot_leave_the_directory(tmp_path: Path) -> N
 
     record = {"id": "artifact:x", "format": "json", "metadata": {"content_format": "python"}}
     for name in ("../escape.py", "/etc/passwd", "a/../../b.py", "C:/x.py"):
-        data = json.dumps({"content": "print(1)", "format": "python",
+        data = json.dumps({"artifact_type": "code", "content": "print(1)", "format": "python",
                            "files": {name: "x"}}).encode()
         with pytest.raises(UnsafePathError):
             artifact_files(record, data)
-    data = json.dumps({"content": "print(1)", "format": "python",
+    data = json.dumps({"artifact_type": "code", "content": "print(1)", "format": "python",
                        "files": {"pkg/util.py": "x"}, "tests": {"test_a.py": "y"}}).encode()
     assert sorted(artifact_files(record, data)) == ["main.py", "pkg/util.py", "test_a.py"]

@@ -62,24 +62,22 @@ def save(
 
 
 def _load(ctx: typer.Context, text: str) -> tuple[dict[str, Any], bytes]:
-    from kernel.artifact_files import artifact_bytes, artifact_record
+    from kernel.artifact_files import load_artifact
 
     with store_of(ctx) as store:
-        artifact_id = final_or_artifact(store, text)
-        record = artifact_record(store, artifact_id)
-    return record, artifact_bytes(settings_of(ctx).data_dir, record)
+        return load_artifact(store, settings_of(ctx).data_dir, final_or_artifact(store, text))
 
 
 def final_or_artifact(store: Any, text: str) -> str:
     """An artifact id from what was typed: the artifact itself, or a run's final one."""
+    from kernel._views import root_goal
     from kernel.errors import ConfigError
     from kernel.lookup import resolve_id, resolve_run
 
     typed = text.strip()
     if typed.lower() == "latest" or typed.startswith("run:"):
         run_id = resolve_run(store, typed)
-        root_id = store.run("run/get", {"run_id": run_id})[0]["root_id"]
-        goal = store.run("goal/get", {"goal_id": root_id})[0]["goal"] if root_id else {}
+        goal = root_goal(store, run_id)
         if not goal.get("final_artifact_id"):
             raise ConfigError(f"{run_id} has no final artifact (status "
                               f"{goal.get('status', 'unknown')}): see kernel status {run_id}")

@@ -38,8 +38,6 @@ def plan_command(
     """Plan GOAL against its constraints before anything runs (offline: --example NAME)."""
     if output is not None:
         output_file(output, "--out")  # before anything is paid for
-    if script is not None:
-        input_file(script, "--script")
     if goal is not None and not goal.strip():
         raise ConfigError("the goal is empty: say in words what should be planned")
     verifications: list[dict[str, Any]] = []

@@ -116,10 +116,9 @@ def report(store: GraphStore, outcome: Outcome, as_json: bool,
 
 def _save_final(store: GraphStore, artifact_id: str, data_dir: Path,
                 directory: Path) -> list[Path]:
-    from kernel.artifact_files import artifact_bytes, artifact_files, artifact_record, save_files
+    from kernel.artifact_files import artifact_files, load_artifact, save_files
 
-    record = artifact_record(store, artifact_id)
-    return save_files(artifact_files(record, artifact_bytes(data_dir, record)), directory)
+    return save_files(artifact_files(*load_artifact(store, data_dir, artifact_id)), directory)
 
 
 def check_out_dir(directory: Path | None) -> None:

@@ -60,6 +60,15 @@ class ResolutionOutput(_Out):
                                       description="measured numbers the constraints refer to")
     notes: str = ""
 
+    def workspace_files(self) -> dict[str, str]:
+        """Path -> text as the sandbox lays the output out: the files, python ``content``
+        as ``main.py`` unless a file of that name is given, and the tests beside them."""
+        files = dict(self.files)
+        if self.content and self.format == "python" and "main.py" not in files:
+            files["main.py"] = self.content
+        files.update(self.tests)
+        return files
+
 
 class SemanticCheck(_Out):
     constraint_id: str

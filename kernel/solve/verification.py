@@ -119,11 +119,7 @@ def _is_script_tool(k: Kernel, resolver_id: str) -> bool:
 
 def _run_tests(k: Kernel, goal: GoalNode, tested: list[Constraint],
                output: ResolutionOutput) -> dict[str, Check]:
-    files = dict(output.files)
-    if output.content and output.format == "python" and "main.py" not in files:
-        files["main.py"] = output.content
-    files.update(output.tests)
-    request = ops.RUN_TESTS.request(goal.id, payload={"files": files,
+    request = ops.RUN_TESTS.request(goal.id, payload={"files": output.workspace_files(),
                                                          "tests": sorted(output.tests)})
     proposal = ask(k, goal.id, ops.RUN_TESTS, request, resolver_id="resolver:codex-tools-0",
                    proposer=SandboxProposer(k))
