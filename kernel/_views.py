@@ -115,3 +115,26 @@ def plan_document(store: GraphStore, data_dir: Path, run_id: str) -> dict[str, A
     document: dict[str, Any] = json.loads(
         Artifacts(run, BlobStore.of_data_dir(data_dir)).read(goal["plan_document_id"]))
     return document
+
+
+ANALYTICS = "analytics/"
+
+
+def analytics_queries(store: GraphStore) -> dict[str, str]:
+    """The named analytics queries with what each answers (the statement's own comment)."""
+    found = {}
+    for name in store.catalog.names():
+        if name.startswith(ANALYTICS):
+            lines = [line.removeprefix("//").strip() for line in
+                     store.catalog.get(name).text.splitlines() if line.startswith("//")
+                     and not line.startswith("// mode:")]
+            found[name.removeprefix(ANALYTICS)] = " ".join(lines)
+    return dict(sorted(found.items()))
+
+
+def analytics_rows(store: GraphStore, name: str) -> list[dict[str, Any]]:
+    """One analytics query's rows; an unknown name is refused with the names there are."""
+    available = analytics_queries(store)
+    if name not in available:
+        raise ConfigError(f"no analytics query {name!r}; there are: {', '.join(available)}")
+    return store.run(ANALYTICS + name)

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from kernel._views import (
+    analytics_queries,
+    analytics_rows,
     list_runs,
     outcome_report,
     plan_document,
@@ -62,7 +64,8 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "HireAnswer", "KernelSettings", "Outcome", "SolveRequest", "answer_hire", "export_graph",
+    "HireAnswer", "KernelSettings", "Outcome", "SolveRequest", "analytics_queries",
+    "analytics_rows", "answer_hire", "export_graph",
     "hire_requests", "import_graph", "list_runs", "open_store", "outcome_report",
     "plan_document", "plan_goal", "replay", "resume", "resume_plan", "run_refusals",
     "run_status", "run_summary", "run_tree", "solve", "store_status", "summary_hash",

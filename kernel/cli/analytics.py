@@ -9,11 +9,8 @@ from typing import Annotated
 
 import typer
 
+from kernel import api
 from kernel.cli.common import out, print_json, print_table, store_of
-from kernel.errors import ConfigError
-from kernel.store.base import GraphStore
-
-PREFIX = "analytics/"
 
 
 def analytics_command(
@@ -23,32 +20,18 @@ def analytics_command(
 ) -> None:
     """Run a named analytics query (failure modes, retries, cost, HIRE, build reuse, σ)."""
     with store_of(ctx) as store:
-        available = queries(store)
         if name is None:
+            available = api.analytics_queries(store)
             if as_json:
                 print_json(available)
             else:
                 print_table("analytics", ["name", "what it answers"],
                             [[n, d] for n, d in available.items()])
             return
-        if name not in available:
-            raise ConfigError(f"no analytics query {name!r}; there are: {', '.join(available)}")
-        rows = store.run(PREFIX + name)
+        rows = api.analytics_rows(store, name)
     if as_json:
         print_json(rows)
     elif rows:
         print_table(name, list(rows[0]), [list(r.values()) for r in rows])
     else:
         out.print(f"{name}: no rows yet")
-
-
-def queries(store: GraphStore) -> dict[str, str]:
-    """Analytics query names with their description (the statement's comment)."""
-    found = {}
-    for name in store.catalog.names():
-        if name.startswith(PREFIX):
-            lines = [line.removeprefix("//").strip() for line in
-                     store.catalog.get(name).text.splitlines() if line.startswith("//")
-                     and not line.startswith("// mode:")]
-            found[name.removeprefix(PREFIX)] = " ".join(lines)
-    return dict(sorted(found.items()))

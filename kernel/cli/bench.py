@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
+from kernel import api
 from kernel.bench.examples import EXAMPLES
 from kernel.cli.common import out, print_table, settings_of
 from kernel.errors import KernelError
@@ -191,7 +192,7 @@ def scratch_database(database: str | None, command_writes: str) -> str:
 
 def require_empty(store: GraphStore, database: str) -> None:
     """Refuse a scratch database that already holds nodes: emptying it would lose them."""
-    nodes = sum(int(r["nodes"]) for r in store.run("admin/count_by_label"))
+    nodes = sum(api.store_status(store)["nodes"].values())
     if nodes:
         raise KernelError(f"database {database!r} holds {nodes:,} nodes; a writing benchmark "
                           "empties its database afterwards, so give it an empty one")
