@@ -397,3 +397,14 @@ def test_cli_conventions_version_short_help_words_and_options_after_the_command(
     # --data-dir after the subcommand is taken as if typed before it
     done = _main(tmp_path, "db", "status", "--data-dir", str(data_dir))
     assert done.returncode == 0 and str(data_dir) in done.stdout
+
+
+def test_analytics_lists_runs_and_refuses_unknown_names(kernel: Kernel) -> None:
+    kernel("db", "init")
+    _, listed = kernel("analytics", "--json")
+    names = json.loads(listed)
+    assert "failure_modes" in names and names["failure_modes"]
+    _, rows = kernel("analytics", "cost_by_capability", "--json")
+    assert isinstance(json.loads(rows), list)
+    code, message = kernel("analytics", "nope", ok=False)
+    assert code == 2 and "no analytics query 'nope'" in message and "failure_modes" in message
