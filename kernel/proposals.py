@@ -26,6 +26,7 @@ from kernel.core.ledger import EntryKind, Ledger, LedgerEntry
 from kernel.errors import KernelError
 from kernel.protocol import (
     BACKOFF_SECONDS,
+    DeadlineReached,
     Estimate,
     NoProposalError,
     Operation,
@@ -36,6 +37,7 @@ from kernel.protocol import (
     ResolverError,
     with_retries,
 )
+from kernel.refusal import RefusalReason
 
 
 class DivergenceError(KernelError):
@@ -143,6 +145,7 @@ class Proposals:
         self.run = ledger.run
         self.proposer = proposer
         self.replaying = recorded is not None
+        self._recorded = recorded or []
         # The run is this process's alone (commits are guarded), so the ledger is read once.
         self._own = [e for e in ledger.entries() if e.kind in SERVED]
         source = recorded if recorded is not None else self._own
@@ -186,6 +189,8 @@ class Proposals:
         if request.operation != operation.name:
             raise ValueError(f"a {request.operation!r} request asked as {operation.name!r}")
         wanted = _wanted(request)
+        if self.replayed_stop():
+            raise DeadlineReached("the recorded run reached its wall-time cap here")
         entry = self._pending_entry()
         if entry is not None:
             recorded: dict[str, Any] = entry.data()["request"] if entry.kind in ("proposal", "failure") else \
@@ -283,6 +288,22 @@ class Proposals:
         if source is None:
             raise NoProposalError("no proposer is configured for this run")
         return source
+
+    def replayed_stop(self) -> bool:
+        """In a replay, whether the original stopped here at its wall-time cap: its refusal
+        is the next entry of the recorded chain. It is copied as recorded, so the replay
+        stops (or, where the original was resumed, goes on) at the same point with the
+        same chain. Outside a replay the clock decides, and this is always False."""
+        if not self.replaying:
+            return False
+        size = self.ledger.size()
+        entry = self._recorded[size] if size < len(self._recorded) else None
+        if entry is None or entry.kind != "refusal" or \
+                entry.operation != RefusalReason.WALL_TIME_EXCEEDED.value:
+            return False
+        self.ledger.append(entry.kind, entry.operation, entry.source, entry.data(),
+                           goal_id=entry.goal_id)
+        return True
 
     def has_pending(self) -> bool:
         """Whether recorded entries remain to be served."""

@@ -44,8 +44,8 @@ REMEDIES: dict[RefusalReason, str] = {
         "than it and its parent have (run again with a larger --budget / --time, or answer "
         "its HIRE request with --add-budget)",
     RefusalReason.WALL_TIME_EXCEEDED:
-        "the run hit its wall-time cap of {cap_seconds:.0f}s: resume it with 'kernel resume "
-        "{run_id}' or raise --max-wall",
+        "the run hit its wall-time cap of {cap_seconds:.0f}s: continue with 'kernel resume "
+        "{run_id}' (--max-wall SECONDS to allow it longer)",
     RefusalReason.CONTRADICTION_BUDGET_EXCEEDED:
         "{count} global conflicts exceeded the contradiction budget of {limit}: relax or "
         "reconcile the coupling constraints named in the evidence, or raise the limit",

@@ -12,8 +12,14 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from kernel.protocol import Estimate, PermanentError, Resolution, ResolveRequest
-from resolvers.sandbox import CommandRequest, Constitution, Sandbox
+from kernel.protocol import (
+    DeadlineReached,
+    Estimate,
+    PermanentError,
+    Resolution,
+    ResolveRequest,
+)
+from resolvers.sandbox import CommandRequest, Constitution, Reason, RunResult, Sandbox
 
 RESOLVER_ID = "resolver:codex-tools-0"
 COST_PER_INVOCATION = 0.01
@@ -25,8 +31,10 @@ class CodexTools:
 
     id = RESOLVER_ID
 
-    def __init__(self, workspace: Path, policy: Constitution | None = None) -> None:
+    def __init__(self, workspace: Path, policy: Constitution | None = None,
+                 deadline: float | None = None) -> None:
         self.sandbox = Sandbox(workspace, policy)
+        self.deadline = deadline  # time.monotonic() at which the caller's wall time ends
 
     def estimate_cost_time(self, request: ResolveRequest) -> Estimate:
         commands = request.payload.get("commands", [])
@@ -52,15 +60,36 @@ class CodexTools:
             self._write(relative, text)
         results = []
         for argv in request.payload.get("commands", []):
-            result = self.sandbox.run(CommandRequest(argv=list(argv)))
+            timeout = self._timeout()
+            result = self._within(self.sandbox.run(CommandRequest(argv=list(argv),
+                                                                  timeout=timeout)), timeout)
             results.append({"argv": list(argv), **result.model_dump(mode="json")})
             if not result.ran:
                 return results
         tests = [str(t) for t in request.payload.get("tests", [])]
         if tests:
-            result = self.sandbox.run_tests(tests)
+            timeout = self._timeout()
+            result = self._within(self.sandbox.run_tests(tests, timeout), timeout)
             results.append({"argv": ["pytest", *tests], **result.model_dump(mode="json")})
         return results
+
+    def _timeout(self) -> float | None:
+        """A command's wall time: the policy's, or less when the caller's ends sooner."""
+        if self.deadline is None:
+            return None
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise DeadlineReached("the wall-time cap came before the command could start")
+        cap = self.sandbox.policy.max_wall_seconds
+        return remaining if remaining < cap else None
+
+    @staticmethod
+    def _within(result: RunResult, timeout: float | None) -> RunResult:
+        """A command killed by the caller's deadline, not its own limit, is no verdict."""
+        if timeout is not None and result.reason == Reason.TIMEOUT:
+            raise DeadlineReached(f"the wall-time cap stopped a command after "
+                                  f"{result.seconds:.1f}s")
+        return result
 
     def _write(self, relative: str, text: str) -> None:
         target = (self.sandbox.workspace / relative).resolve()

@@ -6,6 +6,7 @@
 MATCH (run:Run {id: $run_id}), (g:Goal {id: $goal_id})
 WHERE run.seq = $seq AND g.status = $from
 SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue, run.queue), g.status = $to, g += $changes
+FOREACH (removal IN $removals | SET g += removal)
 WITH g
 OPTIONAL MATCH (p:GoalPattern {id: $pattern_id})
 FOREACH (x IN CASE WHEN p IS NULL THEN [] ELSE [p] END | MERGE (g)-[:INSTANCE_OF]->(x))

@@ -7,6 +7,7 @@
 MATCH (run:Run {id: $run_id}), (u:Goal {id: $goal_id})
 WHERE run.seq = $seq AND u.status IN $from_states
 SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue, run.queue), u.status = $to, u += $changes
+FOREACH (removal IN $removals | SET u += removal)
 WITH u
 OPTIONAL MATCH (w:Goal)-[:CHILD_OF*1..]->(u)
 WITH u, collect(DISTINCT w) AS subtree
@@ -32,9 +33,9 @@ FOREACH (i IN [i IN range(0, size(subtree) - 1) WHERE cost_left[i] > 0 OR time_l
     SET w.cost_granted = w.cost_granted + cost_left[i],
         w.time_granted = w.time_granted + time_left[i]))
 FOREACH (w IN subtree |
-  SET w.status = 'pending', w.stale = true, w.invalidated_at_seq = $seq,
-      w.output_artifact_id = null, w.verification = null, w.sigma_v = null,
-      w.sigma_path = null)
+  SET w.status = 'pending', w.stale = true, w.invalidated_at_seq = $seq
+  FOREACH (removal IN [{output_artifact_id: null}, {verification: null}, {sigma_v: null},
+                       {sigma_path: null}] | SET w += removal))
 WITH u, subtree
 UNWIND (CASE WHEN size(subtree) = 0 THEN [null] ELSE subtree END) AS w
 OPTIONAL MATCH (w)-[resolved:HAS_CONSTRAINT {id: 'resolved'}]->(:Constraint)

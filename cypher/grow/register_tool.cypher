@@ -7,6 +7,7 @@
 MATCH (run:Run {id: $run_id}), (g:Goal {id: $goal_id})
 WHERE run.seq = $seq AND g.status = $status
 SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue, run.queue), g += $changes
+FOREACH (removal IN $removals | SET g += removal)
 MERGE (r:Resolver {id: $id})
 SET r += $props
 WITH g, r

@@ -6,6 +6,7 @@ WHERE run.seq = $seq AND g.status = $status
 SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue, run.queue), g += $changes,
     g.cost_allocated = g.cost_allocated + $cost, g.time_allocated = g.time_allocated + $time,
     q.status = 'delivered', q.answer = $answer, q.caption = 'delivered: ' + q.capability_tag
+FOREACH (removal IN $removals | SET g += removal)
 CREATE (e:BudgetEvent {id: $event_id, kind: 'allocate', goal_id: $goal_id, cost: $cost,
                        time: $time, seq: $seq, source_id: 'actor:human',
                        description: 'added by a human answering ' + $request_id,

@@ -7,5 +7,6 @@ SET n.caption = left(coalesce(n.title, n.slug, n.summary, n.name, n.tag, n.label
 WITH count(n) AS captioned
 OPTIONAL MATCH (r:Resolver)
 WHERE r.avg_cost IS NOT NULL
-SET r.avg_cost_micros = coalesce(r.avg_cost_micros, r.avg_cost * 1000000.0), r.avg_cost = null
+SET r.avg_cost_micros = coalesce(r.avg_cost_micros, r.avg_cost * 1000000.0)
+FOREACH (removal IN [{avg_cost: null}] | SET r += removal)
 RETURN captioned, count(r) AS resolvers

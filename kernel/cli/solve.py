@@ -187,12 +187,16 @@ def resume_command(
         help="ask HIRE questions in the terminal instead of parking the goal")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print the outcome as JSON")] = False,
     out_dir: Annotated[Path | None, typer.Option("--out", help=_OUT_HELP)] = None,
+    max_wall: Annotated[float | None, typer.Option(
+        help="wall-time cap in seconds for this stretch (default: the run's own)")] = None,
 ) -> None:
     """Continue a run that stopped (a crash, a cap, a parked HIRE) from its committed state;
     a planning run plans on, served what it had already recorded.
 
     Exit code: as for ``kernel solve``."""
     check_out_dir(out_dir)
+    if max_wall is not None and max_wall <= 0:
+        raise ConfigError("--max-wall must be positive (seconds)")
     run_id = run_ref(ctx, run_id)
     from kernel.plan.session import is_planning_run, resume_plan
     from kernel.solve.session import resume
@@ -203,7 +207,7 @@ def resume_command(
             document = resume_plan(store, settings.data_dir, run_id)
         else:
             outcome = resume(store, run_id, settings.data_dir,
-                             human_prompt=_prompt(interactive, None))
+                             human_prompt=_prompt(interactive, None), max_wall_seconds=max_wall)
             raise typer.Exit(report(store, outcome, as_json,
                                     (settings.data_dir, out_dir) if out_dir else None))
     if as_json:

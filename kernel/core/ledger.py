@@ -118,6 +118,10 @@ class Ledger:
     def entries(self) -> list[LedgerEntry]:
         return load_entries(self.store, self.run.run_id)[2]
 
+    def size(self) -> int:
+        """How many entries the chain holds (the index the next append takes)."""
+        return self._head[1] if self._head is not None else self._state()[1]
+
     def _state(self) -> tuple[str, int, list[LedgerEntry]]:
         return load_entries(self.store, self.run.run_id)
 

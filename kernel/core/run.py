@@ -105,8 +105,11 @@ class Run:
         proposals again on resume instead of asking for new ones."""
         recorded = self.proposals if consumes else self.committed_proposals
         queue = self._pending_queue
-        logs = self.pending_logs if "logs" in self.store.catalog.get(name).parameters else None
-        extra = {} if logs is None else {"logs": logs}
+        wanted = self.store.catalog.get(name).parameters
+        logs = self.pending_logs if "logs" in wanted else None
+        extra: dict[str, Any] = {} if logs is None else {"logs": logs}
+        if "removals" in wanted:
+            extra |= split_removals(params.get("changes", {}))
         rows = self.store.run(name, {**params, "run_id": self.run_id, "seq": self.seq,
                                      "proposals": recorded, "queue": queue, **extra},
                               identifiers)
@@ -178,3 +181,15 @@ def advance(rest: list[str], woken: list[str]) -> list[str]:
 def wall_clock_iso() -> str:
     """Wall time for logs only; it never enters a decision."""
     return datetime.fromtimestamp(time.time(), tz=UTC).isoformat(timespec="milliseconds")
+
+
+def split_removals(changes: Mapping[str, Any]) -> dict[str, Any]:
+    """``changes`` as values to set and properties to remove, one map per removal.
+
+    The embedded store loses the wrong property when one SET clause removes several (or
+    removes one beside other writes): it swaps attributes by positions computed before
+    the clause ran, so a finished run could drop its ledger head. Statements therefore
+    set ``$changes`` and then remove each property in its own
+    ``FOREACH (removal IN $removals | SET g += removal)`` iteration."""
+    return {"changes": {k: v for k, v in changes.items() if v is not None},
+            "removals": [{k: None} for k, v in changes.items() if v is None]}

@@ -4,6 +4,7 @@ on no resolver (only a session composes them)."""
 
 from kernel.protocol.errors import (
     BACKOFF_SECONDS,
+    DeadlineReached,
     NoProposalError,
     PermanentError,
     ResolverError,
@@ -16,7 +17,7 @@ from kernel.protocol.proposer import Proposer
 from kernel.protocol.requests import Estimate, Resolution, ResolveRequest
 
 __all__ = [
-    "BACKOFF_SECONDS", "MODEL_OPERATIONS", "Estimate", "HireAnswer", "NoProposalError",
+    "BACKOFF_SECONDS", "MODEL_OPERATIONS", "DeadlineReached", "Estimate", "HireAnswer", "NoProposalError",
     "Operation",
     "PermanentError", "Proposer", "Resolution", "ResolveRequest", "ResolverError",
     "RetryableError", "ToolDefinition", "with_retries",

@@ -23,6 +23,11 @@ class NoProposalError(KernelError):
         self.goal = goal
 
 
+class DeadlineReached(KernelError):
+    """The run's wall-time cap came while a resolver worked. The work is dropped unrecorded,
+    so the run stops where its last commit left it and a resume asks again."""
+
+
 class ResolverError(Exception):
     """A call that produced nothing usable. ``cost_usd`` and ``seconds`` are what it
     spent anyway (a provider bills the tokens of an answer that did not validate)."""

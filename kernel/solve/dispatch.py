@@ -18,7 +18,7 @@ from kernel.core.goal_node import GoalNode
 from kernel.core.run import advance
 from kernel.core.state_machine import TERMINAL, Action, Status
 from kernel.proposals import NoProposalError, ProposerUnavailable
-from kernel.protocol import PermanentError
+from kernel.protocol import DeadlineReached, PermanentError
 from kernel.refusal import RefusalReason, refuse
 from kernel.runtime.gate import BudgetDenied
 from kernel.runtime.kernel import Kernel
@@ -75,14 +75,19 @@ def _drive(k: Kernel, root_id: str, queue: list[str],
            on_step: Callable[[str], None] | None) -> Outcome:
     count = 0
     while queue:
-        if k.elapsed() > k.config.max_wall_seconds:
-            refuse(k.ledger, root_id, RefusalReason.WALL_TIME_EXCEEDED,
-                   f"stopped after {count} steps", cap_seconds=k.config.max_wall_seconds)
-            return _outcome(k, root_id, count, stopped="wall-time cap")
+        if _wall_time_up(k):
+            if k.proposals.replaying and k.proposals.has_pending():
+                continue  # the original run was resumed here: so is its replay
+            return _capped(k, root_id, count)
         goal_id = queue[0]
         k.run.begin_step(queue)
         try:
             queue = advance(queue[1:], _step(k, goal_id))
+        except DeadlineReached:  # mid-step, in a sandbox: that step runs again on resume
+            k.run.end_step(queue)
+            if k.proposals.replaying and k.proposals.has_pending():
+                continue
+            return _capped(k, root_id, count)
         except ProposerUnavailable as exc:  # the goal stays first in the queue
             k.run.end_step(queue)
             if k.proposals.replaying and k.proposals.has_pending():
@@ -93,6 +98,21 @@ def _drive(k: Kernel, root_id: str, queue: list[str],
         if on_step is not None:
             on_step(goal_id)
     return _outcome(k, root_id, count)
+
+
+def _wall_time_up(k: Kernel) -> bool:
+    """The clock decides a live run's cap; a replay stops where its original did."""
+    if k.proposals.replaying:
+        return k.proposals.replayed_stop()
+    return k.elapsed() > k.config.max_wall_seconds
+
+
+def _capped(k: Kernel, root_id: str, count: int) -> Outcome:
+    """Stop at the wall-time cap, refused with the remedy (a replay copied the refusal)."""
+    if not k.proposals.replaying:
+        refuse(k.ledger, root_id, RefusalReason.WALL_TIME_EXCEEDED,
+               f"stopped after {count} steps", cap_seconds=k.config.max_wall_seconds)
+    return _outcome(k, root_id, count, stopped="wall-time cap")
 
 
 def _step(k: Kernel, goal_id: str) -> list[str]:

@@ -20,7 +20,8 @@ class SandboxProposer:
     def _tools(self, request: ResolveRequest) -> CodexTools:
         name = f"{self.k.run.run_id.removeprefix('run:')}-{request.goal_id[-10:]}-" \
                f"{self.k.run.proposals:05d}"
-        return CodexTools(self.k.workspace_root / name, self.k.policy)
+        return CodexTools(self.k.workspace_root / name, self.k.policy,
+                          deadline=self.k.started + self.k.config.max_wall_seconds)
 
     def estimate(self, request: ResolveRequest, occurrence: int) -> Estimate:
         commands = max(len(request.payload.get("commands", [])), 1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +37,10 @@ def _core(config: dict[str, Any]) -> list[ConstraintSpec]:
 def resume(store: GraphStore, run_id: str, data_dir: Path,
            proposer: Proposer | None = None,
            on_step: Callable[[str], None] | None = None,
-           human_prompt: Callable[[dict[str, Any]], Any] | None = None) -> Outcome:
-    """Continue a run where its committed state stands (recorded proposals first)."""
+           human_prompt: Callable[[dict[str, Any]], Any] | None = None,
+           max_wall_seconds: float | None = None) -> Outcome:
+    """Continue a run where its committed state stands (recorded proposals first);
+    ``max_wall_seconds`` replaces the run's wall-time cap for this stretch."""
     Run.load(store, run_id)  # an unknown run is named as such
     with Lease(store, run_id) as lease:
         run = Run.load(store, run_id)  # read again under the lease
@@ -48,8 +50,11 @@ def resume(store: GraphStore, run_id: str, data_dir: Path,
                               "(kernel.plan.session.resume_plan)")
         workspaces = default_workspace_root()
         remove_leftovers(workspaces, run_id.removeprefix("run:"))  # a killed run's sandboxes
+        solve_config = SolveConfig(**config.get("solve", {}))
+        if max_wall_seconds is not None:
+            solve_config = replace(solve_config, max_wall_seconds=max_wall_seconds)
         kernel = Kernel.build(run, proposer or proposer_from(config), data_dir,
-                              workspaces, SolveConfig(**config.get("solve", {})))
+                              workspaces, solve_config)
         kernel.human_prompt = human_prompt
         root = finish_start(kernel, config["goal"], _core(config), config["budget_usd"],
                             config["time_seconds"], config.get("max_attempts", 5))

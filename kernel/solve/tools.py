@@ -148,7 +148,8 @@ class ToolRunner:
             "steps": [name for name, _ in modules], "request": self._payload(request)},
             sort_keys=True)
         name = f"{self.k.run.run_id.removeprefix('run:')}-tool-{self.k.run.proposals:05d}"
-        tools = CodexTools(self.k.workspace_root / name, self.k.policy)
+        tools = CodexTools(self.k.workspace_root / name, self.k.policy,
+                           deadline=self.k.started + self.k.config.max_wall_seconds)
         ran = tools.resolve(ResolveRequest(operation="run_tool", goal_id=request.goal_id,
                                            payload={"files": files,
                                                     "commands": [["python3", "_harness.py"]]}))
