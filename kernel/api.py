@@ -132,7 +132,8 @@ def solve(store: GraphStore, request: SolveRequest, settings: KernelSettings | N
     from kernel.solve.session import start_and_solve
 
     settings = settings or KernelSettings()
-    proposer, recorded = make_proposer(request.proposer, request.script, settings)
+    proposer, recorded = make_proposer(request.proposer, request.script, settings,
+                                       core_titles={c.title for c in request.constraints})
     config = SolveConfig(tau_local=settings.tau_local, tau_global=settings.tau_global,
                          max_wall_seconds=request.max_wall_seconds)
     return start_and_solve(settings, store, request.goal, request.constraints, request.budget_usd,

@@ -81,6 +81,36 @@ class Script(BaseModel):
     fallback: dict[str, FallbackEntry] = Field(default_factory=dict)
 
 
+# Outputs whose constraints a semantic judgment in the script may name by title.
+_PROPOSING = {"identify_constraints": ("constraints",),
+              "detect_capability_gap": ("build_constraints",)}
+
+
+def check_judgments(path: Path, script: Script, core_titles: set[str]) -> None:
+    """Every ``verify_semantic`` check names a constraint the run can have: an id, the
+    title of one the script proposes, or one of the core constraints' titles. A name that
+    matches nothing would be judged "no judgment returned" (σ 0), so it is refused here."""
+    known = set(core_titles)
+    for entry in script.proposals:
+        for key in _PROPOSING.get(entry.operation, ()):
+            known |= {str(c.get("title")) for c in entry.output.get(key, [])}
+        for conflict in entry.output.get("conflicts", []) \
+                if entry.operation == "check_global_consistency" else []:
+            known |= {str(c.get("title")) for c in conflict.get("coupling_constraints", [])}
+    judged = [(f"proposals.{n}", e.output) for n, e in enumerate(script.proposals)
+              if e.operation == "verify_semantic"]
+    if "verify_semantic" in script.fallback:
+        judged.append(("fallback.verify_semantic", script.fallback["verify_semantic"].output))
+    for where, output in judged:
+        for number, check in enumerate(output.get("checks", [])):
+            name = str(check.get("constraint_id"))
+            if not name.startswith("constraint:") and name not in known:
+                titles = ", ".join(repr(t) for t in sorted(known)) or "none"
+                raise ScriptError(
+                    f"{path}: {where}.output.checks.{number}.constraint_id: {name!r} names "
+                    f"no constraint of this run (titles, exactly as written: {titles})")
+
+
 def load_script(path: Path) -> Script:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))

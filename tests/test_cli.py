@@ -315,7 +315,14 @@ def test_bad_inputs_are_one_line_exit_2_and_store_nothing(kernel: Kernel, tmp_pa
     fix it, no run created, nothing written where it was not asked."""
     empty = tmp_path / "empty.yaml"
     empty.write_text("")
+    misnamed = tmp_path / "misnamed.yaml"  # a judgment naming a constraint nobody proposes
+    misnamed.write_text(
+        "version: 1\nproposals:\n- operation: identify_constraints\n  output:\n"
+        "    constraints: [{type: semantic, domain: docs, title: is clear, explicit: true}]\n"
+        "- operation: verify_semantic\n  output:\n    checks: [{constraint_id: is clean, "
+        "passed: true, sigma: 0.9, rubric_trace: ok}]\n")
     cases = {
+        ("solve", "x", "--script", str(misnamed)): "'is clean' names no constraint",
         ("solve", "   "): "the goal is empty",
         ("solve", "x", "-c", "foo:bar:baz"): "must be 'logic'",
         ("solve", "x", "--proposer", "scripted", "--script", str(empty)): "a YAML mapping",

@@ -20,26 +20,33 @@ class ProposedConstraint(_Out):
     domain: str = Field(min_length=1, description="software, cost, schedule, latency, ...")
     title: str = Field(min_length=1, description="short human label")
     payload: dict[str, Any] = Field(default_factory=dict,
-                          description="logic: a checkable spec (e.g. {'op': '<=', 'value': 5}); "
-                                      "semantic: a rubric")
+                          description="logic: how it is checked, one of "
+                                      "{'check': 'arith', 'expr': 'cost_usd <= 0.5'}, "
+                                      "{'check': 'test', 'tests': ['test_name']}, "
+                                      "{'check': 'tool_contract'}; semantic: a rubric")
     explicit: bool = Field(description="stated in the goal (true) or implied (false)")
     removal_consequence: str = Field(default="", description="what goes wrong without it")
 
 
 class IdentifiedConstraints(_Out):
-    constraints: list[ProposedConstraint]
-    required_capabilities: list[str] = Field(default_factory=list)
-    open_questions: list[str] = Field(default_factory=list)
+    constraints: list[ProposedConstraint] = Field(
+        description="the goal's constraints (the core ones given with -c are added anyway)")
+    required_capabilities: list[str] = Field(
+        default_factory=list, description="capability tags a resolver must provide "
+                                          "(none: the default, code generation)")
+    open_questions: list[str] = Field(default_factory=list,
+                                      description="what the goal leaves unsaid")
 
 
 class SelectedConstraints(_Out):
-    constraint_ids: list[str]
+    constraint_ids: list[str] = Field(
+        description="the constraints to verify: ids or exact titles of eligible ones")
     rationale: str
 
 
 class PlanStep(_Out):
-    resolver_id: str
-    capability: str
+    resolver_id: str = Field(description="a registered resolver, e.g. resolver:claude-code-0")
+    capability: str = Field(description="the capability tag it is used for")
     params: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -53,7 +60,7 @@ class ResolverRanking(_Out):
 class ResolutionOutput(_Out):
     artifact_type: str = Field(description="code, doc, data, ...")
     format: str = Field(description="python, markdown, json, ...")
-    content: str
+    content: str = Field(description="the artifact; python content runs as main.py")
     files: dict[str, str] = Field(default_factory=dict, description="path -> text, if several")
     tests: dict[str, str] = Field(default_factory=dict, description="path -> test file text")
     metrics: dict[str, float] = Field(default_factory=dict,
@@ -71,28 +78,29 @@ class ResolutionOutput(_Out):
 
 
 class SemanticCheck(_Out):
-    constraint_id: str
+    constraint_id: str = Field(description="the judged constraint's id or exact title")
     passed: bool
-    sigma: float = Field(ge=0, le=1)
-    rubric_trace: str
+    sigma: float = Field(ge=0, le=1, description="confidence in the judgment (below 1)")
+    rubric_trace: str = Field(description="why, in a sentence")
     repair_suggestion: str = ""
 
 
 class SemanticVerification(_Out):
-    checks: list[SemanticCheck]
+    checks: list[SemanticCheck] = Field(
+        description="one per judged constraint; a constraint left out fails with σ 0")
 
 
 class ProposedChild(_Out):
     key: str = Field(description="a short unique name used in dependencies")
     goal_description: str
-    goal_summary: str
+    goal_summary: str = Field(description="a short name; script entries match it by glob")
     modality: str = "text"
     relative_complexity: float = Field(gt=0)
 
 
 class Dependency(_Out):
-    child: str
-    depends_on: str
+    child: str = Field(description="a child's key")
+    depends_on: str = Field(description="the key of the child it needs first")
 
 
 class Decomposition(_Out):
@@ -103,12 +111,13 @@ class Decomposition(_Out):
 
 class LeafClassification(_Out):
     is_leaf: bool
-    leaf_kind: Literal["atomic", "off_the_shelf", "contracted", "constraint_exhausted"] | None
+    leaf_kind: Literal["atomic", "off_the_shelf", "contracted", "constraint_exhausted"] | None = \
+        Field(description="required when is_leaf; null otherwise")
     leaf_reason: str
 
 
 class ConstraintFeedback(_Out):
-    constraint_id: str
+    constraint_id: str = Field(description="the violated constraint's id or title")
     diagnosis: str
     fix: str
 
@@ -129,18 +138,18 @@ class CapabilityGap(_Out):
 
 
 class Conflict(_Out):
-    nodes_involved: list[str]
+    nodes_involved: list[str] = Field(description="goal ids or summaries of the leaves in conflict")
     description: str
     coupling_constraints: list[ProposedConstraint] = Field(default_factory=list)
 
 
 class ConsistencyReview(_Out):
     verdict: Literal["SAT", "UNSAT"]
-    conflicts: list[Conflict] = Field(default_factory=list)
+    conflicts: list[Conflict] = Field(default_factory=list, description="when UNSAT")
 
 
 class Assembly(_Out):
-    content: str
+    content: str = Field(description="the final deliverable, built from the parts")
     format: str
     notes: str = ""
 

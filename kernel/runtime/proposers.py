@@ -10,7 +10,7 @@ from kernel.errors import ConfigError
 from kernel.proposals import ClaudeProposer
 from kernel.protocol import Proposer
 from kernel.settings import KernelSettings
-from resolvers.scripted import ScriptedProposer
+from resolvers.scripted import ScriptedProposer, check_judgments
 
 PROPOSERS = ("auto", "anthropic", "scripted")
 
@@ -24,15 +24,19 @@ def check_proposer(kind: str) -> str:
 
 
 def make_proposer(kind: str, script: Path | None, settings: KernelSettings | None = None,
-                  ) -> tuple[Proposer, dict[str, Any]]:
-    """The proposer and how to find it again on resume."""
+                  core_titles: set[str] | None = None) -> tuple[Proposer, dict[str, Any]]:
+    """The proposer and how to find it again on resume. With ``core_titles`` (a new run's
+    core constraints) a script's semantic judgments must each name a constraint."""
     check_proposer(kind)
     if kind == "scripted" or (kind == "auto" and script is not None):
         if script is None:
             raise ConfigError("--proposer scripted needs --script FILE "
                               "(examples: seeds/examples/*.script.yaml)")
         path = script.expanduser().resolve()
-        return ScriptedProposer.from_file(path), {"proposer": "scripted", "script": str(path)}
+        proposer = ScriptedProposer.from_file(path)
+        if core_titles is not None:
+            check_judgments(path, proposer.script, core_titles)
+        return proposer, {"proposer": "scripted", "script": str(path)}
     settings = settings or KernelSettings()
     if settings.anthropic_api_key is None:
         raise ConfigError("no ANTHROPIC_API_KEY is set: export it to solve with Claude, or run "
