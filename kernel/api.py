@@ -32,6 +32,7 @@ from kernel._views import (
 )
 from kernel.core.envelopes import ConstraintSpec
 from kernel.errors import ConfigError
+from kernel.runtime import progress
 from kernel.settings import KernelSettings
 from kernel.store import open_store
 from kernel.store.base import GraphStore
@@ -132,10 +133,12 @@ def solve(store: GraphStore, request: SolveRequest, settings: KernelSettings | N
     from kernel.solve.session import start_and_solve
 
     settings = settings or KernelSettings()
+    progress.report("phase", "loading the proposer")
     proposer, recorded = make_proposer(request.proposer, request.script, settings,
                                        core_titles={c.title for c in request.constraints})
     config = SolveConfig(tau_local=settings.tau_local, tau_global=settings.tau_global,
                          max_wall_seconds=request.max_wall_seconds)
+    progress.report("phase", "recording the goal and its constraints")
     return start_and_solve(settings, store, request.goal, request.constraints, request.budget_usd,
                            request.time_seconds, proposer, recorded, config,
                            request.max_attempts, on_start=on_start, on_step=on_step,

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.live import Live
-from rich.tree import Tree
 
 from kernel import api
 from kernel.cli.answers import terminal_prompt
@@ -23,58 +20,42 @@ from kernel.cli.common import (
     store_of,
 )
 from kernel.cli.plan import summarize
-from kernel.cli.tree import render_tree
+from kernel.cli.progress import MODES, LineView, LiveView, make_view
 from kernel.errors import ConfigError
 from kernel.intake import CONSTRAINT_HELP
+from kernel.runtime.progress import watching
 from kernel.store.base import GraphStore
 
 if TYPE_CHECKING:
     from kernel.solve.dispatch import Outcome
 
 
-class _LiveTree:
-    """Redraws the run's tree at most a few times a second while it grows."""
-
-    def __init__(self, store: GraphStore) -> None:
-        self.store = store
-        self.live: Live | None = None
-        self.run_id = ""
-        self.last = 0.0
-
-    def started(self, kernel, root_id: str) -> None:
-        self.run_id = kernel.run.run_id
-        self.live = Live(self._tree(), console=out, refresh_per_second=4)
-        self.live.start()
-
-    def step(self, goal_id: str) -> None:
-        if self.live is not None and time.monotonic() - self.last > 0.25:
-            self.last = time.monotonic()
-            self.live.update(self._tree())
-
-    def _tree(self) -> Tree:
-        return render_tree(api.run_tree(self.store, self.run_id), self.run_id)
-
-    def stop(self) -> None:
-        if self.live is not None:
-            self.live.update(self._tree())
-            self.live.stop()
-            out.print()
-
-
-def _prompt(interactive: bool, view: _LiveTree | None) -> Callable[[dict], Any] | None:
+def _prompt(interactive: bool, view: LiveView | LineView | None,
+            ) -> Callable[[dict], Any] | None:
     """The terminal prompt for HIRE questions (the live view pauses while it asks)."""
     if not interactive:
         return None
+
     def ask(payload: dict) -> Any:
-        if view is not None and view.live is not None:
-            view.live.stop()
+        if view is not None:
+            view.pause()
         try:
             return terminal_prompt(payload)
         finally:
-            if view is not None and view.live is not None:
-                view.live.start()
+            if view is not None:
+                view.resume()
 
     return ask
+
+
+def _progress_mode(mode: str) -> str:
+    if mode not in MODES:
+        raise ConfigError(f"--progress must be one of {', '.join(MODES)}")
+    return mode
+
+
+_PROGRESS_HELP = ("auto (a live view on a terminal, lines on stderr elsewhere) | live | "
+                  "plain | json (JSON lines on stderr) | none")
 
 
 # Exit codes of solve and resume, so scripts can tell the outcomes apart.
@@ -153,6 +134,7 @@ def solve_command(
         help="ask HIRE questions in the terminal instead of parking the goal")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print the outcome as JSON")] = False,
     out_dir: Annotated[Path | None, typer.Option("--out", help=_OUT_HELP)] = None,
+    progress: Annotated[str, typer.Option(help=_PROGRESS_HELP)] = "auto",
 ) -> None:
     """Solve GOAL: constraints, resolvers, verification, decomposition, until done or refused.
 
@@ -161,17 +143,20 @@ def solve_command(
     if budget <= 0 or time_limit <= 0:
         raise ConfigError("--budget and --time must be positive")
     check_out_dir(out_dir)
+    _progress_mode(progress)
     request = api.SolveRequest.checked(
         goal=goal, constraints=constraint or [], budget_usd=budget, time_seconds=time_limit,
         proposer=proposer, script=script, max_attempts=max_attempts, max_wall_seconds=max_wall)
     settings = settings_of(ctx)
     with store_of(ctx) as store:
-        view = _LiveTree(store) if not as_json else None
+        view = make_view(progress, store, as_json)
         try:
-            outcome = api.solve(
-                store, request, settings,
-                on_start=view.started if view else None, on_step=view.step if view else None,
-                human_prompt=_prompt(interactive, view))
+            with watching(view):
+                outcome = api.solve(
+                    store, request, settings,
+                    on_start=view.started if view else None,
+                    on_step=view.step if view else None,
+                    human_prompt=_prompt(interactive, view))
         finally:
             if view:
                 view.stop()
@@ -189,6 +174,7 @@ def resume_command(
     out_dir: Annotated[Path | None, typer.Option("--out", help=_OUT_HELP)] = None,
     max_wall: Annotated[float | None, typer.Option(
         help="wall-time cap in seconds for this stretch (default: the run's own)")] = None,
+    progress: Annotated[str, typer.Option(help=_PROGRESS_HELP)] = "auto",
 ) -> None:
     """Continue a run that stopped (a crash, a cap, a parked HIRE) from its committed state;
     a planning run plans on, served what it had already recorded.
@@ -197,6 +183,7 @@ def resume_command(
     check_out_dir(out_dir)
     if max_wall is not None and max_wall <= 0:
         raise ConfigError("--max-wall must be positive (seconds)")
+    _progress_mode(progress)
     run_id = run_ref(ctx, run_id)
     from kernel.plan.session import is_planning_run, resume_plan
     from kernel.solve.session import resume
@@ -206,8 +193,16 @@ def resume_command(
         if is_planning_run(store, run_id):
             document = resume_plan(store, settings.data_dir, run_id)
         else:
-            outcome = resume(store, run_id, settings.data_dir,
-                             human_prompt=_prompt(interactive, None), max_wall_seconds=max_wall)
+            view = make_view(progress, store, as_json, run_id)
+            try:
+                with watching(view):
+                    outcome = resume(store, run_id, settings.data_dir,
+                                     on_step=view.step if view else None,
+                                     human_prompt=_prompt(interactive, view),
+                                     max_wall_seconds=max_wall)
+            finally:
+                if view:
+                    view.stop()
             raise typer.Exit(report(store, outcome, as_json,
                                     (settings.data_dir, out_dir) if out_dir else None))
     if as_json:

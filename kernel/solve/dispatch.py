@@ -20,6 +20,7 @@ from kernel.core.state_machine import TERMINAL, Action, Status
 from kernel.proposals import NoProposalError, ProposerUnavailable
 from kernel.protocol import DeadlineReached, PermanentError
 from kernel.refusal import RefusalReason, refuse
+from kernel.runtime import progress
 from kernel.runtime.gate import BudgetDenied
 from kernel.runtime.kernel import Kernel
 from kernel.solve.steps import (
@@ -145,6 +146,9 @@ def _run_step(k: Kernel, goal_id: str) -> list[str]:
     action = k.tree.next_action(goal_id)
     if action == Action.WAIT:
         return []
+    attempt = goal.attempt_count + (action == Action.RESOLVE) \
+        if action in (Action.RESOLVE, Action.VERIFY) else None
+    progress.report("step", action.value.lower(), goal.id, goal.summary, attempt)
     try:
         return HANDLERS[action](k, goal_id)
     except NoProposalError as exc:

@@ -1,0 +1,56 @@
+"""What a run is doing right now, told to whoever watches it (the CLI's live view).
+
+Progress is an observation, never an input: nothing here is stored or recorded, and no
+decision reads it. The kernel reports three kinds of moments: a start-up *phase* (before
+the first step, e.g. loading the proposer), a *step* beginning on a goal (its name and
+attempt), and a *call* going out (a model operation, or tests in the sandbox), which is
+where a step spends its time. A watcher is installed for a block of code with
+``watching``; with none, reporting costs a context-variable read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Literal
+
+Kind = Literal["phase", "step", "call"]
+
+
+@dataclass(frozen=True)
+class Event:
+    kind: Kind
+    text: str  # the phase, the step's name or the operation
+    goal_id: str | None = None
+    goal: str | None = None  # the goal's summary
+    attempt: int | None = None  # for a step that makes an attempt (resolve, verify)
+    at: float = field(default_factory=time.monotonic)
+
+
+Watcher = Callable[[Event], None]
+_watcher: ContextVar[Watcher | None] = ContextVar("kernel_progress", default=None)
+
+# How a call reads on screen: what the kernel waits for while it is out.
+CALLS = {"run_tests": "running the tests in the sandbox", "run_tool": "running a built tool",
+         "hire": "waiting for a person"}
+
+
+def report(kind: Kind, text: str, goal_id: str | None = None, goal: str | None = None,
+           attempt: int | None = None) -> None:
+    """Tell the watcher, if there is one."""
+    watcher = _watcher.get()
+    if watcher is not None:
+        watcher(Event(kind, text, goal_id, goal, attempt))
+
+
+@contextlib.contextmanager
+def watching(watcher: Watcher | None) -> Iterator[None]:
+    """Send the progress of the code inside the block to ``watcher`` (None: to no one)."""
+    token = _watcher.set(watcher)
+    try:
+        yield
+    finally:
+        _watcher.reset(token)
