@@ -36,7 +36,8 @@ class Kernel:
             raise result.exception
         if ok:
             assert result.exit_code == 0, result.output
-        return result.exit_code, result.output
+        # --json is stdout alone; progress lines, on stderr, are in the terminal's output
+        return result.exit_code, result.stdout if "--json" in args else result.output
 
 
 @pytest.fixture

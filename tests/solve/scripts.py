@@ -64,3 +64,19 @@ def write(path: Path, entries: list[dict[str, Any]], fallback: dict | None = Non
     path.write_text(yaml.safe_dump({"version": 1, "proposals": entries,
                                     "fallback": fallback or {}}, sort_keys=False))
     return path
+
+
+def slow_test(path: Path, test_file: str, seconds: float, classify: bool = True) -> Path:
+    """A goal whose one logic constraint is a sandboxed test that sleeps ``seconds``."""
+    entries: list[dict[str, Any]] = [
+        {"operation": "identify_constraints", "goal": "*", "output": {"constraints": [
+            {"type": "logic", "domain": "software", "title": "waits", "explicit": True,
+             "payload": {"check": "test", "tests": ["test_waits"]}}]}},
+        {"operation": "resolve", "goal": "*", "output": {
+            "artifact_type": "code", "format": "python", "content": "VALUE = 1\n",
+            "tests": {test_file: f"import time\n\n\ndef test_waits():\n"
+                                 f"    time.sleep({seconds})\n"}}}]
+    if classify:
+        entries.append({"operation": "classify_leaf", "goal": "*", "output": {
+            "is_leaf": True, "leaf_kind": "atomic", "leaf_reason": "one test"}})
+    return write(path, entries)

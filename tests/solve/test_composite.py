@@ -197,7 +197,7 @@ def test_the_shipped_pipeline_example_runs_from_the_cli(initialised_graph: Graph
         "-c", "logic:latency:sum_latency_ms <= 500", "-c", "logic:cost:cost_usd <= 2",
         "--proposer", "scripted", "--script", str(script), "--json"], env=env)
     assert result.exit_code == 0, result.output
-    outcome = json.loads(result.output)
+    outcome = json.loads(result.stdout)  # stdout alone: progress lines go to stderr
     assert (outcome["status"], outcome["sigma_system"]) == ("resolved", 0.9)
     goals = initialised_graph.run("goal/tree", {"run_id": outcome["run"]})
     assert sorted(g["summary"] for g in goals if g["stale"]) == [

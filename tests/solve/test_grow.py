@@ -193,7 +193,7 @@ def _cli(data_dir: Path, graph: GraphStore, *args: str, code: int = 0) -> str:
     env = {**store_env(graph, data_dir), "COLUMNS": "200"}
     result = CliRunner().invoke(app, list(args), env=env, catch_exceptions=False)
     assert result.exit_code == code, result.output
-    return result.output
+    return result.stdout if "--json" in args else result.output  # progress goes to stderr
 
 
 def _thermal_entries(goal: str) -> list[dict]:

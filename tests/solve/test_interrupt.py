@@ -12,24 +12,12 @@ import uuid
 from pathlib import Path
 
 import pytest
-import yaml
 
 from resolvers.sandbox.runner import default_workspace_root, remove_leftovers
 from tests.sandbox_support import needs_sandbox, processes_with
+from tests.solve import scripts
 
 _names = itertools.count()
-
-
-
-
-def _script(path: Path, test_file: str) -> None:
-    path.write_text(yaml.safe_dump({"version": 1, "proposals": [
-        {"operation": "identify_constraints", "goal": "*", "output": {"constraints": [
-            {"type": "logic", "domain": "software", "title": "waits", "explicit": True,
-             "payload": {"check": "test", "tests": ["test_waits"]}}]}},
-        {"operation": "resolve", "goal": "*", "output": {
-            "artifact_type": "code", "format": "python", "content": "VALUE = 1\n",
-            "tests": {test_file: "import time\n\n\ndef test_waits():\n    time.sleep(50)\n"}}}]}))
 
 
 @needs_sandbox
@@ -40,7 +28,7 @@ def test_interrupting_solve_ends_every_process_of_the_run(data_dir: Path, tmp_pa
                                                           signum: int) -> None:
     token = f"test_slow_{uuid.uuid4().hex[:12]}"
     script = tmp_path / "slow.script.yaml"
-    _script(script, f"{token}.py")
+    scripts.slow_test(script, f"{token}.py", 50, classify=False)
     env = {**os.environ, "KERNEL_DATA_DIR": str(data_dir),
            "KERNEL_GRAPH_NAME": f"interrupt-{next(_names)}", "COLUMNS": "120"}
     kernel = subprocess.Popen(

@@ -14,25 +14,11 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
 
 from tests.sandbox_support import needs_sandbox
+from tests.solve import scripts
 
 SLEEP_SECONDS = 5
-
-
-def _script(path: Path) -> Path:
-    path.write_text(yaml.safe_dump({"version": 1, "proposals": [
-        {"operation": "identify_constraints", "goal": "*", "output": {"constraints": [
-            {"type": "logic", "domain": "software", "title": "waits", "explicit": True,
-             "payload": {"check": "test", "tests": ["test_waits"]}}]}},
-        {"operation": "resolve", "goal": "*", "output": {
-            "artifact_type": "code", "format": "python", "content": "VALUE = 1\n",
-            "tests": {"test_wait.py": f"import time\n\n\ndef test_waits():\n"
-                                      f"    time.sleep({SLEEP_SECONDS})\n"}}},
-        {"operation": "classify_leaf", "goal": "*", "output": {
-            "is_leaf": True, "leaf_kind": "atomic", "leaf_reason": "one test"}}]}))
-    return path
 
 
 def _env(data_dir: Path, name: str) -> dict[str, str]:
@@ -46,7 +32,7 @@ KERNEL = [sys.executable, "-c", "from kernel.cli.app import main; main()"]
 @needs_sandbox
 @pytest.mark.slow
 def test_the_live_view_moves_while_the_sandbox_works(data_dir: Path, tmp_path: Path) -> None:
-    script = _script(tmp_path / "slow.yaml")
+    script = scripts.slow_test(tmp_path / "slow.yaml", "test_wait.py", SLEEP_SECONDS)
     primary, secondary = pty.openpty()
     kernel = subprocess.Popen(
         [*KERNEL, "solve", "Wait for a slow test", "--proposer", "scripted", "--script",
@@ -87,7 +73,7 @@ def test_the_live_view_moves_while_the_sandbox_works(data_dir: Path, tmp_path: P
 
 @needs_sandbox
 def test_a_piped_run_reports_progress_on_stderr(data_dir: Path, tmp_path: Path) -> None:
-    script = _script(tmp_path / "slow.yaml")
+    script = scripts.slow_test(tmp_path / "slow.yaml", "test_wait.py", SLEEP_SECONDS)
     for mode, expect in (("auto", "step verify · 'Wait for a slow test' · attempt 1"),
                          ("json", '"kind": "step"')):
         done = subprocess.run(

@@ -11,25 +11,12 @@ import uuid
 from pathlib import Path
 
 import pytest
-import yaml
 
 from tests.sandbox_support import needs_sandbox, processes_with
+from tests.solve import scripts
 
 SLEEP_SECONDS = 25
 CAP_SECONDS = 6
-
-
-def _script(path: Path, test_file: str) -> None:
-    path.write_text(yaml.safe_dump({"version": 1, "proposals": [
-        {"operation": "identify_constraints", "goal": "*", "output": {"constraints": [
-            {"type": "logic", "domain": "software", "title": "waits", "explicit": True,
-             "payload": {"check": "test", "tests": ["test_waits"]}}]}},
-        {"operation": "resolve", "goal": "*", "output": {
-            "artifact_type": "code", "format": "python", "content": "VALUE = 1\n",
-            "tests": {test_file: f"import time\n\n\ndef test_waits():\n"
-                                 f"    time.sleep({SLEEP_SECONDS})\n"}}},
-        {"operation": "classify_leaf", "goal": "*", "output": {
-            "is_leaf": True, "leaf_kind": "atomic", "leaf_reason": "one test"}}]}))
 
 
 @needs_sandbox
@@ -38,7 +25,7 @@ def test_the_cap_interrupts_a_sandbox_step_and_resume_finishes_it(data_dir: Path
                                                                    tmp_path: Path) -> None:
     token = f"test_cap_{uuid.uuid4().hex[:12]}"
     script = tmp_path / "slow.script.yaml"
-    _script(script, f"{token}.py")
+    scripts.slow_test(script, f"{token}.py", SLEEP_SECONDS)
     env = {**os.environ, "KERNEL_DATA_DIR": str(data_dir),
            "KERNEL_GRAPH_NAME": f"cap-{token}", "COLUMNS": "120"}
 
