@@ -305,6 +305,11 @@ class Proposals:
                            goal_id=entry.goal_id)
         return True
 
+    def original_went_on(self) -> bool:
+        """In a replay, at a point where its original stopped (a cap, an unreachable model):
+        whether the original was resumed afterwards, so the replay goes on too."""
+        return self.replaying and self.has_pending()
+
     def has_pending(self) -> bool:
         """Whether recorded entries remain to be served."""
         return self._pending_entry() is not None

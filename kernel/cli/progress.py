@@ -9,9 +9,11 @@ as JSON lines (``--progress json``), so stdout stays the command's result.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import time
+from collections.abc import Iterator
 from typing import IO, Any, Literal
 
 from rich.console import Console, ConsoleOptions, Group, RenderResult
@@ -22,7 +24,8 @@ from rich.text import Text
 from kernel import api
 from kernel.cli.common import out
 from kernel.cli.tree import render_tree
-from kernel.runtime.progress import CALLS, Event
+from kernel.errors import ConfigError
+from kernel.runtime.progress import CALLS, Event, watching
 from kernel.store.base import GraphStore
 
 Mode = Literal["auto", "live", "plain", "json", "none"]
@@ -142,6 +145,24 @@ class LineView:
 
     def stop(self) -> None:
         """Every line is already written."""
+
+
+def check_mode(mode: str) -> str:
+    """``mode`` if ``--progress`` knows it; otherwise the one-line error naming those it does."""
+    if mode not in MODES:
+        raise ConfigError(f"--progress must be one of {', '.join(MODES)}")
+    return mode
+
+
+@contextlib.contextmanager
+def showing(view: LiveView | LineView | None) -> Iterator[LiveView | LineView | None]:
+    """Send the run's progress to ``view`` for the block, and close the view after it."""
+    try:
+        with watching(view):
+            yield view
+    finally:
+        if view is not None:
+            view.stop()
 
 
 def make_view(mode: str, store: GraphStore, as_json: bool,

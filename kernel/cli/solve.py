@@ -20,10 +20,9 @@ from kernel.cli.common import (
     store_of,
 )
 from kernel.cli.plan import summarize
-from kernel.cli.progress import MODES, LineView, LiveView, make_view
+from kernel.cli.progress import LineView, LiveView, check_mode, make_view, showing
 from kernel.errors import ConfigError
 from kernel.intake import CONSTRAINT_HELP
-from kernel.runtime.progress import watching
 from kernel.store.base import GraphStore
 
 if TYPE_CHECKING:
@@ -46,12 +45,6 @@ def _prompt(interactive: bool, view: LiveView | LineView | None,
                 view.resume()
 
     return ask
-
-
-def _progress_mode(mode: str) -> str:
-    if mode not in MODES:
-        raise ConfigError(f"--progress must be one of {', '.join(MODES)}")
-    return mode
 
 
 _PROGRESS_HELP = ("auto (a live view on a terminal, lines on stderr elsewhere) | live | "
@@ -143,23 +136,18 @@ def solve_command(
     if budget <= 0 or time_limit <= 0:
         raise ConfigError("--budget and --time must be positive")
     check_out_dir(out_dir)
-    _progress_mode(progress)
+    check_mode(progress)
     request = api.SolveRequest.checked(
         goal=goal, constraints=constraint or [], budget_usd=budget, time_seconds=time_limit,
         proposer=proposer, script=script, max_attempts=max_attempts, max_wall_seconds=max_wall)
     settings = settings_of(ctx)
     with store_of(ctx) as store:
-        view = make_view(progress, store, as_json)
-        try:
-            with watching(view):
-                outcome = api.solve(
-                    store, request, settings,
-                    on_start=view.started if view else None,
-                    on_step=view.step if view else None,
-                    human_prompt=_prompt(interactive, view))
-        finally:
-            if view:
-                view.stop()
+        with showing(make_view(progress, store, as_json)) as view:
+            outcome = api.solve(
+                store, request, settings,
+                on_start=view.started if view else None,
+                on_step=view.step if view else None,
+                human_prompt=_prompt(interactive, view))
         code = report(store, outcome, as_json,
                       (settings.data_dir, out_dir) if out_dir is not None else None)
     raise typer.Exit(code)
@@ -183,7 +171,7 @@ def resume_command(
     check_out_dir(out_dir)
     if max_wall is not None and max_wall <= 0:
         raise ConfigError("--max-wall must be positive (seconds)")
-    _progress_mode(progress)
+    check_mode(progress)
     run_id = run_ref(ctx, run_id)
     from kernel.plan.session import is_planning_run, resume_plan
     from kernel.solve.session import resume
@@ -193,16 +181,11 @@ def resume_command(
         if is_planning_run(store, run_id):
             document = resume_plan(store, settings.data_dir, run_id)
         else:
-            view = make_view(progress, store, as_json, run_id)
-            try:
-                with watching(view):
-                    outcome = resume(store, run_id, settings.data_dir,
-                                     on_step=view.step if view else None,
-                                     human_prompt=_prompt(interactive, view),
-                                     max_wall_seconds=max_wall)
-            finally:
-                if view:
-                    view.stop()
+            with showing(make_view(progress, store, as_json, run_id)) as view:
+                outcome = resume(store, run_id, settings.data_dir,
+                                 on_step=view.step if view else None,
+                                 human_prompt=_prompt(interactive, view),
+                                 max_wall_seconds=max_wall)
             raise typer.Exit(report(store, outcome, as_json,
                                     (settings.data_dir, out_dir) if out_dir else None))
     if as_json:

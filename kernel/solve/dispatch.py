@@ -77,8 +77,8 @@ def _drive(k: Kernel, root_id: str, queue: list[str],
     count = 0
     while queue:
         if _wall_time_up(k):
-            if k.proposals.replaying and k.proposals.has_pending():
-                continue  # the original run was resumed here: so is its replay
+            if k.proposals.original_went_on():
+                continue
             return _capped(k, root_id, count)
         goal_id = queue[0]
         k.run.begin_step(queue)
@@ -86,13 +86,13 @@ def _drive(k: Kernel, root_id: str, queue: list[str],
             queue = advance(queue[1:], _step(k, goal_id))
         except DeadlineReached:  # mid-step, in a sandbox: that step runs again on resume
             k.run.end_step(queue)
-            if k.proposals.replaying and k.proposals.has_pending():
+            if k.proposals.original_went_on():
                 continue
             return _capped(k, root_id, count)
         except ProposerUnavailable as exc:  # the goal stays first in the queue
             k.run.end_step(queue)
-            if k.proposals.replaying and k.proposals.has_pending():
-                continue  # the original run was resumed here: so is its replay
+            if k.proposals.original_went_on():
+                continue
             return _outcome(k, root_id, count, stopped=f"model unavailable: {exc}")
         k.run.end_step(queue)
         count += 1
