@@ -33,9 +33,8 @@ class RefusalReason(StrEnum):
 
 REMEDIES: dict[RefusalReason, str] = {
     RefusalReason.NO_FEASIBLE_REPAIR:
-        "constraint '{constraint}' cannot be met: the best surveyed plan reaches {best} "
-        "(mid estimate) against {op} {limit}; relax it to {best}, or add approaches for "
-        "the tasks in its wall",
+        "{what} cannot be met by any surveyed choice of approaches{searched}: {reached}; "
+        "relax {which} to the value it reaches, or add approaches for the tasks in the walls",
     RefusalReason.NO_PROPOSALS:
         "give a proposal for {operation} on goal '{goal}': add a script entry or a fallback "
         "for {operation}, or run with --proposer anthropic and ANTHROPIC_API_KEY set",
@@ -93,15 +92,20 @@ class RefusalReport(BaseModel):
     to_proceed: list[str] = Field(default_factory=list)
 
 
+def remedy(reason: RefusalReason, run_id: str, **facts: Any) -> str:
+    """What would let the run proceed, in the fixed words of its reason."""
+    return REMEDIES[reason].format(run_id=run_id, **facts)
+
+
 def refuse(ledger: Ledger, goal_id: str | None, reason: RefusalReason, detail: str,
            *, evidence_last: int = 3, **facts: Any) -> RefusalReport:
     """Build the report (evidence: the latest ledger entries about this goal) and record it."""
     entries = [e for e in ledger.entries() if goal_id is None or e.goal_id == goal_id]
     evidence = [Evidence(ledger_index=e.index, ledger_hash=e.hash, what=f"{e.kind} {e.operation}")
                 for e in entries[-evidence_last:]]
-    remedy = REMEDIES[reason].format(run_id=ledger.run.run_id, **facts)
     report = RefusalReport(run_id=ledger.run.run_id, goal_id=goal_id, reasons=[reason],
-                           detail=detail, evidence=evidence, to_proceed=[remedy])
+                           detail=detail, evidence=evidence,
+                           to_proceed=[remedy(reason, ledger.run.run_id, **facts)])
     last = entries[-1] if entries else None
     if not (last and last.kind == "refusal" and last.data() == report.model_dump(mode="json")):
         # a resumed run that refuses again the same way does not record it twice

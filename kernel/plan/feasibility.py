@@ -184,12 +184,31 @@ def survey_triggers(tasks: Sequence[PlanTask], wall_list: Sequence[dict]) -> dic
 
 @dataclass(frozen=True)
 class Repair:
+    """The outcome of the repair search.
+
+    Feasible: the chosen approaches, the revised tasks and rollups, and ``side_effects``
+    (constraints the repair moves from SAT to TIGHT). Infeasible: ``conflict``, a minimal
+    set of constraints no searched combination meets together, each with the best mid
+    value it reaches while the rest of the set is met (``blocking``), and the ``closest``
+    combination (fewest constraints UNSAT, then the cheapest). ``searched`` of
+    ``combinations`` were tried: the search stops at MAX_COMBINATIONS and says so.
+    """
+
     chosen: dict[str, str]                 # task id -> approach id ("keep": the original)
     tasks: list[PlanTask]
     rollups: list[Rollup]
     feasible: bool
     cost: dict[str, float]
-    blocking: list[dict]                   # when infeasible: what cannot be met, best reached
+    searched: int = 0
+    combinations: int = 0
+    side_effects: list[dict[str, Any]] = field(default_factory=list)
+    conflict: list[str] = field(default_factory=list)
+    blocking: list[dict[str, Any]] = field(default_factory=list)
+    closest: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def truncated(self) -> bool:
+        return self.searched < self.combinations
 
 
 def apply(tasks: Sequence[PlanTask], chosen: Mapping[str, Approach | None]) -> list[PlanTask]:
@@ -205,35 +224,46 @@ def apply(tasks: Sequence[PlanTask], chosen: Mapping[str, Approach | None]) -> l
     return revised
 
 
-# (ordering key, the approach chosen per task, the revised tasks, their rollups)
-_Choice = tuple[tuple[Any, ...], dict[str, Approach | None], list[PlanTask], list[Rollup]]
+@dataclass
+class _Search:
+    """What the search keeps: the best feasible choice, the closest infeasible one, and
+    per distinct set of UNSAT constraints the best mid value each constraint reached."""
+
+    best: tuple[tuple[Any, ...], dict[str, Approach | None], list[PlanTask],
+                list[Rollup]] | None = None
+    closest: tuple[tuple[Any, ...], dict[str, Approach | None], list[Rollup]] | None = None
+    reached: dict[frozenset[str], dict[str, float]] = field(default_factory=dict)
+    searched: int = 0
 
 
 def repair(constraints: Sequence[PlanConstraint], tasks: Sequence[PlanTask],
            surveys: Iterable[TaskSurvey]) -> Repair:
-    """The cheapest choice of approaches (total mid estimate of the cost metrics, then the
-    highest mean confidence, then ids) that leaves no constraint UNSAT."""
+    """Search the combinations of approaches jointly for the cheapest (total mid estimate
+    of the cost metrics, then the highest mean confidence, then ids) that leaves no
+    constraint UNSAT; with none, find what cannot be met together."""
     options: list[tuple[str, list[Approach | None]]] = [
         (s.task_id, [None, *s.approaches]) for s in sorted(surveys, key=lambda s: s.task_id)]
+    combinations = 1
+    for _, choices in options:
+        combinations *= len(choices)
     cost_metrics = _cost_metrics(constraints)
-    best: _Choice | None = None
-    best_any: dict[str, float] = {}
+    search = _Search()
     combos = itertools.product(*[choices for _, choices in options])
     for combo in itertools.islice(combos, MAX_COMBINATIONS):
         chosen = {task_id: a for (task_id, _), a in zip(options, combo, strict=True)}
-        choice = _try(constraints, tasks, combo, chosen, cost_metrics, best_any)
-        if choice is not None and (best is None or choice[0] < best[0]):
-            best = choice
-    if best is None:
-        original = rollup(constraints, tasks)
-        blocking = [{"constraint_id": r.constraint_id, "op": r.op, "limit": r.limit,
-                     "best_mid": best_any.get(r.constraint_id, r.totals["mid"])}
-                    for r in original if r.status == "UNSAT"]
-        return Repair({}, list(tasks), original, False, {}, blocking)
-    _, chosen, revised, rolled = best
+        _try(constraints, tasks, combo, chosen, cost_metrics, search)
+    before = {r.constraint_id: r for r in rollup(constraints, tasks)}
+    if search.best is None:
+        return _infeasible(tasks, before, search, combinations)
+    _, chosen, revised, rolled = search.best
     return Repair({k: (a.id if a else "keep") for k, a in chosen.items()}, revised, rolled,
                   True, {m: plain(sum(units(estimate(t, m, "mid")) for t in revised))
-                         for m in cost_metrics}, [])
+                         for m in cost_metrics}, search.searched, combinations,
+                  side_effects=[{"constraint_id": r.constraint_id, "before": "SAT",
+                                 "after": r.status, "totals": r.totals, "op": r.op,
+                                 "limit": r.limit}
+                                for r in rolled if r.status == "TIGHT"
+                                and before[r.constraint_id].status == "SAT"])
 
 
 def _cost_metrics(constraints: Sequence[PlanConstraint]) -> list[str]:
@@ -245,20 +275,25 @@ def _cost_metrics(constraints: Sequence[PlanConstraint]) -> list[str]:
 
 def _try(constraints: Sequence[PlanConstraint], tasks: Sequence[PlanTask],
          combo: tuple[Approach | None, ...], chosen: dict[str, Approach | None],
-         cost_metrics: list[str], best_any: dict[str, float]) -> _Choice | None:
-    """One combination of approaches: its ordering key if it leaves no constraint UNSAT
-    (``best_any`` keeps the best total each constraint reached, for the refusal)."""
+         cost_metrics: list[str], search: _Search) -> None:
+    """Roll up one combination of approaches and keep what the search needs of it."""
+    search.searched += 1
     revised = apply(tasks, chosen)
     projections = {cid: p for a in combo if a is not None for cid, p in a.projections.items()}
     rolled = rollup(constraints, revised, projections)
+    unmet = frozenset(r.constraint_id for r in rolled if r.status == "UNSAT")
+    reached = search.reached.setdefault(unmet, {})
     for r in rolled:
-        best_any[r.constraint_id] = _better(best_any.get(r.constraint_id), r)
-    if any(r.status == "UNSAT" for r in rolled):
-        return None
+        reached[r.constraint_id] = _better(reached.get(r.constraint_id), r)
     cost = sum(units(estimate(t, m, "mid")) for t in revised for m in cost_metrics)
     confidence = sum(t.confidence for t in revised) / len(revised)
     ids = tuple(a.id if a else "keep" for a in combo)
-    return (cost, -confidence, ids), chosen, revised, rolled
+    key = (cost, -confidence, ids)
+    if unmet:
+        if search.closest is None or (len(unmet), key) < search.closest[0]:
+            search.closest = ((len(unmet), key), chosen, rolled)
+    elif search.best is None or key < search.best[0]:
+        search.best = (key, chosen, revised, rolled)
 
 
 def _better(best: float | None, r: Rollup) -> float:
@@ -266,6 +301,39 @@ def _better(best: float | None, r: Rollup) -> float:
     if best is None:
         return mid
     return min(best, mid) if r.op in ("<=", "<") else max(best, mid)
+
+
+def _infeasible(tasks: Sequence[PlanTask], before: dict[str, Rollup], search: _Search,
+                combinations: int) -> Repair:
+    """No combination leaves nothing UNSAT: a minimal conflict (deletion-based: drop each
+    constraint in turn while the rest still cannot be met together), what each of its
+    members reaches at best while the others are met, and the closest combination."""
+    unmet_sets = list(search.reached)
+
+    def meetable(together: set[str]) -> bool:
+        return any(not (unmet & together) for unmet in unmet_sets)
+
+    conflict = set(before)
+    for cid in sorted(before):
+        if not meetable(conflict - {cid}):
+            conflict.discard(cid)
+    blocking = []
+    for cid in sorted(conflict):
+        others = conflict - {cid}
+        reached = [values[cid] for unmet, values in search.reached.items()
+                   if not (unmet & others)]
+        r = before[cid]
+        best = min(reached) if r.op in ("<=", "<") else max(reached)
+        blocking.append({"constraint_id": cid, "op": r.op, "limit": r.limit, "best_mid": best,
+                         "before_mid": r.totals["mid"]})
+    closest: dict[str, Any] = {}
+    if search.closest is not None:
+        _, chosen, rolled = search.closest
+        closest = {"chosen": {k: (a.id if a else "keep") for k, a in chosen.items()},
+                   "unmet": sorted(r.constraint_id for r in rolled if r.status == "UNSAT"),
+                   "rollup": [r.as_dict() for r in rolled]}
+    return Repair({}, list(tasks), list(before.values()), False, {}, search.searched,
+                  combinations, conflict=sorted(conflict), blocking=blocking, closest=closest)
 
 
 def validate_dag(tasks: Sequence[PlanTask]) -> list[str]:

@@ -1,0 +1,219 @@
+"""Planning mode's document, computed from the proposals alone (no store, no ledger).
+
+Given the extracted constraints, a valid task DAG and a way to ask for approach surveys,
+everything in the plan document is derived here: the rollup with its statuses, the
+claims checked by Z3, the waterfall, walls, survey triggers, the repair, its side
+effects, and (with no feasible repair) the refusal with its minimal conflict. The
+planner records and stores what this returns; tests generate plans with it directly.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from kernel.errors import Refused
+from kernel.plan import feasibility as f
+from kernel.plan.digest import SCHEMA, inputs_digest
+from kernel.plan.z3check import longest_chain_is, sum_is
+from kernel.protocol.plan_models import (
+    ApproachSurvey,
+    ExtractedConstraints,
+    PlanConstraint,
+    PlanTask,
+    TaskDag,
+    TaskSurvey,
+)
+from kernel.refusal import RefusalReason, remedy
+
+SurveyAsk = Callable[[dict[str, list[str]], list[f.Rollup]], ApproachSurvey]
+
+
+class PlanRefused(Refused):
+    """The planner cannot produce a plan (budget, an unusable proposal)."""
+
+
+def compose(goal: str, run_id: str, extracted: ExtractedConstraints, dag: TaskDag,
+            ask_survey: SurveyAsk, verifications: list[dict[str, Any]] | None = None,
+            ) -> tuple[dict[str, Any], f.Repair | None]:
+    """The plan document of a valid DAG (``ask_survey`` is called only when some task
+    triggers a survey), and the repair it holds."""
+    constraints = extracted.constraints
+    flags: list[str] = _constraint_flags(goal, constraints)
+    tasks = dag.tasks
+    rollups = f.rollup(constraints, tasks)
+    claims = _check_claims(dag, constraints, tasks, rollups, flags)
+    walls = f.walls(rollups, tasks)
+    triggers = f.survey_triggers(tasks, walls)
+    surveys: list[TaskSurvey] = []
+    if triggers:
+        surveys = _usable_surveys(ask_survey(triggers, rollups), triggers, flags)
+    fixed = f.repair(constraints, tasks, surveys) if any(
+        r.status == "UNSAT" for r in rollups) else None
+    _repair_flags(fixed, flags)
+    document = _document(goal, run_id, constraints, extracted.open_questions, dag, rollups,
+                         claims, walls, triggers, surveys, fixed, flags, verifications or [])
+    if fixed is not None and not fixed.feasible:
+        document["refusal"] = {
+            "reason": RefusalReason.NO_FEASIBLE_REPAIR.value, "conflict": fixed.conflict,
+            "constraints": fixed.blocking, "closest": fixed.closest,
+            "searched": fixed.searched, "combinations": fixed.combinations,
+            "to_proceed": [remedy(RefusalReason.NO_FEASIBLE_REPAIR, run_id,
+                                  **refusal_facts(fixed))]}
+    return document, fixed
+
+
+def refusal_facts(fixed: f.Repair) -> dict[str, Any]:
+    """The words of a NO_FEASIBLE_REPAIR refusal: the conflict, what each of its members
+    reaches at best while the others are met, and whether the search was cut short."""
+    names = [f"'{b['constraint_id']}'" for b in fixed.blocking]
+    what = f"constraint {names[0]}" if len(names) == 1 else \
+        f"constraints {', '.join(names[:-1])} and {names[-1]} together"
+    reached = [f"{n} reaches at best {b['best_mid']:g} (mid estimate) against {b['op']} "
+               f"{b['limit']:g}" for n, b in zip(names, fixed.blocking, strict=True)]
+    lead = "" if len(names) == 1 else "while the others are met, "
+    searched = "" if not fixed.truncated else (
+        f" (the search stopped after {fixed.searched:,} of {fixed.combinations:,} "
+        "combinations, so one beyond them may work)")
+    return {"what": what, "reached": lead + "; ".join(reached), "searched": searched,
+            "which": "it" if len(names) == 1 else "one of them"}
+
+
+def _repair_flags(fixed: f.Repair | None, flags: list[str]) -> None:
+    """What a repair does beside its purpose: SAT constraints it makes TIGHT, and a search
+    cut short."""
+    if fixed is None:
+        return
+    for effect in fixed.side_effects:
+        pessimistic = "high" if effect["op"] in ("<=", "<") else "low"
+        flags.append(f"the repair moves {effect['constraint_id']} from SAT to TIGHT "
+                     f"({pessimistic} {effect['totals'][pessimistic]:g} against "
+                     f"{effect['op']} {effect['limit']:g})")
+    if fixed.truncated:
+        flags.append(f"the repair search stopped after {fixed.searched:,} of "
+                     f"{fixed.combinations:,} combinations (MAX_COMBINATIONS): a better "
+                     "choice may exist beyond them")
+
+
+def _constraint_flags(goal_text: str, constraints: list[PlanConstraint]) -> list[str]:
+    flags = []
+    for c in constraints:
+        if c.kind == "explicit" and c.source_text and \
+                c.source_text.lower() not in goal_text.lower():
+            flags.append(f"{c.id}: explicit, but its source text is not in the goal")
+        if c.kind == "implicit" and not c.removal_consequence:
+            flags.append(f"{c.id}: implicit without a removal consequence")
+    return flags
+
+
+def _check_claims(dag: TaskDag, constraints: list[PlanConstraint], tasks: list[PlanTask],
+                  rollups: list[f.Rollup], flags: list[str]) -> list[dict[str, Any]]:
+    """Z3 re-derives the computed totals and checks the model's stated ones."""
+    by_id = {c.id: c for c in constraints}
+    rolled = {r.constraint_id: r for r in rollups}
+    for r in rollups:  # the kernel's own arithmetic, checked independently
+        ok = sum_is([f.estimate(t, r.metric, "mid") for t in tasks], r.totals["mid"]) \
+            if r.aggregation == "sum" else longest_chain_is(
+                {t.id: f.estimate(t, r.metric, "mid") for t in tasks},
+                {t.id: t.depends_on for t in tasks}, r.totals["mid"]) \
+            if r.aggregation == "critical_path" else True
+        if not ok:
+            raise PlanRefused(f"internal check failed: Z3 disagrees with the rollup of "
+                              f"{r.constraint_id}")
+    checked = []
+    for claim in dag.claims:
+        constraint, rollup = by_id.get(claim.constraint_id), rolled.get(claim.constraint_id)
+        if constraint is None or rollup is None:
+            flags.append(f"claim about {claim.constraint_id}: no such checkable constraint")
+            continue
+        values = {t.id: f.estimate(t, rollup.metric, claim.estimate) for t in tasks}
+        agrees = sum_is(list(values.values()), claim.value) if rollup.aggregation == "sum" else \
+            longest_chain_is(values, {t.id: t.depends_on for t in tasks}, claim.value) \
+            if rollup.aggregation == "critical_path" else claim.value == rollup.totals[claim.estimate]
+        if not agrees:
+            flags.append(f"the narrative states {claim.constraint_id} {claim.estimate} = "
+                         f"{claim.value}; computed {rollup.totals[claim.estimate]} (computed wins)")
+        checked.append({**claim.model_dump(mode="json"), "computed": rollup.totals[claim.estimate],
+                        "agrees": agrees})
+    return checked
+
+
+def _usable_surveys(survey: ApproachSurvey, triggers: dict[str, list[str]],
+                    flags: list[str]) -> list[TaskSurvey]:
+    usable = []
+    for s in survey.surveys:
+        if s.task_id not in triggers:
+            flags.append(f"survey of {s.task_id} ignored: the task did not trigger one")
+            continue
+        distinct = {a.id for a in s.approaches}
+        if len(distinct) < 2 or len(distinct) != len(s.approaches):
+            flags.append(f"survey of {s.task_id}: fewer than two distinct approaches")
+        usable.append(s)
+    missing = sorted(set(triggers) - {s.task_id for s in usable})
+    for task_id in missing:
+        flags.append(f"{task_id} triggered a survey the proposal did not give")
+    return usable
+
+
+def _document(goal: str, run_id: str, constraints: list[PlanConstraint], questions: list[str],
+              dag: TaskDag, rollups: list[f.Rollup], claims: list[dict], walls: list[dict],
+              triggers: dict[str, list[str]], surveys: list[TaskSurvey],
+              fixed: f.Repair | None, flags: list[str],
+              verifications: list[dict]) -> dict[str, Any]:
+    tasks = dag.tasks
+    time_rollup = next((r for r in rollups if r.aggregation == "critical_path"), None)
+    cost_rollup = _cost_rollup(rollups)
+    document: dict[str, Any] = {
+        "schema": SCHEMA, "run_id": run_id, "goal": goal,
+        "constraints": [c.model_dump(mode="json") for c in constraints],
+        "open_questions": questions,
+        "tasks": [t.model_dump(mode="json") for t in tasks],
+        "narrative": dag.narrative, "claims": claims,
+        "rollup": [r.as_dict() for r in rollups],
+        "critical_path": _critical(tasks, time_rollup),
+        "waterfall": _waterfall(tasks, cost_rollup),
+        "walls": walls,
+        "survey": {"triggers": triggers,
+                   "surveys": [s.model_dump(mode="json") for s in surveys]},
+        "repair": None if fixed is None else _repair_section(fixed, cost_rollup),
+        "refusal": None, "flags": flags, "verifications": verifications,
+    }
+    document["inputs_digest"] = inputs_digest(json.loads(json.dumps(document)))
+    return document
+
+
+def _cost_rollup(rollups: list[f.Rollup]) -> f.Rollup | None:
+    """The rollup a waterfall shows: a summed cost metric, else any summed metric."""
+    summed = [r for r in rollups if r.aggregation == "sum"]
+    return next((r for r in summed if r.metric.startswith("cost")), None) or \
+        next(iter(summed), None)
+
+
+def _repair_section(fixed: f.Repair, cost_rollup: f.Rollup | None) -> dict[str, Any]:
+    """The repaired plan beside the original: its choices, tasks, rollups and views."""
+    cost_id = cost_rollup.constraint_id if cost_rollup else None
+    return {
+        "feasible": fixed.feasible, "chosen": fixed.chosen,
+        "tasks": [t.model_dump(mode="json") for t in fixed.tasks],
+        "rollup": [r.as_dict() for r in fixed.rollups],
+        "critical_path": _critical(fixed.tasks, next(
+            (r for r in fixed.rollups if r.aggregation == "critical_path"), None)),
+        "waterfall": _waterfall(fixed.tasks, next(
+            (r for r in fixed.rollups if cost_id and r.constraint_id == cost_id), None)),
+        "cost": fixed.cost, "side_effects": fixed.side_effects,
+        "searched": fixed.searched, "combinations": fixed.combinations}
+
+
+def _critical(tasks: list[PlanTask], r: f.Rollup | None) -> dict[str, Any] | None:
+    if r is None:
+        return None
+    return {"constraint_id": r.constraint_id, "metric": r.metric, "tasks": r.path,
+            "totals": r.totals}
+
+
+def _waterfall(tasks: list[PlanTask], r: f.Rollup | None) -> dict[str, Any] | None:
+    if r is None:
+        return None
+    return {"constraint_id": r.constraint_id, "metric": r.metric, "limit": r.limit,
+            "rows": f.waterfall(tasks, r.metric, r.limit)}
