@@ -1,0 +1,214 @@
+"""check-plan, sections 4 and 5: walls, survey triggers and surveys; the repair drawn
+only from surveyed approaches, the cheapest that restores SAT (found by enumerating the
+combinations again), its side effects; or, with none, a refusal whose conflict really
+cannot be met together."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernel.plan.check_numbers import range_ok, waterfall_checks
+from kernel.plan.recompute import (
+    SCALE,
+    WHICH,
+    Combination,
+    applied,
+    combination_count,
+    combinations,
+    cost_constraint,
+    est,
+    rollup,
+    triggers,
+    u,
+    walls,
+)
+from kernel.plan.verdict import Result
+
+ENUMERATION_LIMIT = 200_000
+
+
+def _surveys_of(doc: dict[str, Any]) -> list[dict]:
+    return list((doc.get("survey") or {}).get("surveys") or [])
+
+
+def _clusters(doc: dict[str, Any], tasks: list[dict], rolled: dict[str, dict]) -> dict:
+    critical = list((doc.get("critical_path") or {}).get("tasks") or [])
+    return walls(doc["constraints"], tasks, rolled, critical)
+
+
+def surveys(doc: dict[str, Any]) -> list[Result]:
+    tasks = doc["tasks"]
+    rolled = rollup(doc["constraints"], tasks)
+    clusters = _clusters(doc, tasks, rolled)
+    reported = {w["constraint_id"]: list(w.get("cluster") or []) for w in doc.get("walls") or []
+                if w.get("cluster") or w["constraint_id"] in clusters}
+    wrong_walls = [f"{cid}: {reported.get(cid)} != {cluster}" for cid, cluster in clusters.items()
+                   if reported.get(cid) != cluster]
+    wrong_walls += [f"{cid}: a wall, but it is not UNSAT" for cid in reported
+                    if cid not in clusters]
+    due = triggers(tasks, clusters)
+    given = _surveys_of(doc)
+    surveyed = {s["task_id"] for s in given}
+    listed = set((doc.get("survey") or {}).get("triggers") or {})
+    by_id = {t["id"]: t for t in tasks}
+    few = [s["task_id"] for s in given if len({a["id"] for a in s["approaches"]}) < 2
+           or len({a["title"] for a in s["approaches"]}) < 2]
+    not_cheaper = [s["task_id"] for s in given if s["task_id"] in by_id and not any(
+        est(a, m, "mid") < est(by_id[s["task_id"]], m, "mid") for a in s["approaches"]
+        for m in _wall_metrics(s["task_id"], doc, clusters))]
+    return [
+        Result("4.0", "the walls are the recomputed ones", not wrong_walls,
+               "; ".join(wrong_walls) or ", ".join(f"{c}: {v}" for c, v in clusters.items())),
+        Result("4.1", "surveyed tasks have confidence < 0.3 or are in a wall",
+               surveyed <= due, ", ".join(sorted(surveyed - due))),
+        Result("4.2", "each survey has at least two distinct approaches", not few,
+               ", ".join(few)),
+        Result("4.3", "each survey has an approach cheaper than the original (on the metric "
+                      "of the wall it is in)", not not_cheaper, ", ".join(not_cheaper)),
+        Result("4.4", "every triggered task was surveyed", due <= surveyed,
+               ", ".join(sorted(due - surveyed))),
+        Result("4.5", "the listed survey triggers are the recomputed ones", listed == due,
+               f"listed {sorted(listed)}, recomputed {sorted(due)}"),
+    ]
+
+
+def _wall_metrics(task_id: str, doc: dict[str, Any], clusters: dict[str, list[str]]) -> list[str]:
+    """A survey must improve the metric of each wall holding its task, or the cost metric
+    for a task surveyed for its low confidence."""
+    by_id = {c["id"]: c for c in doc["constraints"]}
+    metrics = sorted({by_id[cid]["metric"] for cid, cluster in clusters.items()
+                      if task_id in cluster})
+    cost = cost_constraint(doc["constraints"])
+    return metrics or ([cost["metric"]] if cost else [])
+
+
+def repair(doc: dict[str, Any]) -> list[Result]:
+    constraints, tasks = doc["constraints"], doc["tasks"]
+    before = rollup(constraints, tasks)
+    unsat = sorted(c for c, r in before.items() if r["status"] == "UNSAT")
+    fixed = doc.get("repair")
+    if not unsat:
+        return [Result("5.1", "the repair satisfies every violated constraint", not fixed,
+                       "nothing was violated" if not fixed else
+                       "a repair, though nothing was violated")]
+    given = _surveys_of(doc)
+    count = combination_count(given)
+    found = list(combinations(constraints, tasks, given)) if count <= ENUMERATION_LIMIT else None
+    if not fixed or not fixed.get("feasible"):
+        return _refusal(doc, found, count)
+    return _feasible(doc, fixed, before, found, count)
+
+
+def _feasible(doc: dict[str, Any], fixed: dict[str, Any], before: dict[str, dict],
+              found: list[Combination] | None, count: int) -> list[Result]:
+    constraints, tasks = doc["constraints"], doc["tasks"]
+    by_survey = {s["task_id"]: {a["id"]: a for a in s["approaches"]} for s in _surveys_of(doc)}
+    chosen = dict(fixed.get("chosen") or {})
+    unknown = [f"{t}: {a}" for t, a in chosen.items() if t not in by_survey
+               or (a != "keep" and a not in by_survey[t])]
+    picks = {t: (None if a == "keep" else by_survey[t][a]) for t, a in chosen.items()
+             if not unknown}
+    revised = applied(tasks, picks)
+    projections = {cid: p for a in picks.values() if a for cid, p in
+                   (a.get("projections") or {}).items()}
+    after = rollup(constraints, revised, projections)
+    drawn = not unknown and _same_tasks(revised, fixed["tasks"])
+    still = sorted(c for c, r in after.items() if r["status"] == "UNSAT")
+    implausible = [f"{t['id']}.{m}" for t in fixed["tasks"] for m, r in t["estimates"].items()
+                   if not range_ok(r)] + [
+        f"{t['id']}: a zero-time build" for t in fixed["tasks"] if t.get("type") == "build"
+        and any(m in ("hours", "time_hours", "days") and float(r["mid"]) == 0
+                for m, r in t["estimates"].items())]
+    wrong = [f"{r['constraint_id']} {w}" for r in fixed["rollup"] for w in WHICH
+             if r["constraint_id"] in after
+             and u(r["totals"][w]) != u(after[r["constraint_id"]]["totals"][w])]
+    wrong += [f"{r['constraint_id']} status" for r in fixed["rollup"]
+              if r["constraint_id"] in after and r["status"] != after[r["constraint_id"]]["status"]]
+    wrong += [f"{c} is not in the revised rollup" for c in after
+              if c not in {r["constraint_id"] for r in fixed["rollup"]}]
+    metrics = {m for c in constraints if c.get("aggregation") == "sum" for m in [c["metric"]]}
+    wrong += [f"cost {m}: {v:g}" for m, v in (fixed.get("cost") or {}).items()
+              if m not in metrics or u(v) != sum(u(est(t, m, "mid")) for t in revised)]
+    effects = sorted(c for c, r in after.items()
+                     if before[c]["status"] == "SAT" and r["status"] == "TIGHT")
+    listed = sorted(e["constraint_id"] for e in fixed.get("side_effects") or [])
+    unflagged = [c for c in effects if not any(c in f and "SAT to TIGHT" in f
+                                               for f in doc.get("flags") or [])]
+    return [
+        Result("5.1", "the repair satisfies every violated constraint", not still,
+               ", ".join(still)),
+        Result("5.2", "revised estimates are plausible", not implausible, ", ".join(implausible)),
+        Result("5.3", "the revised rollup and cost are the recomputed ones", not wrong,
+               ", ".join(wrong)),
+        Result("5.4", "the repair uses surveyed approaches only, applied to the tasks", drawn,
+               "; ".join(unknown) if unknown else "" if drawn else
+               "the revised tasks are not the originals with the chosen approaches"),
+        _cheapest(found, count, revised, constraints, drawn),
+        Result("5.6", "a constraint the repair moves from SAT to TIGHT is listed and flagged",
+               effects == listed and not unflagged,
+               f"recomputed {effects}, listed {listed}"
+               + (f", not flagged {unflagged}" if unflagged else "")),
+        *waterfall_checks("5.8", fixed.get("waterfall"), fixed["tasks"],
+                          cost_constraint(constraints)),
+    ]
+
+
+def _same_tasks(revised: list[dict], reported: list[dict]) -> bool:
+    def key(t: dict) -> tuple:
+        return (t["id"], tuple(sorted((m, tuple(u(r[w]) for w in WHICH))
+                                      for m, r in t["estimates"].items())),
+                u(t["confidence"]), tuple(t["depends_on"]))
+
+    return [key(t) for t in revised] == [key(t) for t in reported]
+
+
+def _cheapest(found: list[Combination] | None, count: int, revised: list[dict],
+              constraints: list[dict], drawn: bool) -> Result:
+    name = "the repair is the cheapest choice that leaves nothing UNSAT"
+    if found is None:
+        return Result("5.5", name, True, f"not enumerated: {count:,} combinations")
+    feasible = [c for c in found if not c.unmet]
+    if not feasible or not drawn:
+        return Result("5.5", name, False, "no combination is feasible" if not feasible else
+                      "not checked: the repair is not drawn from the surveys")
+    from kernel.plan.recompute import cost_metrics
+
+    cost = sum(u(est(t, m, "mid")) for t in revised for m in cost_metrics(constraints))
+    best = min(feasible, key=lambda c: c.cost)
+    return Result("5.5", name, cost <= best.cost,
+                  f"cost {cost / SCALE:g}; cheapest {best.cost / SCALE:g} ({best.chosen})")
+
+
+def _refusal(doc: dict[str, Any], found: list[Combination] | None, count: int) -> list[Result]:
+    """No feasible repair: true only if no combination leaves nothing UNSAT; the refusal
+    names a conflict that cannot be met together and is minimal."""
+    refusal = doc.get("refusal") or {}
+    conflict = set(refusal.get("conflict") or [])
+    if found is None:
+        return [Result("5.1", "no combination of surveyed approaches leaves nothing UNSAT",
+                       bool(refusal), f"not enumerated: {count:,} combinations"),
+                Result("5.7", "the refusal names constraints that cannot be met together",
+                       bool(conflict), "not enumerated")]
+    feasible = [c for c in found if not c.unmet]
+    unmet = [c.unmet for c in found]
+
+    def meetable(together: set[str]) -> bool:
+        return any(not (u_ & together) for u_ in unmet)
+
+    problems = []
+    if not refusal:
+        problems.append("no refusal report")
+    elif not conflict:
+        problems.append("the refusal names no conflict")
+    elif meetable(conflict):
+        problems.append(f"{sorted(conflict)} can be met together")
+    else:
+        problems += [f"{sorted(conflict - {c})} cannot be met without {c} either: not minimal"
+                     for c in sorted(conflict) if not meetable(conflict - {c})]
+    return [
+        Result("5.1", "no combination of surveyed approaches leaves nothing UNSAT",
+               not feasible, f"{len(feasible)} feasible, e.g. {feasible[0].chosen}"
+               if feasible else f"{count:,} combinations, none feasible"),
+        Result("5.7", "the refusal names constraints that cannot be met together, minimally",
+               not problems, "; ".join(problems) or f"{sorted(conflict)}"),
+    ]
