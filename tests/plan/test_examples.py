@@ -79,7 +79,46 @@ def test_no_feasible_repair_is_a_refusal_naming_the_constraint(
     assert doc["refusal"]["reason"] == "NO_FEASIBLE_REPAIR"
     assert "'c3' cannot be met" in doc["refusal"]["to_proceed"][0]
     failed = {r.id for r in check_plan(doc) if not r.passed}
-    assert failed == {"4.3", "5.1"}  # no approach is cheaper, so nothing repairs c3
+    # no approach is cheaper (4.3); the refusal itself is true and names a real conflict
+    assert failed == {"4.3"}
+    assert doc["refusal"]["conflict"] == ["c3"]
+    assert doc["refusal"]["searched"] == doc["refusal"]["combinations"]
+
+
+def test_a_repair_that_trades_one_wall_for_another_is_refused_naming_both(
+        initialised_graph: GraphStore, tmp_path: Path, data_dir: Path) -> None:
+    """Every approach cheap enough for the cost limit takes too long for the time limit,
+    and the fast ones cost too much: the refusal names cost and time together (a real
+    conflict: check-plan enumerates it again), the closest choice, and exits 1."""
+    import yaml
+
+    data = yaml.safe_load(example_script("swe-agent").read_text())
+    for survey in data["proposals"][2]["output"]["surveys"]:
+        for approach in survey["approaches"]:
+            cheap = approach["estimates"]["cost_usd"]["mid"] < 150
+            approach["estimates"]["hours"] = {"low": 18, "mid": 20, "high": 22} if cheap \
+                else {"low": 1, "mid": 2, "high": 3}
+            if not cheap:
+                approach["estimates"]["cost_usd"] = {"low": 500, "mid": 600, "high": 700}
+    script = tmp_path / "traded.plan.yaml"
+    script.write_text(yaml.safe_dump(data))
+    plan_file = tmp_path / "plan.json"
+    env = {**store_env(initialised_graph, data_dir), "COLUMNS": "200"}
+    result = CliRunner().invoke(app, ["plan", data["example"]["goal"], "--proposer",
+                                      "scripted", "--script", str(script), "--out",
+                                      str(plan_file)], env=env, catch_exceptions=False)
+    assert result.exit_code == 1, result.output
+    doc = json.loads(plan_file.read_text())
+    refusal = doc["refusal"]
+    assert refusal["conflict"] == ["c2", "c3"]
+    words = refusal["to_proceed"][0]
+    assert "constraints 'c2' and 'c3' together cannot be met" in words
+    assert "while the others are met" in words and "refused" in result.output
+    assert refusal["closest"]["unmet"] and refusal["searched"] == refusal["combinations"]
+    results = {r.id: r for r in check_plan(doc)}
+    assert results["5.1"].passed and results["5.7"].passed, results
+    assert all(r.passed for r in results.values()), [r for r in results.values()
+                                                     if not r.passed]
 
 
 def test_the_cli_plans_reports_and_checks(initialised_graph: GraphStore, tmp_path: Path,
