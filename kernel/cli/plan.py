@@ -112,18 +112,37 @@ def summarize(doc: dict[str, Any]) -> None:
 
 def plan_report_command(
     ctx: typer.Context,
-    run_id: Annotated[str, typer.Argument(help="the planning run")],
+    run_id: Annotated[str, typer.Argument(
+        help="the planning run, or a plan JSON file written by kernel plan --out")],
     html: Annotated[Path, typer.Option("--html", help="where to write the report")],
 ) -> None:
-    """Write a self-contained HTML report of a planning run (DAG, waterfall, constraints)."""
+    """Write a self-contained HTML report of a plan (DAG, waterfall, surveys, repair)."""
     output_file(html, "--html")
-    run_id = run_ref(ctx, run_id)
-    with store_of(ctx) as store:
-        document = api.plan_document(store, settings_of(ctx).data_dir, run_id)
+    if run_id.endswith(".json") or Path(run_id).is_file():
+        document = _plan_file(Path(run_id))
+    else:
+        run_id = run_ref(ctx, run_id)
+        with store_of(ctx) as store:
+            document = api.plan_document(store, settings_of(ctx).data_dir, run_id)
     from kernel.plan.report import render_html
 
     html.write_text(render_html(document))
     out.print(f"report written to {html}")
+
+
+def _plan_file(file: Path) -> dict[str, Any]:
+    """A plan document read from a file; anything else is bad input (exit 2)."""
+    input_file(file, "plan file")
+    try:
+        document = json.loads(file.read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ConfigError(f"{file}: not a readable JSON plan ({exc}); write one with "
+                          "kernel plan --out FILE") from exc
+    if not isinstance(document, dict) or not str(document.get("schema", "")).startswith(
+            "kernel-plan/"):
+        raise ConfigError(f"{file}: not a plan document (no kernel-plan schema); write one "
+                          "with kernel plan --out FILE")
+    return document
 
 
 def check_plan_command(

@@ -1,161 +1,176 @@
-"""A plan as one self-contained HTML page (inline SVG and CSS, no scripts, no server):
-the task DAG with the critical path highlighted, the cost waterfall against its limit,
-and the constraint table with SAT / TIGHT / UNSAT before and after repair."""
+"""A plan as one self-contained HTML page (inline SVG and CSS, no scripts, no server)
+that a person reads without the JSON: the verdict, the constraints before and after
+repair, the task DAG at the page's width with the critical path and walls marked, the
+cost waterfall, the surveyed approaches, the repair's revised totals and critical path,
+and a refusal's conflict."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-NODE_W, NODE_H, GAP_X, GAP_Y = 190, 46, 70, 26
+from kernel.plan.report_chart import waterfall_svg
+from kernel.plan.report_dag import dag_svg, duration
+from kernel.plan.report_sections import (
+    chosen_list,
+    constraints_table,
+    named,
+    refusal_section,
+    repair_table,
+    surveys_section,
+    titles,
+    walls_section,
+)
+
+Doc = Mapping[str, Any]
 
 CSS = """
-body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem; color: #1d2330; }
-h1 { font-size: 1.3rem; } h2 { font-size: 1.05rem; margin-top: 2rem; }
-table { border-collapse: collapse; } td, th { border: 1px solid #d5d9e0; padding: .3rem .6rem; }
-th { background: #f2f4f7; text-align: left; }
-.SAT { background: #dff3e4; } .TIGHT { background: #fff4d6; } .UNSAT { background: #fbe0de; }
-svg text { font: 12px system-ui, sans-serif; }
-.node rect { fill: #eef2f8; stroke: #8592a6; }
-.node.critical rect { fill: #fde2e1; stroke: #c0392b; stroke-width: 2.5; }
+body { font: 15px/1.45 system-ui, sans-serif; margin: 1.5rem auto; padding: 0 1rem;
+       max-width: 1000px; color: #1d2330; }
+h1 { font-size: 1.35rem; } h2 { font-size: 1.1rem; margin-top: 2rem; } h3 { font-size: 1rem; }
+table { border-collapse: collapse; margin: .5rem 0; } thead th { background: #f2f4f7; }
+td, th { border: 1px solid #d5d9e0; padding: .3rem .55rem; text-align: left;
+         vertical-align: top; }
+.status { padding: 0 .35rem; border-radius: 3px; font-weight: 600; }
+.SAT { background: #dff3e4; } .TIGHT { background: #fff0c2; } .UNSAT { background: #fbe0de; }
+.verdict { font-size: 1.05rem; font-weight: 600; } .refused { color: #a82a1f; }
+.mark { font-weight: 600; color: #1f6f3f; } .flag { color: #8a5a00; }
+.legend span { display: inline-block; margin-right: 1.2rem; }
+.swatch { display: inline-block; width: .9rem; height: .9rem; vertical-align: -2px;
+          margin-right: .3rem; border: 2px solid #8592a6; background: #eef2f8; }
+.swatch.critical { border-color: #c0392b; } .swatch.wall { background: #ffe6b3; }
+svg text { font: 13px system-ui, sans-serif; fill: #1d2330; }
+.node rect { fill: #eef2f8; stroke: #8592a6; stroke-width: 1.2; }
+.node.wall rect { fill: #ffe6b3; }
+.node.critical rect { stroke: #c0392b; stroke-width: 3; }
+.node .head { font-weight: 600; font-size: 12px; } .node .length { fill: #3d4a5c; }
 .edge { stroke: #8592a6; stroke-width: 1.4; fill: none; marker-end: url(#arrow); }
 .edge.critical { stroke: #c0392b; stroke-width: 3.2; }
-.bar { fill: #5b7db1; } .limit { stroke: #c0392b; stroke-dasharray: 6 4; stroke-width: 2; }
-.flag { color: #8a5a00; } .scroll { overflow-x: auto; }
+.bar { fill: #5b7db1; } .bar.over { fill: #d0645a; }
+.grid { stroke: #e4e7ec; } .axis { stroke: #4a5567; stroke-width: 1.2; }
+.limit { stroke: #c0392b; stroke-dasharray: 6 4; stroke-width: 2; }
+.limit-label { fill: #c0392b; font-weight: 600; } .chart-title { font-weight: 600; }
+.tick, .value { font-size: 12px; } .nowrap { white-space: nowrap; } figure { margin: .5rem 0; }
 """
 
 
-def render_html(doc: dict[str, Any]) -> str:
+def render_html(doc: Doc) -> str:
     repair = doc.get("repair") or {}
+    names = titles(doc)
+    metric, unit = _time_unit(doc)
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
-        f"<title>Plan {escape(doc['run_id'])}</title><style>{CSS}</style></head><body>",
-        f"<h1>{escape(doc['goal'])}</h1>",
-        f"<p>Plan document {escape(doc['schema'])}, run {escape(doc['run_id'])}.</p>",
-        "<h2>Constraints</h2>", _constraint_table(doc),
-        "<h2>Task DAG</h2><p>The critical path (longest chain by time) is drawn in red.</p>",
-        "<div class='scroll'>",
-        _dag_svg(doc["tasks"], set((doc.get("critical_path") or {}).get("tasks", []))),
-        "</div>",
-        "<h2>Cost waterfall</h2>", _waterfall_svg(doc.get("waterfall")),
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+        f"<title>Plan: {escape(doc.get('goal', ''))}</title><style>{CSS}</style></head><body>",
+        f"<h1>{escape(doc.get('goal', ''))}</h1>",
+        f"<p class='verdict {'refused' if doc.get('refusal') else ''}'>{escape(_verdict(doc))}"
+        f"</p><p>Plan document {escape(doc.get('schema', ''))}, run "
+        f"{escape(doc.get('run_id', ''))}. Check it with <code>kernel check-plan</code>.</p>",
+        "<h2>Constraints</h2>", constraints_table(doc),
+        "<h2>Task graph</h2>",
+        "<p class='legend'><span><i class='swatch critical'></i>critical path"
+        f"{_path_note(doc.get('critical_path'), unit)}</span>"
+        "<span><i class='swatch wall'></i>task in a wall</span>"
+        f"<span>durations in {escape(unit or 'the time metric')}: mid (low-high)"
+        "</span></p>",
+        dag_svg(doc.get("tasks", []), (doc.get("critical_path") or {}).get("tasks", []),
+                _wall_tasks(doc), metric, unit),
+        _critical_path(doc.get("critical_path"), doc, metric, unit),
+        "<h2>Cost waterfall</h2>",
+        _waterfall(doc.get("waterfall"), doc, names, "as planned"),
+        "<h2>Walls</h2>", walls_section(doc),
+        "<h2>Surveyed approaches</h2>", surveys_section(doc),
     ]
-    if repair:
-        parts += ["<h2>After repair</h2>",
-                  "<p>" + escape("; ".join(f"{t}: {a}" for t, a in repair["chosen"].items())
-                                 if repair.get("feasible") else "no feasible repair") + "</p>",
-                  _waterfall_svg(repair.get("waterfall"))]
+    if repair.get("feasible"):
+        parts += ["<h2>After repair</h2>", chosen_list(repair["chosen"], doc),
+                  repair_table(doc), _side_effects(repair),
+                  _critical_path(repair.get("critical_path"),
+                                 {**doc, "tasks": repair.get("tasks", [])}, metric, unit,
+                                 "Revised critical path"),
+                  _waterfall(repair.get("waterfall"), doc, names, "after repair")]
     if doc.get("refusal"):
-        parts += ["<h2>Refused</h2><ul>"] + [f"<li>{escape(x)}</li>"
-                                              for x in doc["refusal"]["to_proceed"]] + ["</ul>"]
-    if doc.get("flags"):
-        parts += ["<h2>Flags</h2><ul>"] + [f"<li class='flag'>{escape(x)}</li>"
-                                            for x in doc["flags"]] + ["</ul>"]
-    if doc.get("open_questions"):
-        parts += ["<h2>Open questions</h2><ul>"] + [f"<li>{escape(q)}</li>"
-                                                     for q in doc["open_questions"]] + ["</ul>"]
+        parts += ["<h2>Refused</h2>", refusal_section(doc)]
+    parts += _listing("Flags", doc.get("flags"), "flag")
+    parts += _listing("Open questions", doc.get("open_questions"))
+    parts += _listing("Assertions this plan carries (run by check-plan)",
+                      [v.get("name") or v.get("check", "") for v in doc.get("verifications")
+                       or []])
     parts.append("</body></html>")
     return "\n".join(parts)
 
 
-def _constraint_table(doc: dict[str, Any]) -> str:
-    rolled = {r["constraint_id"]: r for r in doc["rollup"]}
-    after = {r["constraint_id"]: r for r in (doc.get("repair") or {}).get("rollup", [])}
-    rows = ["<table><tr><th>id</th><th>constraint</th><th>kind</th><th>low / mid / high</th>"
-            "<th>limit</th><th>status</th><th>after repair</th></tr>"]
-    for c in doc["constraints"]:
-        r, a = rolled.get(c["id"]), after.get(c["id"])
-        totals = " / ".join(f"{r['totals'][e]:g}" for e in ("low", "mid", "high")) if r else ""
-        limit = f"{r['op']} {r['limit']:g} {c.get('unit', '')}" if r else ""
-        status = r["status"] if r else "not rolled up"
-        rows.append(f"<tr><td>{escape(c['id'])}</td><td>{escape(c['title'])}</td>"
-                    f"<td>{escape(c['kind'])}</td><td>{escape(totals)}</td>"
-                    f"<td>{escape(limit)}</td><td class='{escape(status.split()[0])}'>"
-                    f"{escape(status)}</td><td class='{escape(a['status']) if a else ''}'>"
-                    f"{escape(a['status']) if a else ''}</td></tr>")
-    rows.append("</table>")
-    return "\n".join(rows)
+def _verdict(doc: Doc) -> str:
+    if doc.get("refusal"):
+        return "Refused: no surveyed choice of approaches meets every constraint."
+    if (doc.get("repair") or {}).get("feasible"):
+        return "Feasible after repair: the chosen approaches bring every constraint to SAT."
+    statuses = {r["status"] for r in doc.get("rollup", [])}
+    return "Feasible as planned" + (", with constraints at TIGHT." if "TIGHT" in statuses
+                                    else ".")
 
 
-def _layers(tasks: list[dict[str, Any]]) -> dict[str, int]:
-    deps = {t["id"]: list(t.get("depends_on", [])) for t in tasks}
-    depth: dict[str, int] = {}
-
-    def level(task_id: str) -> int:
-        if task_id not in depth:
-            depth[task_id] = 1 + max((level(d) for d in deps[task_id] if d in deps), default=-1)
-        return depth[task_id]
-
-    for t in tasks:
-        level(t["id"])
-    return depth
+def _time_unit(doc: Doc) -> tuple[str | None, str]:
+    """The time constraint's metric and unit: durations are shown in the plan's own unit."""
+    path = doc.get("critical_path") or {}
+    constraint = next((c for c in doc.get("constraints", [])
+                       if c["id"] == path.get("constraint_id")), None) or next(
+        (c for c in doc.get("constraints", []) if c.get("aggregation") == "critical_path"), None)
+    if constraint is None:
+        return None, ""
+    return constraint.get("metric"), constraint.get("unit") or constraint.get("metric", "")
 
 
-def _dag_svg(tasks: list[dict[str, Any]], critical: set[str]) -> str:
-    depth = _layers(tasks)
-    columns: dict[int, list[str]] = {}
-    for t in tasks:
-        columns.setdefault(depth[t["id"]], []).append(t["id"])
-    position = {task_id: (20 + col * (NODE_W + GAP_X), 20 + row * (NODE_H + GAP_Y))
-                for col, ids in columns.items() for row, task_id in enumerate(ids)}
-    width = 40 + len(columns) * (NODE_W + GAP_X)
-    height = 40 + max(len(ids) for ids in columns.values()) * (NODE_H + GAP_Y)
-    critical_edges = _critical_edges(tasks, critical)
-    parts = [f"<svg id='dag' xmlns='http://www.w3.org/2000/svg' width='{width}' "
-             f"height='{height}' viewBox='0 0 {width} {height}'>",
-             "<defs><marker id='arrow' viewBox='0 0 10 10' refX='10' refY='5' "
-             "markerWidth='7' markerHeight='7' orient='auto-start-reverse'>"
-             "<path d='M 0 0 L 10 5 L 0 10 z' fill='#8592a6'/></marker></defs>"]
-    for t in tasks:
-        for d in t.get("depends_on", []):
-            if d not in position:
-                continue
-            (x1, y1), (x2, y2) = position[d], position[t["id"]]
-            css = "edge critical" if (d, t["id"]) in critical_edges else "edge"
-            parts.append(f"<path class='{css}' data-from='{escape(d)}' "
-                         f"data-to='{escape(t['id'])}' d='M {x1 + NODE_W} {y1 + NODE_H / 2} "
-                         f"C {x1 + NODE_W + GAP_X / 2} {y1 + NODE_H / 2}, "
-                         f"{x2 - GAP_X / 2} {y2 + NODE_H / 2}, {x2} {y2 + NODE_H / 2}'/>")
-    for t in tasks:
-        x, y = position[t["id"]]
-        css = "node critical" if t["id"] in critical else "node"
-        hours = next((f"{v['mid']:g} {m}" for m, v in t.get("estimates", {}).items()
-                      if "hour" in m or "day" in m), "")
-        parts.append(f"<g class='{css}' data-task='{escape(t['id'])}'>"
-                     f"<rect x='{x}' y='{y}' width='{NODE_W}' height='{NODE_H}' rx='6'/>"
-                     f"<text x='{x + 8}' y='{y + 18}'>{escape(t['id'])}</text>"
-                     f"<text x='{x + 8}' y='{y + 36}'>{escape(t.get('type', ''))} "
-                     f"{escape(hours)}</text></g>")
-    parts.append("</svg>")
-    return "\n".join(parts)
+def _wall_tasks(doc: Doc) -> dict[str, list[str]]:
+    walls: dict[str, list[str]] = {}
+    for wall in doc.get("walls", []):
+        for task_id in wall.get("cluster", []):
+            walls.setdefault(task_id, []).append(wall["constraint_id"])
+    return walls
 
 
-def _critical_edges(tasks: list[dict[str, Any]], critical: set[str]) -> set[tuple[str, str]]:
-    return {(d, t["id"]) for t in tasks if t["id"] in critical
-            for d in t.get("depends_on", []) if d in critical}
+def _path_note(path: Mapping[str, Any] | None, unit: str) -> str:
+    if not path:
+        return " (no time constraint)"
+    return f" ({path['totals']['mid']:g} {unit} at the mid estimate)"
 
 
-def _waterfall_svg(waterfall: dict[str, Any] | None) -> str:
-    if not waterfall or not waterfall.get("rows"):
-        return "<p>No cost constraint to draw.</p>"
-    rows = waterfall["rows"]
-    top = max([waterfall["limit"], *(r["cumulative"] for r in rows)]) or 1.0
-    bar_w, chart_h, left = 46, 220, 60
-    width = left + 20 + len(rows) * (bar_w + 12)
-    scale = chart_h / top
-    parts = [f"<svg class='waterfall' xmlns='http://www.w3.org/2000/svg' width='{width}' "
-             f"height='{chart_h + 90}'>"]
-    previous = 0.0
-    for i, row in enumerate(rows):
-        x = left + i * (bar_w + 12)
-        y1, y2 = chart_h - row["cumulative"] * scale + 30, chart_h - previous * scale + 30
-        parts.append(f"<rect class='bar' x='{x}' y='{y1:.1f}' width='{bar_w}' "
-                     f"height='{max(y2 - y1, 1):.1f}'><title>{escape(row['task_id'])}: "
-                     f"{row['cumulative']:g}</title></rect>"
-                     f"<text x='{x}' y='{chart_h + 48}' transform='rotate(20 {x} "
-                     f"{chart_h + 48})'>{escape(row['task_id'])}</text>")
-        previous = row["cumulative"]
-    limit_y = chart_h - waterfall["limit"] * scale + 30
-    parts.append(f"<line class='limit' x1='{left - 10}' x2='{width}' y1='{limit_y:.1f}' "
-                 f"y2='{limit_y:.1f}'/><text x='4' y='{limit_y - 4:.1f}'>limit "
-                 f"{waterfall['limit']:g}</text></svg>")
-    return "\n".join(parts)
+def _critical_path(path: Mapping[str, Any] | None, doc: Doc, metric: str | None, unit: str,
+                   heading: str = "Critical path") -> str:
+    if not path:
+        return ""
+    tasks = {t["id"]: t for t in doc.get("tasks", [])}
+    names = titles(doc)
+    totals = path["totals"]
+    items = "".join(f"<li>{named(t, names)}: {escape(duration(tasks[t], metric, unit))}</li>"
+                    for t in path["tasks"] if t in tasks)
+    return (f"<h3>{escape(heading)}: {totals['mid']:g} {escape(unit)} "
+            f"(low {totals['low']:g}, high {totals['high']:g})</h3><ol>{items}</ol>")
+
+
+def _waterfall(waterfall: Mapping[str, Any] | None, doc: Doc, names: Mapping[str, str],
+               when: str) -> str:
+    if not waterfall:
+        return "<p>No summed cost constraint, so no waterfall.</p>"
+    constraint: Mapping[str, Any] = next((c for c in doc.get("constraints", [])
+                                          if c["id"] == waterfall.get("constraint_id")), {})
+    unit = constraint.get("unit", "")
+    caption = (f"Cumulative {waterfall['metric']} at the mid estimate, {when}, against "
+               f"{waterfall.get('constraint_id', '')}'s limit")
+    return waterfall_svg(waterfall, unit, names, caption)
+
+
+def _side_effects(repair: Mapping[str, Any]) -> str:
+    effects = repair.get("side_effects") or []
+    if not effects:
+        return "<p>No side effects: no other constraint moves from SAT to TIGHT.</p>"
+    return ("<p class='flag'>Side effects of this repair: " + escape(", ".join(
+        f"{e['constraint_id']} moves from {e.get('before', 'SAT')} to {e.get('after', 'TIGHT')}"
+        for e in effects)) + ".</p>")
+
+
+def _listing(heading: str, items: list[str] | None, css: str = "") -> list[str]:
+    if not items:
+        return []
+    return [f"<h2>{escape(heading)}</h2><ul>"] + [f"<li class='{css}'>{escape(x)}</li>"
+                                                  for x in items] + ["</ul>"]

@@ -1,15 +1,32 @@
-"""The HTML plan report renders in headless Chromium with the critical path drawn."""
+"""The HTML plan report, read in headless Chromium as a person would see it: the critical
+path drawn in red, and every task title of a wide plan whole and inside the window."""
 
 from __future__ import annotations
 
+import html
+import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from kernel.plan.compose import compose
 from kernel.plan.report import render_html
+from kernel.plan.report_dag import NODE_W
 from kernel.plan.session import example_goal, example_script, plan_goal
+from kernel.protocol.plan_models import (
+    Approach,
+    ApproachSurvey,
+    ExtractedConstraints,
+    PlanConstraint,
+    PlanTask,
+    Range,
+    TaskDag,
+    TaskSurvey,
+)
 from kernel.store import GraphStore
 from resolvers.scripted import ScriptedProposer
 
@@ -18,6 +35,27 @@ CRITICAL_RED = (192, 57, 43)  # the report's #c0392b
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--hide-scrollbars"]
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None, reason="no Chromium here: 'make test' installs Debian's chromium "
+                             "package where it can")
+
+# Appended to the page under test only: measures what the window shows.
+MEASURE = """<script>
+const tasks = [...document.querySelectorAll('g[data-task]')].map(g => {
+  const title = g.querySelector('text.task-title').getBoundingClientRect();
+  const box = g.querySelector('rect').getBoundingClientRect();
+  return {id: g.dataset.task, left: title.left, right: title.right, boxRight: box.right,
+          boxWidth: box.width,
+          text: [...g.querySelectorAll('text.task-title tspan')].map(s => s.textContent)
+                .join(' '),
+          length: g.querySelector('text.length').textContent};
+});
+const pre = document.createElement('pre');
+pre.id = 'measure';
+pre.textContent = JSON.stringify({width: window.innerWidth,
+                                  scrollWidth: document.documentElement.scrollWidth, tasks});
+document.body.appendChild(pre);
+</script>"""
 
 
 def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
@@ -26,8 +64,77 @@ def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120, check=False)
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium here: 'make test' installs Debian's "
-                                             "chromium package where it can")
+def wide_plan() -> dict[str, Any]:
+    """Twelve tasks, ten of them side by side, with long titles; time in weeks; a cost wall
+    repaired by a surveyed approach."""
+    def task(i: int, deps: list[int], cost: float) -> PlanTask:
+        return PlanTask(id=f"t{i}", type="build", confidence=0.8,
+                        title=f"Workstream {i}: integrate the regional supplier catalogue "
+                              f"and reconcile its pricing with the master ledger",
+                        estimates={"cost_usd": Range(low=cost * 0.8, mid=cost, high=cost * 1.3),
+                                   "weeks": Range(low=1, mid=2, high=3 + i % 3)},
+                        depends_on=[f"t{d}" for d in deps])
+
+    tasks = [task(0, [], 10), *(task(i, [0], 100 if i == 4 else 20) for i in range(1, 11)),
+             task(11, list(range(1, 11)), 10)]
+    constraints = [
+        PlanConstraint(id="cost", title="spend under $250", kind="explicit", type="logic",
+                       metric="cost_usd", aggregation="sum", op="<=", limit=250, unit="USD",
+                       source_text="under $250"),
+        PlanConstraint(id="time", title="live within 12 weeks", kind="explicit", type="logic",
+                       metric="weeks", aggregation="critical_path", op="<=", limit=12,
+                       unit="weeks", source_text="within 12 weeks")]
+
+    def survey(triggers: dict[str, list[str]], _rollups: object) -> ApproachSurvey:
+        return ApproachSurvey(surveys=[TaskSurvey(task_id=t, approaches=[Approach(
+            id=f"{t}-reuse", title="reuse the existing catalogue connector", confidence=0.7,
+            known_method=["connector reuse"],
+            estimates={"cost_usd": Range(low=20, mid=30, high=40),
+                       "weeks": Range(low=1, mid=2, high=3)})]) for t in sorted(triggers)])
+
+    doc, _ = compose("Onboard ten regional suppliers for under $250 within 12 weeks",
+                     "run:wide", ExtractedConstraints(constraints=constraints),
+                     TaskDag(tasks=tasks, narrative="ten suppliers in parallel", claims=[]),
+                     survey, [])
+    return json.loads(json.dumps(doc))
+
+
+def test_the_wide_plan_is_the_case_the_report_must_handle() -> None:
+    doc = wide_plan()
+    assert len(doc["tasks"]) == 12
+    assert doc["repair"]["feasible"] and doc["repair"]["chosen"] == {"t4": "t4-reuse"}
+    page = render_html(doc)
+    assert "2 weeks (1-4)" in page and "Revised critical path" in page
+    assert "t4-reuse" in page and "wall on cost" in page
+
+
+@needs_chromium
+@pytest.mark.parametrize("width", [1280, 800])
+def test_every_task_title_of_a_wide_plan_is_whole_and_inside_the_window(
+        tmp_path: Path, width: int) -> None:
+    doc = wide_plan()
+    page = tmp_path / "plan.html"
+    page.write_text(render_html(doc).replace("</body>", MEASURE + "</body>"))
+    dom = _chromium(tmp_path, f"--window-size={width},900", "--virtual-time-budget=5000",
+                    "--dump-dom", page.as_uri())
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    found = re.search(r'<pre id="measure">(.*?)</pre>', dom.stdout, re.S)
+    assert found, "the measuring script did not run"
+    seen = json.loads(html.unescape(found.group(1)))
+    assert seen["width"] == width and seen["scrollWidth"] <= width  # no sideways scrolling
+    by_id = {t["id"]: t for t in seen["tasks"]}
+    assert sorted(by_id) == sorted(t["id"] for t in doc["tasks"])
+    for t in doc["tasks"]:
+        shown = by_id[t["id"]]
+        assert shown["text"] == t["title"], "a title is cut"
+        assert shown["left"] >= 0 and shown["right"] <= width, shown
+        assert shown["right"] <= shown["boxRight"] + 1, ("a title spills out of its node", shown)
+        assert shown["length"].startswith("2 weeks")
+        # drawn at a readable size, not shrunk to fit: a node is NODE_W wide at scale 1
+        assert shown["boxWidth"] >= 0.85 * NODE_W, shown
+
+
+@needs_chromium
 def test_the_report_renders_with_the_critical_path_drawn(initialised_graph: GraphStore,
                                                          tmp_path: Path) -> None:
     from PIL import Image
@@ -41,10 +148,13 @@ def test_the_report_renders_with_the_critical_path_drawn(initialised_graph: Grap
     dom = _chromium(tmp_path, "--dump-dom", page.as_uri())
     assert dom.returncode == 0, dom.stderr[-2000:]
     critical = doc["critical_path"]["tasks"]
-    assert dom.stdout.count('class="node critical"') == len(critical)
+    assert len(re.findall(r'class="node critical[ "]', dom.stdout)) == len(critical)
     assert dom.stdout.count('class="edge critical"') == len(critical) - 1
+    for wall in doc["walls"]:
+        for task_id in wall["cluster"]:
+            assert re.search(rf'class="node[^"]* wall" data-task="{task_id}"', dom.stdout)
     shot = tmp_path / "plan.png"
-    result = _chromium(tmp_path, f"--screenshot={shot}", "--window-size=1600,1400",
+    result = _chromium(tmp_path, f"--screenshot={shot}", "--window-size=1280,1600",
                        page.as_uri())
     assert result.returncode == 0 and shot.exists(), result.stderr[-2000:]
     image = Image.open(shot).convert("RGB")
