@@ -49,6 +49,11 @@ def plan_command(
         goal = goal or example_text
         if proposer == "auto":
             proposer = "scripted"
+    elif script is not None:  # a user's own planning script may carry a goal and checks
+        from kernel.plan.session import script_goal
+
+        script_text, verifications = script_goal(script)
+        goal = goal or script_text
     if not goal:
         raise ConfigError("give a GOAL, or --example NAME (" + ", ".join(example_names()) + ")")
     from kernel.plan.session import plan_goal

@@ -32,10 +32,28 @@ def example_script(name: str) -> Path:
 
 
 def example_goal(path: Path) -> tuple[str, list[dict[str, Any]]]:
-    script = load_script(path)
-    if script.example is None:
+    goal, verifications = script_goal(path)
+    if goal is None:
         raise ConfigError(f"{path} is a script without an example goal")
-    return script.example.goal, list(script.example.verifications)
+    return goal, verifications
+
+
+def script_goal(path: Path) -> tuple[str | None, list[dict[str, Any]]]:
+    """The goal and the verification list a planning script carries under ``example:``
+    (a user's script as much as a shipped one); an unknown check is bad input, refused
+    before anything is paid for."""
+    from kernel.plan.check_verifications import VERIFICATIONS
+
+    example = load_script(path).example
+    if example is None:
+        return None, []
+    for number, check in enumerate(example.verifications):
+        if check.get("check") not in VERIFICATIONS:
+            raise ConfigError(
+                f"{path}: example.verifications.{number}.check: {check.get('check')!r} is "
+                f"not a verification; use one of {', '.join(sorted(VERIFICATIONS))} "
+                "(docs/planning.md)")
+    return example.goal, list(example.verifications)
 
 
 def plan_goal(store: GraphStore, data_dir: Path, goal: str, proposer: Proposer,
@@ -59,7 +77,8 @@ def _plan(kernel: Kernel, root: str, verifications: list[dict[str, Any]] | None,
         raise
     finally:
         kernel.run.flush_logs()
-    lease.stopped, lease.ended = "planned", True
+    # a plan whose constraints no surveyed choice meets ends refused, as in solve
+    lease.stopped, lease.ended = ("plan refused" if document.get("refusal") else "planned"), True
     return document
 
 

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from kernel.cli.app import app
 from kernel.core.ledger import load_entries
+from kernel.errors import ConfigError
 from kernel.plan.checks import check_plan
 from kernel.plan.session import example_goal, example_names, example_script, plan_goal
 from kernel.store import GraphStore
@@ -100,11 +101,12 @@ def test_a_repair_that_trades_one_wall_for_another_is_refused_naming_both(
                 else {"low": 1, "mid": 2, "high": 3}
             if not cheap:
                 approach["estimates"]["cost_usd"] = {"low": 500, "mid": 600, "high": 700}
+    goal = data.pop("example")["goal"]  # a user's script: the example's checks do not apply
     script = tmp_path / "traded.plan.yaml"
     script.write_text(yaml.safe_dump(data))
     plan_file = tmp_path / "plan.json"
     env = {**store_env(initialised_graph, data_dir), "COLUMNS": "200"}
-    result = CliRunner().invoke(app, ["plan", data["example"]["goal"], "--proposer",
+    result = CliRunner().invoke(app, ["plan", goal, "--proposer",
                                       "scripted", "--script", str(script), "--out",
                                       str(plan_file)], env=env, catch_exceptions=False)
     assert result.exit_code == 1, result.output
@@ -115,10 +117,52 @@ def test_a_repair_that_trades_one_wall_for_another_is_refused_naming_both(
     assert "constraints 'c2' and 'c3' together cannot be met" in words
     assert "while the others are met" in words and "refused" in result.output
     assert refusal["closest"]["unmet"] and refusal["searched"] == refusal["combinations"]
+    listed = json.loads(CliRunner().invoke(app, ["runs", "--json"], env=env).output)
+    assert listed[0]["status"] == "plan refused"
     results = {r.id: r for r in check_plan(doc)}
     assert results["5.1"].passed and results["5.7"].passed, results
     assert all(r.passed for r in results.values()), [r for r in results.values()
                                                      if not r.passed]
+
+
+def test_a_users_own_script_carries_its_goal_and_checks_which_check_plan_runs(
+        initialised_graph: GraphStore, tmp_path: Path, data_dir: Path) -> None:
+    """``kernel plan --proposer scripted --script F`` with no GOAL takes the script's goal and
+    its verification list; check-plan runs that list (one check here is false on purpose);
+    an unknown check is bad input: exit 2 and no run started."""
+    import yaml
+
+    data = yaml.safe_load(example_script("momentum-strategy").read_text())
+    data["example"]["verifications"] = [
+        {"check": "constraint_present", "match": "lookahead", "name": "lookahead named"},
+        {"check": "status", "constraint": "m6", "is": "SAT", "when": "before",
+         "name": "compute fits as first planned"}]
+    script = tmp_path / "mine.yaml"
+    script.write_text(yaml.safe_dump(data))
+    plan_file = tmp_path / "plan.json"
+    env = {**store_env(initialised_graph, data_dir), "COLUMNS": "200"}
+    runner = CliRunner()
+    result = runner.invoke(app, ["plan", "--proposer", "scripted", "--script", str(script),
+                                 "--out", str(plan_file)], env=env, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(plan_file.read_text())
+    assert doc["goal"] == data["example"]["goal"]
+    assert [v["name"] for v in doc["verifications"]] == ["lookahead named",
+                                                         "compute fits as first planned"]
+    failed = [r for r in check_plan(doc) if not r.passed]
+    assert [(r.id, r.name) for r in failed] == [("7.2", "compute fits as first planned")]
+    checked = runner.invoke(app, ["check-plan", str(plan_file)], env=env)
+    assert checked.exit_code == 1 and "compute fits as first planned" in checked.output
+
+    runs_before = runner.invoke(app, ["runs", "--json"], env=env).output
+    data["example"]["verifications"] = [{"check": "cheapest_overall"}]
+    script.write_text(yaml.safe_dump(data))
+    bad = runner.invoke(app, ["plan", "--proposer", "scripted", "--script", str(script)],
+                        env=env)
+    assert isinstance(bad.exception, ConfigError), bad.output  # main() exits 2 on it
+    assert "example.verifications.0.check: 'cheapest_overall' is not a verification" \
+        in str(bad.exception)
+    assert runner.invoke(app, ["runs", "--json"], env=env).output == runs_before
 
 
 def test_the_cli_plans_reports_and_checks(initialised_graph: GraphStore, tmp_path: Path,
