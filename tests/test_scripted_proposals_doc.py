@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from kernel.protocol.reference import BEGIN, END, operations_markdown
+from kernel.store import GraphStore
 from tests.sandbox_support import needs_sandbox
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "scripted-proposals.md"
@@ -43,3 +44,28 @@ def test_the_example_runs_as_the_doc_says(data_dir: Path, tmp_path: Path) -> Non
     tested = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
                             cwd=tmp_path / "add", capture_output=True, text=True, check=False)
     assert tested.returncode == 0, tested.stdout
+
+
+def test_the_planning_example_plans_and_passes_check_plan_as_the_doc_says(
+        initialised_graph: GraphStore, data_dir: Path, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from kernel.cli.app import app
+    from kernel.plan.checks import check_plan
+    from tests.conftest import store_env
+
+    text = DOC.read_text()
+    block = text.split("<!-- plan-example:begin -->")[1].split("<!-- plan-example:end -->")[0]
+    script = tmp_path / "wiki.plan.yaml"
+    script.write_text(block.split("```yaml\n")[1].split("```")[0])
+    plan_file = tmp_path / "plan.json"
+    env = {**store_env(initialised_graph, data_dir), "COLUMNS": "160"}
+    result = CliRunner().invoke(app, ["plan", "--proposer", "scripted", "--script",
+                                      str(script), "--out", str(plan_file)], env=env,
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(plan_file.read_text())
+    assert doc["repair"]["chosen"] == {"convert": "convert-tool"}
+    assert doc["repair"]["cost"] == {"cost_usd": 400.0}
+    results = check_plan(doc)
+    assert all(r.passed for r in results) and any(r.id == "7.3" for r in results)

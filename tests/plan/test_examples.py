@@ -86,11 +86,9 @@ def test_no_feasible_repair_is_a_refusal_naming_the_constraint(
     assert doc["refusal"]["searched"] == doc["refusal"]["combinations"]
 
 
-def test_a_repair_that_trades_one_wall_for_another_is_refused_naming_both(
-        initialised_graph: GraphStore, tmp_path: Path, data_dir: Path) -> None:
-    """Every approach cheap enough for the cost limit takes too long for the time limit,
-    and the fast ones cost too much: the refusal names cost and time together (a real
-    conflict: check-plan enumerates it again), the closest choice, and exits 1."""
+def _traded_script(tmp_path: Path) -> tuple[str, Path]:
+    """The swe-agent proposals with surveys where every approach cheap enough for the cost
+    limit takes too long for the time limit, and the fast ones cost too much."""
     import yaml
 
     data = yaml.safe_load(example_script("swe-agent").read_text())
@@ -104,6 +102,28 @@ def test_a_repair_that_trades_one_wall_for_another_is_refused_naming_both(
     goal = data.pop("example")["goal"]  # a user's script: the example's checks do not apply
     script = tmp_path / "traded.plan.yaml"
     script.write_text(yaml.safe_dump(data))
+    return goal, script
+
+
+def test_a_truncated_repair_search_says_so(initialised_graph: GraphStore, tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from kernel.plan import feasibility
+
+    monkeypatch.setattr(feasibility, "MAX_COMBINATIONS", 5)
+    goal, script = _traded_script(tmp_path)
+    doc = plan_goal(initialised_graph, tmp_path, goal, ScriptedProposer.from_file(script),
+                    {}, 5.0, 600)
+    refusal = doc["refusal"]
+    assert (refusal["searched"], refusal["combinations"]) == (5, 12)
+    assert "the search stopped after 5 of 12" in refusal["to_proceed"][0]
+    assert any("the repair search stopped after 5 of 12" in f for f in doc["flags"])
+
+
+def test_a_repair_that_trades_one_wall_for_another_is_refused_naming_both(
+        initialised_graph: GraphStore, tmp_path: Path, data_dir: Path) -> None:
+    """The refusal names cost and time together (a real conflict: check-plan enumerates it
+    again), the closest choice, and exits 1."""
+    goal, script = _traded_script(tmp_path)
     plan_file = tmp_path / "plan.json"
     env = {**store_env(initialised_graph, data_dir), "COLUMNS": "200"}
     result = CliRunner().invoke(app, ["plan", goal, "--proposer",
