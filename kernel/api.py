@@ -17,7 +17,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from kernel._views import (
     analytics_queries,
@@ -110,6 +117,25 @@ class SolveRequest(BaseModel):
         from kernel.runtime.proposers import check_proposer
 
         return check_proposer(kind) if isinstance(kind, str) else kind
+
+    @model_validator(mode="after")
+    def _core_is_consistent(self) -> SolveRequest:
+        """Core constraints that contradict each other are refused before anything is
+        stored or paid for, naming a minimal set that cannot hold together."""
+        if any(c.payload.get("check") == "arith" for c in self.constraints):
+            from kernel.core_check import refuse_contradiction  # Z3 loads only when needed
+
+            refuse_contradiction(self.constraints)
+        return self
+
+    def implied_core(self) -> list[str]:
+        """Core constraints the others already imply, said in words (a note, not an error:
+        the person typed them)."""
+        if not any(c.payload.get("check") == "arith" for c in self.constraints):
+            return []
+        from kernel.core_check import check_core
+
+        return check_core(self.constraints).problems()
 
     @classmethod
     def checked(cls, **fields: Any) -> SolveRequest:

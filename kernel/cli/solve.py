@@ -11,6 +11,7 @@ import typer
 from kernel import api
 from kernel.cli.answers import terminal_prompt
 from kernel.cli.common import (
+    err_console,
     input_file,
     out,
     print_json,
@@ -140,6 +141,8 @@ def solve_command(
     request = api.SolveRequest.checked(
         goal=goal, constraints=constraint or [], budget_usd=budget, time_seconds=time_limit,
         proposer=proposer, script=script, max_attempts=max_attempts, max_wall_seconds=max_wall)
+    for note in request.implied_core():
+        err_console.print(f"[yellow]note:[/] {note}", highlight=False, soft_wrap=True)
     settings = settings_of(ctx)
     with store_of(ctx) as store:
         with showing(make_view(progress, store, as_json)) as view:
