@@ -35,7 +35,9 @@ FACTS = {"operation": "resolve", "goal": "Ship it", "needed_usd": 1.5, "needed_s
          "cap_seconds": 600, "run_id": "run:X", "count": 3, "limit": 2,
          "constraint": "p99 < 500ms", "capability": "thermal_analysis", "attempts": "5",
          "constraints": "exit 1 on a missing column", "capabilities": "fault_localization",
-         "failure": "invalid_output", "children": "node:1, node:2", "best": 700, "op": "<="}
+         "failure": "invalid_output", "children": "node:1, node:2", "best": 700, "op": "<=",
+         "what": "constraints 'c2' and 'c3' together", "searched": "",
+         "reached": "'c2' reaches at best 35.5 against <= 24", "which": "one of them"}
 
 
 @pytest.mark.parametrize("reason", list(RefusalReason))
