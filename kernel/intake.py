@@ -22,7 +22,9 @@ def _shown(text: str, limit: int = 120) -> str:
 
 
 def parse_constraint(text: str) -> ConstraintSpec:
-    """One ``--constraint``: a logic constraint given as a comparison is checked by Z3."""
+    """One ``--constraint``: a logic constraint given as a comparison is checked by Z3; one
+    in prose about tests by running every test in the sandbox; any other prose is refused,
+    since nothing could decide it deterministically."""
     parts = [p.strip() for p in text.split(":", 2)]
     if len(parts) >= 2 and parts[0] not in ("logic", "semantic"):
         raise ConfigError(f"--constraint {_shown(text)}: the type {parts[0]!r} must be 'logic' "
@@ -45,5 +47,11 @@ def parse_constraint(text: str) -> ConstraintSpec:
             if any(op in title for op in COMPARISONS):
                 raise ConfigError(f"--constraint {_shown(text)}: {exc}; write a comparison such as "
                                   "'cost_usd <= 5' or 'latency_ms < 200'") from None
+            if "test" not in title.lower():
+                raise ConfigError(f"--constraint {_shown(text)}: a logic constraint is decided by "
+                                  "a program; write a comparison ('logic:cost:cost_usd <= 5'), "
+                                  "say that the tests pass ('logic:tests:all tests pass'), or "
+                                  "type it semantic ('semantic:...')") from None
+            payload = {"check": "test", "tests": []}  # every test passes, in the sandbox
     return ConstraintSpec(type=ConstraintType(kind), domain=domain, title=title, payload=payload,
                           provenance=Provenance(source="human"))

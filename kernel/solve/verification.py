@@ -34,6 +34,8 @@ from kernel.solve import arith
 from kernel.solve.sandbox_runs import SandboxProposer
 from kernel.solve.tools import code_problems
 
+SEMANTIC_CEILING = 0.99  # a model's judgment is below certainty, whatever it claims
+
 
 def verify(k: Kernel, goal: GoalNode, constraints: list[Constraint],
            output: ResolutionOutput) -> Verification:
@@ -203,11 +205,14 @@ def _judge(k: Kernel, goal: GoalNode, judged: list[Constraint],
             checks[constraint.id] = Check(constraint_id=constraint.id, passed=False, sigma_i=0.0,
                                           detail={"judge": "no judgment returned"})
             continue
-        detail = {"rubric_trace": judgment.rubric_trace}
+        detail: dict[str, Any] = {"rubric_trace": judgment.rubric_trace}
         if fallback:
             detail["note"] = "logic constraint without a deterministic checker; judged instead"
+        sigma = min(judgment.sigma, SEMANTIC_CEILING)
+        if sigma < judgment.sigma:  # a judgment is never certainty: said, not hidden
+            detail["sigma_capped_from"] = judgment.sigma
         checks[constraint.id] = Check(
-            constraint_id=constraint.id, passed=judgment.passed, sigma_i=judgment.sigma,
+            constraint_id=constraint.id, passed=judgment.passed, sigma_i=sigma,
             detail=detail,
             repair_suggestion={"fix": judgment.repair_suggestion} if judgment.repair_suggestion
             else None)

@@ -18,7 +18,8 @@ from tests.solve import scripts as s
 
 ROOT = "plan a product*"
 PART = "launch part*"
-SHARED = "dates use one format"
+SHARED = "dates use one format"  # decided by Z3 over the metric each part reports
+JUDGED = "reads well"
 COUPLING = "every date is written as ISO 8601"
 
 
@@ -38,6 +39,9 @@ def _entries(conflict: bool) -> list[dict]:
     part_identify = {"operation": "identify_constraints", "goal": PART, "repeat": True,
                      "output": {"required_capabilities": ["generate_code"], "constraints": [
                          {"type": "logic", "domain": "interface", "title": SHARED,
+                          "explicit": False,
+                          "payload": {"check": "arith", "expr": "date_formats == 1"}},
+                         {"type": "semantic", "domain": "quality", "title": JUDGED,
                           "explicit": False}]}}
     return [
         s.identify(ROOT, "covers every launch channel"),
@@ -52,9 +56,12 @@ def _entries(conflict: bool) -> list[dict]:
                               ("announce", "launch part: announce it", 1.0)],
                        [("announce", "docs")]), "repeat": True},
         part_identify,
-        s.resolve(PART, "Launch on 03/04.", repeat=True),
-        _judge("launch part: write the docs", {SHARED: 0.8}, repeat=True),
-        _judge("launch part: announce it", {SHARED: 0.75}, repeat=True),
+        {"operation": "select_constraints", "goal": PART, "repeat": True, "output": {
+            "constraint_ids": [SHARED, JUDGED], "rationale": "the interface and the text"}},
+        {**s.resolve(PART, "Launch on 03/04.", repeat=True)} | {"output": {
+            **s.resolve(PART, "Launch on 03/04.")["output"], "metrics": {"date_formats": 1}}},
+        _judge("launch part: write the docs", {JUDGED: 0.8}, repeat=True),
+        _judge("launch part: announce it", {JUDGED: 0.75}, repeat=True),
         s.leaf(PART, True, repeat=True),
         *([review] if conflict else []),
         s.consistent(ROOT),
@@ -109,3 +116,4 @@ def test_assembly_has_full_lineage_and_sigma_system(initialised_graph: GraphStor
                   if e.operation == "check_global_consistency")
     assert json.loads(json.dumps(review.data()["request"]))["operation"] == \
         "check_global_consistency"
+

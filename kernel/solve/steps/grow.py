@@ -33,6 +33,7 @@ from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
 from kernel.runtime.gate import CLAUDE_ID, ask
 from kernel.runtime.kernel import Kernel
+from kernel.solve.checkable import proposed_spec
 from kernel.solve.steps.hire import (
     BUDGET_TAG,
     budget_class,
@@ -142,10 +143,12 @@ def _build(k: Kernel, goal: GoalNode, gap: models.CapabilityGap,
     key = f"build:{gap.capability_tag}:{goal.attempt_count}"
     existing = {c["decomposition_key"]: c["id"] for c in
                 k.store.run("goal/children_keys", {"goal_id": goal.id})}
-    core = k.constraints.upsert([TOOL_CONTRACT, *[
-        ConstraintSpec(type=c.type, domain=c.domain, title=c.title, payload=c.payload,
-                       provenance=Provenance(source="resolver", resolver_id=CLAUDE_ID))
-        for c in gap.build_constraints]])
+    settled = [proposed_spec(c, Provenance(source="resolver", resolver_id=CLAUDE_ID))
+               for c in gap.build_constraints]
+    for _, note in settled:
+        if note:
+            k.log.flow(goal.id, note)
+    core = k.constraints.upsert([TOOL_CONTRACT, *(spec for spec, _ in settled)])
     child = existing.get(key) or k.tree.create_child(
         goal.id, GoalSpec(
             f"Build a tool that provides the capability '{gap.capability_tag}': "
