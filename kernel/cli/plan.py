@@ -78,6 +78,21 @@ def plan_command(
 def summarize(doc: dict[str, Any]) -> None:
     out.rule(f"plan {doc['run_id']}")
     out.print(doc["goal"])
+    out.print(_constraint_table(doc))
+    if doc.get("critical_path"):
+        cp = doc["critical_path"]
+        out.print(f"critical path ({cp['metric']}, mid {cp['totals']['mid']:g}): "
+                  + " -> ".join(cp["tasks"]))
+    for wall in doc["walls"]:
+        out.print(f"wall on {wall['constraint_id']}: {', '.join(wall['cluster']) or '-'}")
+    _repair_lines(doc)
+    for flag in doc["flags"]:
+        out.print(f"[yellow]flag[/]: {flag}")
+    for question in doc["open_questions"]:
+        out.print(f"open question: {question}")
+
+
+def _constraint_table(doc: dict[str, Any]) -> Table:
     table = Table("constraint", "kind", "rollup (low / mid / high)", "limit", "status",
                   "after repair")
     repair = doc.get("repair") or {}
@@ -88,17 +103,20 @@ def summarize(doc: dict[str, Any]) -> None:
     rolled = {r["constraint_id"]: r for r in doc["rollup"]}
     for c in doc["constraints"]:
         r = rolled.get(c["id"])
+        if r is None:
+            table.add_row(f"{c['id']}: {c['title']}", c["kind"], "-", "-", "-",
+                          after.get(c["id"], ""))
+            continue
         table.add_row(f"{c['id']}: {c['title']}", c["kind"],
-                      " / ".join(f"{r['totals'][e]:g}" for e in ("low", "mid", "high"))
-                      if r else "-", f"{r['op']} {r['limit']:g} {c.get('unit', '')}" if r else "-",
-                      r["status"] if r else "-", after.get(c["id"], ""))
-    out.print(table)
-    if doc.get("critical_path"):
-        cp = doc["critical_path"]
-        out.print(f"critical path ({cp['metric']}, mid {cp['totals']['mid']:g}): "
-                  + " -> ".join(cp["tasks"]))
-    for wall in doc["walls"]:
-        out.print(f"wall on {wall['constraint_id']}: {', '.join(wall['cluster']) or '-'}")
+                      " / ".join(f"{r['totals'][e]:g}" for e in ("low", "mid", "high")),
+                      f"{r['op']} {r['limit']:g} {c.get('unit', '')}", r["status"],
+                      after.get(c["id"], ""))
+    return table
+
+
+def _repair_lines(doc: dict[str, Any]) -> None:
+    repair = doc.get("repair") or {}
+    closest = (doc.get("refusal") or {}).get("closest") or {}
     if repair:
         out.print("repair: " + ("; ".join(f"{t} -> {a}" for t, a in repair["chosen"].items())
                                 if repair["feasible"] else "none feasible"))
@@ -106,13 +124,8 @@ def summarize(doc: dict[str, Any]) -> None:
         out.print("closest choice: " + "; ".join(f"{t} -> {a}" for t, a in
                                                  closest["chosen"].items())
                   + f" (still UNSAT: {', '.join(closest['unmet'])})")
-    if doc.get("refusal"):
-        for line in doc["refusal"]["to_proceed"]:
-            out.print(f"[red]refused[/]: {line}")
-    for flag in doc["flags"]:
-        out.print(f"[yellow]flag[/]: {flag}")
-    for question in doc["open_questions"]:
-        out.print(f"open question: {question}")
+    for line in (doc.get("refusal") or {}).get("to_proceed", []):
+        out.print(f"[red]refused[/]: {line}")
 
 
 def plan_report_command(

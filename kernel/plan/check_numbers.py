@@ -177,6 +177,22 @@ def critical_path(doc: dict[str, Any]) -> list[Result]:
     return results
 
 
+def _path_is_longest(path: dict, constraint: dict,
+                     tasks: list[dict]) -> tuple[bool, bool, int]:
+    """(a dependency chain, the longest with the right totals and names, the longest mid)."""
+    chain = list(path["tasks"])
+    by_id = {t["id"]: t for t in tasks}
+    linked = bool(chain) and all(t in by_id for t in chain) and all(
+        a in by_id[b]["depends_on"] for a, b in itertools.pairwise(chain))
+    metric = constraint["metric"]
+    length = sum(u(est(by_id[t], metric, "mid")) for t in chain if t in by_id)
+    best = longest(tasks, metric, "mid")
+    totals_ok = all(u(path["totals"][w]) == longest(tasks, metric, w) for w in WHICH)
+    ok = linked and length == best and totals_ok and path.get("metric") == metric and \
+        path.get("constraint_id") == constraint["id"]
+    return linked, ok, best
+
+
 def path_checks(prefix: str, path: dict | None, tasks: list[dict], timed: list[dict],
                 rolled: dict[str, dict]) -> list[Result]:
     name = "the critical path is a chain and the longest by time"
@@ -193,15 +209,7 @@ def path_checks(prefix: str, path: dict | None, tasks: list[dict], timed: list[d
                         False, "no critical path")]
     constraint = next((c for c in timed if c["id"] == path.get("constraint_id")), timed[0])
     chain = list(path["tasks"])
-    by_id = {t["id"]: t for t in tasks}
-    linked = bool(chain) and all(t in by_id for t in chain) and all(
-        a in by_id[b]["depends_on"] for a, b in itertools.pairwise(chain))
-    metric = constraint["metric"]
-    length = sum(u(est(by_id[t], metric, "mid")) for t in chain if t in by_id)
-    best = longest(tasks, metric, "mid")
-    totals_ok = all(u(path["totals"][w]) == longest(tasks, metric, w) for w in WHICH)
-    ok = linked and length == best and totals_ok and path.get("metric") == metric and \
-        path.get("constraint_id") == constraint["id"]
+    linked, ok, best = _path_is_longest(path, constraint, tasks)
     r = rolled.get(constraint["id"])
     flagged = r is not None and (meets(best / SCALE, constraint["op"], float(constraint["limit"]))
                                  or r["status"] in ("TIGHT", "UNSAT"))

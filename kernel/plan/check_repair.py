@@ -40,22 +40,14 @@ def surveys(doc: dict[str, Any]) -> list[Result]:
     tasks = doc["tasks"]
     rolled = rollup(doc["constraints"], tasks)
     clusters = _clusters(doc, tasks, rolled)
-    reported = {w["constraint_id"]: list(w.get("cluster") or []) for w in doc.get("walls") or []
-                if w.get("cluster") or w["constraint_id"] in clusters}
-    wrong_walls = [f"{cid}: {reported.get(cid)} != {cluster}" for cid, cluster in clusters.items()
-                   if reported.get(cid) != cluster]
-    wrong_walls += [f"{cid}: a wall, but it is not UNSAT" for cid in reported
-                    if cid not in clusters]
+    wrong_walls = _wrong_walls(doc, clusters)
     due = triggers(tasks, clusters)
     given = _surveys_of(doc)
     surveyed = {s["task_id"] for s in given}
     listed = set((doc.get("survey") or {}).get("triggers") or {})
-    by_id = {t["id"]: t for t in tasks}
     few = [s["task_id"] for s in given if len({a["id"] for a in s["approaches"]}) < 2
            or len({a["title"] for a in s["approaches"]}) < 2]
-    not_cheaper = [s["task_id"] for s in given if s["task_id"] in by_id and not any(
-        est(a, m, "mid") < est(by_id[s["task_id"]], m, "mid") for a in s["approaches"]
-        for m in _wall_metrics(s["task_id"], doc, clusters))]
+    not_cheaper = _not_cheaper(doc, given, clusters)
     return [
         Result("4.0", "the walls are the recomputed ones", not wrong_walls,
                "; ".join(wrong_walls) or ", ".join(f"{c}: {v}" for c, v in clusters.items())),
@@ -70,6 +62,23 @@ def surveys(doc: dict[str, Any]) -> list[Result]:
         Result("4.5", "the listed survey triggers are the recomputed ones", listed == due,
                f"listed {sorted(listed)}, recomputed {sorted(due)}"),
     ]
+
+
+def _wrong_walls(doc: dict[str, Any], clusters: dict[str, list[str]]) -> list[str]:
+    reported = {w["constraint_id"]: list(w.get("cluster") or []) for w in doc.get("walls") or []
+                if w.get("cluster") or w["constraint_id"] in clusters}
+    wrong = [f"{cid}: {reported.get(cid)} != {cluster}" for cid, cluster in clusters.items()
+             if reported.get(cid) != cluster]
+    return wrong + [f"{cid}: a wall, but it is not UNSAT" for cid in reported
+                    if cid not in clusters]
+
+
+def _not_cheaper(doc: dict[str, Any], given: list[dict],
+                 clusters: dict[str, list[str]]) -> list[str]:
+    by_id = {t["id"]: t for t in doc["tasks"]}
+    return [s["task_id"] for s in given if s["task_id"] in by_id and not any(
+        est(a, m, "mid") < est(by_id[s["task_id"]], m, "mid") for a in s["approaches"]
+        for m in _wall_metrics(s["task_id"], doc, clusters))]
 
 
 def _wall_metrics(task_id: str, doc: dict[str, Any], clusters: dict[str, list[str]]) -> list[str]:
@@ -102,38 +111,15 @@ def repair(doc: dict[str, Any]) -> list[Result]:
 def _feasible(doc: dict[str, Any], fixed: dict[str, Any], before: dict[str, dict],
               found: list[Combination] | None, count: int) -> list[Result]:
     constraints, tasks = doc["constraints"], doc["tasks"]
-    by_survey = {s["task_id"]: {a["id"]: a for a in s["approaches"]} for s in _surveys_of(doc)}
-    chosen = dict(fixed.get("chosen") or {})
-    unknown = [f"{t}: {a}" for t, a in chosen.items() if t not in by_survey
-               or (a != "keep" and a not in by_survey[t])]
-    picks = {t: (None if a == "keep" else by_survey[t][a]) for t, a in chosen.items()
-             if not unknown}
+    unknown, picks = _picks(doc, fixed)
     revised = applied(tasks, picks)
     projections = {cid: p for a in picks.values() if a for cid, p in
                    (a.get("projections") or {}).items()}
     after = rollup(constraints, revised, projections)
     drawn = not unknown and _same_tasks(revised, fixed["tasks"])
     still = sorted(c for c, r in after.items() if r["status"] == "UNSAT")
-    implausible = [f"{t['id']}.{m}" for t in fixed["tasks"] for m, r in t["estimates"].items()
-                   if not range_ok(r)] + [
-        f"{t['id']}: a zero-time build" for t in fixed["tasks"] if t.get("type") == "build"
-        and any(m in ("hours", "time_hours", "days") and float(r["mid"]) == 0
-                for m, r in t["estimates"].items())]
-    wrong = [f"{r['constraint_id']} {w}" for r in fixed["rollup"] for w in WHICH
-             if r["constraint_id"] in after
-             and u(r["totals"][w]) != u(after[r["constraint_id"]]["totals"][w])]
-    wrong += [f"{r['constraint_id']} status" for r in fixed["rollup"]
-              if r["constraint_id"] in after and r["status"] != after[r["constraint_id"]]["status"]]
-    wrong += [f"{c} is not in the revised rollup" for c in after
-              if c not in {r["constraint_id"] for r in fixed["rollup"]}]
-    metrics = {m for c in constraints if c.get("aggregation") == "sum" for m in [c["metric"]]}
-    wrong += [f"cost {m}: {v:g}" for m, v in (fixed.get("cost") or {}).items()
-              if m not in metrics or u(v) != sum(u(est(t, m, "mid")) for t in revised)]
-    effects = sorted(c for c, r in after.items()
-                     if before[c]["status"] == "SAT" and r["status"] == "TIGHT")
-    listed = sorted(e["constraint_id"] for e in fixed.get("side_effects") or [])
-    unflagged = [c for c in effects if not any(c in f and "SAT to TIGHT" in f
-                                               for f in doc.get("flags") or [])]
+    implausible = _implausible(fixed["tasks"])
+    wrong = _revised_wrong(fixed, after, constraints, revised)
     return [
         Result("5.1", "the repair satisfies every violated constraint", not still,
                ", ".join(still)),
@@ -144,13 +130,54 @@ def _feasible(doc: dict[str, Any], fixed: dict[str, Any], before: dict[str, dict
                "; ".join(unknown) if unknown else "" if drawn else
                "the revised tasks are not the originals with the chosen approaches"),
         _cheapest(found, count, revised, constraints, drawn),
-        Result("5.6", "a constraint the repair moves from SAT to TIGHT is listed and flagged",
-               effects == listed and not unflagged,
-               f"recomputed {effects}, listed {listed}"
-               + (f", not flagged {unflagged}" if unflagged else "")),
+        _side_effects(doc, fixed, before, after),
         *waterfall_checks("5.8", fixed.get("waterfall"), fixed["tasks"],
                           cost_constraint(constraints)),
     ]
+
+
+def _picks(doc: dict[str, Any], fixed: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
+    """The chosen approaches looked up in the surveys, and the choices no survey offers."""
+    by_survey = {s["task_id"]: {a["id"]: a for a in s["approaches"]} for s in _surveys_of(doc)}
+    chosen = dict(fixed.get("chosen") or {})
+    unknown = [f"{t}: {a}" for t, a in chosen.items() if t not in by_survey
+               or (a != "keep" and a not in by_survey[t])]
+    picks = {t: (None if a == "keep" else by_survey[t][a]) for t, a in chosen.items()
+             if not unknown}
+    return unknown, picks
+
+
+def _implausible(tasks: list[dict]) -> list[str]:
+    bad = [f"{t['id']}.{m}" for t in tasks for m, r in t["estimates"].items() if not range_ok(r)]
+    return bad + [f"{t['id']}: a zero-time build" for t in tasks if t.get("type") == "build"
+                  and any(m in ("hours", "time_hours", "days") and float(r["mid"]) == 0
+                          for m, r in t["estimates"].items())]
+
+
+def _revised_wrong(fixed: dict[str, Any], after: dict[str, dict], constraints: list[dict],
+                   revised: list[dict]) -> list[str]:
+    reported = {r["constraint_id"]: r for r in fixed["rollup"]}
+    wrong = [f"{c} {w}" for c, r in reported.items() for w in WHICH
+             if c in after and u(r["totals"][w]) != u(after[c]["totals"][w])]
+    wrong += [f"{c} status" for c, r in reported.items()
+              if c in after and r["status"] != after[c]["status"]]
+    wrong += [f"{c} is not in the revised rollup" for c in after if c not in reported]
+    metrics = {c["metric"] for c in constraints if c.get("aggregation") == "sum"}
+    return wrong + [f"cost {m}: {v:g}" for m, v in (fixed.get("cost") or {}).items()
+                    if m not in metrics or u(v) != sum(u(est(t, m, "mid")) for t in revised)]
+
+
+def _side_effects(doc: dict[str, Any], fixed: dict[str, Any], before: dict[str, dict],
+                  after: dict[str, dict]) -> Result:
+    effects = sorted(c for c, r in after.items()
+                     if before[c]["status"] == "SAT" and r["status"] == "TIGHT")
+    listed = sorted(e["constraint_id"] for e in fixed.get("side_effects") or [])
+    unflagged = [c for c in effects if not any(c in f and "SAT to TIGHT" in f
+                                               for f in doc.get("flags") or [])]
+    return Result("5.6", "a constraint the repair moves from SAT to TIGHT is listed and flagged",
+                  effects == listed and not unflagged,
+                  f"recomputed {effects}, listed {listed}"
+                  + (f", not flagged {unflagged}" if unflagged else ""))
 
 
 def _same_tasks(revised: list[dict], reported: list[dict]) -> bool:

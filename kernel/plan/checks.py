@@ -75,27 +75,37 @@ def _shape(doc: dict[str, Any]) -> str:
     for key in ("tasks", "constraints", "rollup"):
         if not isinstance(doc.get(key), list) or (key != "rollup" and not doc[key]):
             return f"'{key}' is missing or not a non-empty list"
-    for t in doc["tasks"]:
-        if not isinstance(t, dict) or not isinstance(t.get("id"), str) or \
-                not isinstance(t.get("depends_on"), list) or \
-                not all(isinstance(d, str) for d in t["depends_on"]) or \
-                not isinstance(t.get("estimates"), dict) or \
-                not _number(t.get("confidence")):
-            return f"a task needs id, depends_on (ids), estimates and confidence: {t!r:.120}"
-        for metric, r in t["estimates"].items():
-            if not isinstance(r, dict) or not all(_number(r.get(w)) for w in
-                                                   ("low", "mid", "high")):
-                return f"task {t['id']}: estimate {metric!r} needs numeric low, mid and high"
-    for c in doc["constraints"]:
-        if not isinstance(c, dict) or not isinstance(c.get("id"), str) or \
-                c.get("kind") not in ("explicit", "implicit"):
-            return f"a constraint needs an id and a kind (explicit/implicit): {c!r:.120}"
-    for r in doc["rollup"]:
-        if not isinstance(r, dict) or not isinstance(r.get("constraint_id"), str) or \
-                not isinstance(r.get("totals"), dict) or \
-                not all(_number(r["totals"].get(w)) for w in ("low", "mid", "high")) or \
-                r.get("op") not in ("<=", "<", ">=", ">") or not _number(r.get("limit")):
-            return f"a rollup row needs constraint_id, op, limit and numeric totals: {r!r:.120}"
+    problems = [*map(_task_shape, doc["tasks"]), *map(_constraint_shape, doc["constraints"]),
+                *map(_rollup_shape, doc["rollup"])]
+    return next((p for p in problems if p), "")
+
+
+def _task_shape(t: Any) -> str:
+    if not isinstance(t, dict) or not isinstance(t.get("id"), str) or \
+            not isinstance(t.get("depends_on"), list) or \
+            not all(isinstance(d, str) for d in t["depends_on"]) or \
+            not isinstance(t.get("estimates"), dict) or not _number(t.get("confidence")):
+        return f"a task needs id, depends_on (ids), estimates and confidence: {t!r:.120}"
+    return next((f"task {t['id']}: estimate {metric!r} needs numeric low, mid and high"
+                 for metric, r in t["estimates"].items() if not _range(r)), "")
+
+
+def _range(r: Any) -> bool:
+    return isinstance(r, dict) and all(_number(r.get(w)) for w in ("low", "mid", "high"))
+
+
+def _constraint_shape(c: Any) -> str:
+    if not isinstance(c, dict) or not isinstance(c.get("id"), str) or \
+            c.get("kind") not in ("explicit", "implicit"):
+        return f"a constraint needs an id and a kind (explicit/implicit): {c!r:.120}"
+    return ""
+
+
+def _rollup_shape(r: Any) -> str:
+    if not isinstance(r, dict) or not isinstance(r.get("constraint_id"), str) or \
+            not _range(r.get("totals")) or r.get("op") not in ("<=", "<", ">=", ">") or \
+            not _number(r.get("limit")):
+        return f"a rollup row needs constraint_id, op, limit and numeric totals: {r!r:.120}"
     return ""
 
 
@@ -157,30 +167,33 @@ def _references(doc: dict[str, Any]) -> Result:
     """Every constraint the document names exists, and every measurable one is rolled up
     with its own metric, aggregation, op and limit."""
     by_id = {c["id"]: c for c in doc["constraints"]}
-    named = [("rollup", r["constraint_id"]) for r in doc["rollup"]]
-    named += [("claim", c.get("constraint_id")) for c in doc.get("claims") or []]
-    named += [("wall", w.get("constraint_id")) for w in doc.get("walls") or []]
-    for section in ("critical_path", "waterfall"):
-        if doc.get(section):
-            named.append((section, doc[section].get("constraint_id")))
-    repair = doc.get("repair") or {}
-    named += [("repair rollup", r.get("constraint_id")) for r in repair.get("rollup") or []]
-    named += [("refusal", c) for c in (doc.get("refusal") or {}).get("conflict") or []]
-    problems = [f"{where} names unknown constraint {cid}" for where, cid in named
+    problems = [f"{where} names unknown constraint {cid}" for where, cid in _named(doc)
                 if cid not in by_id]
     rolled = {r["constraint_id"]: r for r in doc["rollup"]}
     for c in doc["constraints"]:
-        r = rolled.get(c["id"])
-        if measurable(c) and r is None:
-            problems.append(f"{c['id']} is measurable but not rolled up")
-        elif r is not None and measurable(c):
-            differs = [k for k, mine in (("metric", c["metric"]),
-                                         ("aggregation", c["aggregation"]),
-                                         ("op", c["op"])) if r.get(k) != mine]
-            if float(r["limit"]) != float(c["limit"]):
-                differs.append("limit")
-            problems += [f"{c['id']}: the rollup's {k} is not the constraint's" for k in differs]
-        elif r is not None:
-            problems.append(f"{c['id']} is rolled up but not measurable")
+        problems += _rolled_as_stated(c, rolled.get(c["id"]))
     return Result("1.3", "the constraints named are present, and each measurable one is "
                          "rolled up as stated", not problems, "; ".join(problems))
+
+
+def _named(doc: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(where, constraint id) for every place the document names a constraint."""
+    named = [("rollup", r["constraint_id"]) for r in doc["rollup"]]
+    named += [("claim", c.get("constraint_id")) for c in doc.get("claims") or []]
+    named += [("wall", w.get("constraint_id")) for w in doc.get("walls") or []]
+    named += [(section, doc[section].get("constraint_id"))
+              for section in ("critical_path", "waterfall") if doc.get(section)]
+    repair = doc.get("repair") or {}
+    named += [("repair rollup", r.get("constraint_id")) for r in repair.get("rollup") or []]
+    return named + [("refusal", c) for c in (doc.get("refusal") or {}).get("conflict") or []]
+
+
+def _rolled_as_stated(c: dict[str, Any], r: dict[str, Any] | None) -> list[str]:
+    if not measurable(c):
+        return [] if r is None else [f"{c['id']} is rolled up but not measurable"]
+    if r is None:
+        return [f"{c['id']} is measurable but not rolled up"]
+    differs = [k for k in ("metric", "aggregation", "op") if r.get(k) != c[k]]
+    if float(r["limit"]) != float(c["limit"]):
+        differs.append("limit")
+    return [f"{c['id']}: the rollup's {k} is not the constraint's" for k in differs]
