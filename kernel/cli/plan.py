@@ -171,9 +171,9 @@ def check_plan_command(
     input_file(file, "plan file")
     from kernel.plan.checks import check_text
 
-    try:
-        text = file.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
+    try:  # bytes that are not UTF-8 are a broken plan (assertion 0), not a missing file
+        text = file.read_bytes().decode("utf-8", errors="replace")
+    except OSError as exc:
         raise ConfigError(f"{file}: cannot be read: {exc}") from exc
     results = check_text(text)
     if as_json:

@@ -446,5 +446,9 @@ def test_check_plan_cli_exit_codes(tmp_path: Path) -> None:
     truncated.write_text('{"schema": "kernel-plan/2", "tasks": [')
     result = CliRunner().invoke(app, ["check-plan", str(truncated)])
     assert result.exit_code == 1 and "FAIL 0 document structure" in result.output
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\x86\xff{not text")
+    result = CliRunner().invoke(app, ["check-plan", str(binary)])
+    assert result.exit_code == 1 and "FAIL 0 document structure" in result.output
     result = CliRunner().invoke(app, ["check-plan", str(tmp_path / "missing.json")])
     assert isinstance(result.exception, ConfigError)  # main() turns it into exit code 2
