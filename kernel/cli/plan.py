@@ -144,7 +144,12 @@ def plan_report_command(
             document = api.plan_document(store, settings_of(ctx).data_dir, run_id)
     from kernel.plan.report import render_html
 
-    html.write_text(render_html(document))
+    try:
+        page = render_html(document)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
+        raise ConfigError(f"{run_id}: not a well-formed plan document ({type(exc).__name__}: "
+                          f"{exc}); kernel check-plan says what is wrong") from exc
+    html.write_text(page)
     out.print(f"report written to {html}")
 
 

@@ -44,6 +44,8 @@ def duration(task: Task, metric: str | None, unit: str) -> str:
 def dag_svg(tasks: Sequence[Task], critical: Sequence[str], walls: Mapping[str, list[str]],
             metric: str | None, unit: str) -> str:
     """``walls`` maps a task id to the constraints whose wall it is in."""
+    if not tasks:
+        return "<p>The plan has no tasks.</p>"
     rows = _rows(tasks)
     titles = {t["id"]: textwrap.wrap(t.get("title") or t["id"], TITLE_CHARS) or [t["id"]]
               for t in tasks}

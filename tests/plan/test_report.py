@@ -163,3 +163,19 @@ def test_the_report_renders_with_the_critical_path_drawn(initialised_graph: Grap
     reds = sum(1 for x in range(0, width, 2) for y in range(0, height, 2)
                if all(abs(a - b) <= 12 for a, b in zip(pixels[x, y], CRITICAL_RED, strict=True)))
     assert reds > 125, "the critical path is not drawn in red"
+
+
+def test_plan_report_takes_a_plan_file_and_refuses_anything_else(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from kernel.cli.app import app
+    from kernel.errors import ConfigError
+
+    plan, page = tmp_path / "plan.json", tmp_path / "plan.html"
+    plan.write_text(json.dumps(wide_plan()))
+    done = CliRunner().invoke(app, ["plan-report", str(plan), "--html", str(page)])
+    assert done.exit_code == 0 and "Workstream 11" in page.read_text()
+    for text in ("not json", "[1, 2]", '{"tasks": []}'):
+        plan.write_text(text)
+        refused = CliRunner().invoke(app, ["plan-report", str(plan), "--html", str(page)])
+        assert isinstance(refused.exception, ConfigError), text  # main() exits 2
