@@ -21,6 +21,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     field_validator,
     model_validator,
@@ -95,6 +96,7 @@ class SolveRequest(BaseModel):
     script: Path | None = None
     max_attempts: int = Field(default=5, ge=1, description="T_max per goal")
     max_wall_seconds: float = Field(default=600.0, gt=0)
+    _implied: list[str] = PrivateAttr(default_factory=list)  # found with the consistency check
 
     @field_validator("goal")
     @classmethod
@@ -121,21 +123,18 @@ class SolveRequest(BaseModel):
     @model_validator(mode="after")
     def _core_is_consistent(self) -> SolveRequest:
         """Core constraints that contradict each other are refused before anything is
-        stored or paid for, naming a minimal set that cannot hold together."""
+        stored or paid for, naming a minimal set that cannot hold together; those the
+        others imply are kept for ``implied_core``."""
         if any(c.payload.get("check") == "arith" for c in self.constraints):
             from kernel.core_check import refuse_contradiction  # Z3 loads only when needed
 
-            refuse_contradiction(self.constraints)
+            self._implied = refuse_contradiction(self.constraints).problems()
         return self
 
     def implied_core(self) -> list[str]:
         """Core constraints the others already imply, said in words (a note, not an error:
         the person typed them)."""
-        if not any(c.payload.get("check") == "arith" for c in self.constraints):
-            return []
-        from kernel.core_check import check_core
-
-        return check_core(self.constraints).problems()
+        return list(self._implied)
 
     @classmethod
     def checked(cls, **fields: Any) -> SolveRequest:

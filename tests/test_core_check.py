@@ -67,6 +67,14 @@ def test_the_request_refuses_a_contradictory_core_in_one_line() -> None:
                                                     "logic:cost:cost_usd >= 2"])
 
 
+def test_the_request_keeps_what_the_consistency_check_found_implied() -> None:
+    request = SolveRequest.checked(goal="g", constraints=["logic:cost:cost_usd <= 5",
+                                                          "logic:cost:cost_usd <= 10"])
+    assert request.implied_core() == [
+        "'cost_usd <= 10' is implied by 'cost_usd <= 5': it adds nothing to the core; drop it"]
+    assert SolveRequest.checked(goal="g").implied_core() == []
+
+
 def test_solve_stores_and_spends_nothing_on_a_contradictory_core(
         initialised_graph: GraphStore, data_dir: Path) -> None:
     env = {**store_env(initialised_graph, data_dir), "COLUMNS": "200"}

@@ -19,6 +19,7 @@ the longest dependency chain by that metric (each of low/mid/high on its own), a
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -243,9 +244,7 @@ def repair(constraints: Sequence[PlanConstraint], tasks: Sequence[PlanTask],
     constraint UNSAT; with none, find what cannot be met together."""
     options: list[tuple[str, list[Approach | None]]] = [
         (s.task_id, [None, *s.approaches]) for s in sorted(surveys, key=lambda s: s.task_id)]
-    combinations = 1
-    for _, choices in options:
-        combinations *= len(choices)
+    combinations = math.prod(len(choices) for _, choices in options)
     cost_metrics = _cost_metrics(constraints)
     search = _Search()
     combos = itertools.product(*[choices for _, choices in options])

@@ -3,13 +3,17 @@ enters its step, the constraints of a role, and whom a resolved goal wakes."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from kernel.core.envelopes import Constraint
+from kernel.core.envelopes import Constraint, ConstraintSpec, Provenance
 from kernel.core.goal_node import GoalNode
 from kernel.core.state_machine import Status
 from kernel.protocol import Operation, ResolveRequest
+from kernel.protocol.solve_models import ProposedConstraint
+from kernel.runtime.gate import CLAUDE_ID
 from kernel.runtime.kernel import Kernel
+from kernel.solve.checkable import proposed_spec
 
 S = Status
 DEFAULT_CAPABILITY = "generate_code"
@@ -31,6 +35,19 @@ def enter(k: Kernel, goal_id: str, state: Status) -> GoalNode:
         k.tree.transition(goal_id, state)
         goal = k.tree.get(goal_id)
     return goal
+
+
+def proposed_specs(k: Kernel, goal_id: str,
+                   proposed: Iterable[ProposedConstraint]) -> list[ConstraintSpec]:
+    """A model's proposed constraints as stored (settled by the checker language); each
+    one re-typed from logic to semantic says so in the goal's log."""
+    specs = []
+    for c in proposed:
+        spec, note = proposed_spec(c, Provenance(source="resolver", resolver_id=CLAUDE_ID))
+        if note:
+            k.log.flow(goal_id, note)
+        specs.append(spec)
+    return specs
 
 
 def constraints_of(k: Kernel, goal_id: str, role: str) -> list[Constraint]:

@@ -33,7 +33,7 @@ from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
 from kernel.runtime.gate import CLAUDE_ID, ask
 from kernel.runtime.kernel import Kernel
-from kernel.solve.checkable import proposed_spec
+from kernel.solve.steps._shared import proposed_specs
 from kernel.solve.steps.hire import (
     BUDGET_TAG,
     budget_class,
@@ -143,12 +143,8 @@ def _build(k: Kernel, goal: GoalNode, gap: models.CapabilityGap,
     key = f"build:{gap.capability_tag}:{goal.attempt_count}"
     existing = {c["decomposition_key"]: c["id"] for c in
                 k.store.run("goal/children_keys", {"goal_id": goal.id})}
-    settled = [proposed_spec(c, Provenance(source="resolver", resolver_id=CLAUDE_ID))
-               for c in gap.build_constraints]
-    for _, note in settled:
-        if note:
-            k.log.flow(goal.id, note)
-    core = k.constraints.upsert([TOOL_CONTRACT, *(spec for spec, _ in settled)])
+    core = k.constraints.upsert([TOOL_CONTRACT,
+                                 *proposed_specs(k, goal.id, gap.build_constraints)])
     child = existing.get(key) or k.tree.create_child(
         goal.id, GoalSpec(
             f"Build a tool that provides the capability '{gap.capability_tag}': "

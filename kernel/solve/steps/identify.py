@@ -5,19 +5,18 @@ pattern linked to similar ones."""
 from __future__ import annotations
 
 from kernel.core.constraints import constraint_signature
-from kernel.core.envelopes import Provenance
 from kernel.core.goal_node import GoalChanges
 from kernel.kg import context as kg_context
 from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
-from kernel.runtime.gate import CLAUDE_ID, ask
+from kernel.runtime.gate import ask
 from kernel.runtime.kernel import Kernel
-from kernel.solve.checkable import proposed_spec
 from kernel.solve.steps._shared import (
     DEFAULT_CAPABILITY,
     S,
     constraints_of,
     enter,
+    proposed_specs,
     request_for,
 )
 
@@ -29,12 +28,7 @@ def identify(k: Kernel, goal_id: str) -> list[str]:
     proposal = ask(k, goal_id, ops.IDENTIFY_CONSTRAINTS,
                    request_for(goal, ops.IDENTIFY_CONSTRAINTS, inherited, context))
     found: models.IdentifiedConstraints = proposal.output
-    settled = [proposed_spec(c, Provenance(source="resolver", resolver_id=CLAUDE_ID))
-               for c in found.constraints]
-    specs = [spec for spec, _ in settled]
-    for _, note in settled:
-        if note:
-            k.log.flow(goal_id, note)
+    specs = proposed_specs(k, goal_id, found.constraints)
     eligible = set(k.constraints.upsert(specs)) | set(k.constraints.roles(goal_id)["core"])
     capabilities = sorted(set(found.required_capabilities)) or [DEFAULT_CAPABILITY]
     # The goal's pattern (its summary and the structure of its constraints), linked to
