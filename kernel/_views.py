@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -132,9 +133,20 @@ def analytics_queries(store: GraphStore) -> dict[str, str]:
     return dict(sorted(found.items()))
 
 
-def analytics_rows(store: GraphStore, name: str) -> list[dict[str, Any]]:
-    """One analytics query's rows; an unknown name is refused with the names there are."""
+def analytics_rows(store: GraphStore, name: str,
+                   filters: Mapping[str, str | None] | None = None) -> list[dict[str, Any]]:
+    """One analytics query's rows; an unknown name is refused with the names there are,
+    a filter the query does not take is refused naming the ones it does. Filters the
+    query takes and were not given are null (no filter)."""
     available = analytics_queries(store)
     if name not in available:
         raise ConfigError(f"no analytics query {name!r}; there are: {', '.join(available)}")
-    return store.run(ANALYTICS + name)
+    takes = store.catalog.get(ANALYTICS + name).parameters
+    given = {k: v for k, v in (filters or {}).items() if v is not None}
+    unknown = sorted(set(given) - set(takes))
+    if unknown:
+        options = ", ".join("--" + p.replace("_id", "") for p in sorted(takes)) or "none"
+        raise ConfigError(f"analytics query {name!r} has no filter "
+                          f"{', '.join('--' + u.replace('_id', '') for u in unknown)}; "
+                          f"it takes: {options}")
+    return store.run(ANALYTICS + name, {p: given.get(p) for p in takes})

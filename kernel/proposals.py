@@ -90,9 +90,12 @@ class ClaudeProposer:
     """Live proposals from claude-code-0, with retryable errors retried with backoff; what
     the failed tries cost is added to the answer (or to the error that ends them)."""
 
+    kind = "anthropic"
+
     def __init__(self, claude: Any, delays: Sequence[float] = BACKOFF_SECONDS) -> None:
         self.claude = claude
         self.source = claude.id
+        self.model = str(getattr(claude, "model", claude.id))
         self.delays = delays
 
     def estimate(self, request: ResolveRequest, occurrence: int) -> Estimate:

@@ -150,9 +150,12 @@ def _check(path: Path, where: str, operation: str, output: dict[str, Any]) -> No
 
 
 class ScriptedProposer:
+    kind = "scripted"
+
     def __init__(self, script: Script, source: str = "scripted") -> None:
         self.script = script
         self.source = source
+        self.model = source.removeprefix("scripted:")  # what a run records: the script
 
     @classmethod
     def from_file(cls, path: Path) -> ScriptedProposer:

@@ -24,7 +24,7 @@ from kernel.solve.session import replay
 from kernel.store import GraphStore, open_store
 
 TOP_ROWS = "Print the top 5 rows of inventory.csv by stock"
-ROWS_FAILURE = "failure:violated_prints_exactly_the_rows_asked_for"
+ROWS_FAILURE = "failure:row_count_ignores_goal"
 
 
 @dataclass
@@ -128,7 +128,8 @@ def test_the_prompt_block_is_the_graph_content_recorded_with_its_proposal(
     assert block == "\n".join([  # as docs/knowledge-graph.md shows it
         f'[RESOLUTION HISTORY for goal: "{TOP_ROWS}"]',
         "Known failure modes for this kind of goal:",
-        "  - violated_prints_exactly_the_rows_asked_for (2 occurrences)",
+        "  - row_count_ignores_goal (2 occurrences): the row count is fixed at ten instead of "
+        "read from the goal",
         "[END RESOLUTION HISTORY]"])
     # the rows are what the graph held: the boot query agrees with them
     pattern = _pattern(store, second)
@@ -160,3 +161,29 @@ def test_a_run_that_used_earlier_history_replays_identically(flywheel: Flywheel)
     result = replay(settings, second)
     assert result.divergence is None and result.identical
     assert result.replay_hash == summary_hash(flywheel.store, second)
+
+
+PROVENANCE_QUERY = """
+MATCH (p:GoalPattern)<-[:TRIED_FOR]-(a:Attempt)-[:FAILED_BECAUSE]->(f:FailureMode)
+MATCH (a)-[:PROPOSED_BY]->(:Actor {kind: $kind})
+WHERE p.normalized CONTAINS 'top'
+RETURN f.name AS name, f.description AS description, count(a) AS attempts
+ORDER BY attempts DESC
+"""
+
+
+def test_provenance_answers_which_proposer_failed_how_in_one_statement(
+        flywheel: Flywheel) -> None:
+    """The statement docs/knowledge-graph.md shows, with the kind as a parameter."""
+    store = flywheel.store
+    rows = store.execute_adhoc(PROVENANCE_QUERY, {"kind": "scripted"}, write=False).records()
+    assert rows == [{"name": "row_count_ignores_goal", "attempts": 2,
+                     "description": "the row count is fixed at ten instead of read from the goal"}]
+    assert store.execute_adhoc(PROVENANCE_QUERY, {"kind": "anthropic"},
+                               write=False).records() == []
+    runs = store.execute_adhoc(
+        "MATCH (r:Run)-[:PROPOSED_BY]->(who:Actor) "
+        "RETURN DISTINCT r.proposer AS proposer, r.model AS model, who.id AS actor",
+        {}, write=False).records()
+    assert runs == [{"proposer": "scripted", "model": "script.yaml",
+                     "actor": "actor:scripted:script.yaml"}]

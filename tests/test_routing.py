@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from kernel.core.registry import Candidate
-from kernel.kg.history import ResolverOutcome
+from kernel.kg.history import ModalityCandidate, ResolverOutcome
 from kernel.kg.routing import NO_RECORD, route
 from kernel.protocol.solve_models import PlanStep, ResolverRanking
 from kernel.solve.steps.select_resolver import plan_from_ranking
@@ -51,6 +51,18 @@ def test_a_tie_on_the_record_leaves_the_choice_to_the_model() -> None:
     routing = route([a, b], [_outcome("r:a", 1, 0), _outcome("r:b", 1, 0)])
     assert routing.chosen is None
     assert [c.id for c in routing.ranked] == ["r:a", "r:b"]  # then the registry order
+
+
+def test_modality_compatibility_breaks_a_tie_on_the_record() -> None:
+    a, b = _candidate("r:a"), _candidate("r:b")
+    outcomes = [_outcome("r:a", 1, 0), _outcome("r:b", 1, 0)]
+    fits = [ModalityCandidate(resolver_id="r:b", modality_successes=1, outcomes=1),
+            ModalityCandidate(resolver_id="r:a", modality_successes=0, outcomes=1)]
+    routing = route([a, b], outcomes, modality=fits)
+    assert [c.id for c in routing.ranked] == ["r:b", "r:a"] and routing.chosen is None
+    # the record still comes first: modality only orders equal rates
+    better = [_outcome("r:a", 3, 0), _outcome("r:b", 1, 0)]
+    assert [c.id for c in route([a, b], better, modality=fits).ranked] == ["r:a", "r:b"]
 
 
 @pytest.mark.parametrize(("successes", "min_successes", "chosen"), [(1, 1, True), (1, 2, False),

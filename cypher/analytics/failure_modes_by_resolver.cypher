@@ -1,6 +1,9 @@
 // mode: read
-// Failure modes per resolver: which tool fails how, most frequent first.
+// Failure modes per resolver and proposer: which tool (driven by which script or
+// model) fails for which diagnosed cause, most frequent first.
 MATCH (a:Attempt)-[:FAILED_BECAUSE]->(f:FailureMode)
 MATCH (a)-[:USED]->(r:Resolver)
-RETURN r.id AS resolver, f.id AS failure_mode, count(a) AS attempts
-ORDER BY attempts DESC, resolver, failure_mode
+OPTIONAL MATCH (a)-[:PROPOSED_BY]->(who:Actor)
+RETURN r.id AS resolver, coalesce(who.name, 'unknown') AS proposer, f.name AS cause,
+       count(a) AS attempts
+ORDER BY attempts DESC, resolver, proposer, cause

@@ -1,7 +1,8 @@
 // mode: write
 // Starts attempt number attempt_count + 1 of a goal (at most max_attempts), keeping
 // attempt_count and last_attempt_id in step with the attempts in the same commit. The
-// attempt is TRIED_FOR the goal's pattern and USED_CONSTRAINT each selected constraint.
+// attempt is TRIED_FOR the goal's pattern, USED_CONSTRAINT each selected constraint, and
+// PROPOSED_BY the run's proposer (whose kind and model it also carries).
 MATCH (run:Run {id: $run_id}), (g:Goal {id: $goal_id})
 WHERE run.seq = $seq AND g.attempt_count + 1 = $attempt_index
   AND $attempt_index <= g.max_attempts
@@ -11,7 +12,11 @@ CREATE (a:Attempt)
 SET a = $props
 CREATE (a)-[:FOR]->(g)
 FOREACH (x IN CASE WHEN r IS NULL THEN [] ELSE [r] END | CREATE (a)-[:USED]->(x))
-WITH a, g
+SET a.run_id = run.id, a.proposer = run.proposer, a.model = run.model
+WITH a, g, run
+OPTIONAL MATCH (run)-[:PROPOSED_BY]->(who:Actor)
+FOREACH (x IN CASE WHEN who IS NULL THEN [] ELSE [who] END | CREATE (a)-[:PROPOSED_BY]->(x))
+WITH DISTINCT a, g
 OPTIONAL MATCH (p:GoalPattern {id: g.pattern_id})
 FOREACH (x IN CASE WHEN p IS NULL THEN [] ELSE [p] END | CREATE (a)-[:TRIED_FOR]->(x))
 WITH DISTINCT a, g

@@ -1,6 +1,9 @@
 // mode: write
 // Attaches a verification to the attempt and the goal; on SAT the selected constraints
-// become resolved, on UNSAT resolved ones are cleared and the failure mode is linked.
+// become resolved, on UNSAT resolved ones are cleared. Each failed check is an edge the
+// attempt VIOLATED, each passed one an edge its output artifact SATISFIES, both with the
+// check that decided and its sigma; a cause a check diagnosed itself (a forged or
+// missing test report) is linked as the failure mode (a model's diagnosis comes later).
 // The resolver that made the attempt SUCCEEDED_ON or FAILED_ON the goal's pattern (one
 // edge per attempt, with sigma_v, cost, time, modality and input constraint signature), and its usage statistics
 // and quality move with the outcome: executability is the smoothed pass rate,
@@ -17,8 +20,10 @@ DELETE old
 WITH DISTINCT a, g
 FOREACH (_ IN CASE WHEN $failure_mode IS NULL THEN [] ELSE [1] END |
   MERGE (f:FailureMode {id: $failure_mode})
-  ON CREATE SET f.slug = $failure_slug, f.caption = $failure_slug
-  MERGE (a)-[:FAILED_BECAUSE]->(f))
+  ON CREATE SET f.name = $failure_slug, f.slug = $failure_slug, f.caption = $failure_slug,
+                f.description = $failure_description, f.source = 'check'
+  MERGE (a)-[b:FAILED_BECAUSE]->(f)
+  SET b.source = 'check', b.name = $failure_slug)
 WITH a, g
 OPTIONAL MATCH (a)-[:USED]->(r:Resolver)
 OPTIONAL MATCH (p:GoalPattern {id: g.pattern_id})
@@ -39,6 +44,16 @@ FOREACH (_ IN CASE WHEN r IS NULL OR p IS NULL OR $verdict = 'SAT' THEN [] ELSE 
   CREATE (r)-[:FAILED_ON {id: a.id, sigma_v: $sigma_v, cost: coalesce(a.cost, 0),
                           time: coalesce(a.time, 0), modality: g.modality,
                           input_signature: p.signature, failure_mode: $failure_mode}]->(p))
+WITH DISTINCT a, g
+UNWIND (CASE WHEN size($outcomes) = 0 THEN [null] ELSE $outcomes END) AS o
+OPTIONAL MATCH (k:Constraint {id: o.constraint_id})
+OPTIONAL MATCH (art:Artifact {id: a.output_artifact_id})
+FOREACH (x IN CASE WHEN k IS NULL OR o.passed THEN [] ELSE [k] END |
+  MERGE (a)-[v:VIOLATED]->(x)
+  SET v.check = o.check, v.sigma = o.sigma)
+FOREACH (x IN CASE WHEN k IS NULL OR art IS NULL OR NOT o.passed THEN [] ELSE [k] END |
+  MERGE (art)-[s:SATISFIES {attempt_id: a.id}]->(x)
+  SET s.check = o.check, s.sigma = o.sigma)
 WITH DISTINCT a, g
 OPTIONAL MATCH (g)-[:HAS_CONSTRAINT {id: 'selected'}]->(c:Constraint)
 WHERE $verdict = 'SAT'

@@ -1,7 +1,8 @@
 // mode: write
 // Step 10/11: registers a tool the system built or a human gave, with its provenance
 // (built_by a resolver or a human, implemented_by its code, composed_of its steps,
-// replaced_by from the tools that failed on the goal), closes the capability request it
+// replaced_by from the tools that failed on the goal; each capability of its parts
+// ENABLES each capability it provides), closes the capability request it
 // answers, and changes the adopting goal, all in one commit. The guards come first:
 // nothing is written unless the run is at $seq and the goal is still in $status.
 MATCH (run:Run {id: $run_id}), (g:Goal {id: $goal_id})
@@ -37,6 +38,12 @@ OPTIONAL MATCH (p:Resolver {id: part.id})
 FOREACH (x IN CASE WHEN p IS NULL THEN [] ELSE [p] END |
   MERGE (r)-[e:COMPOSED_OF {order: part.order}]->(x)
   SET e.role = part.role)
+WITH DISTINCT g, r
+OPTIONAL MATCH (r)-[:COMPOSED_OF]->(:Resolver)-[:PROVIDES]->(pc:Capability)
+OPTIONAL MATCH (r)-[:PROVIDES]->(rc:Capability)
+FOREACH (x IN CASE WHEN pc IS NULL OR rc IS NULL OR pc.id = rc.id THEN [] ELSE [pc] END |
+  MERGE (x)-[e:ENABLES]->(rc)
+  SET e.via = r.id)
 WITH DISTINCT g, r
 UNWIND (CASE WHEN size($replaces) = 0 THEN [null] ELSE $replaces END) AS old_id
 OPTIONAL MATCH (old:Resolver {id: old_id})

@@ -9,6 +9,6 @@ WITH DISTINCT gp
 MATCH (a:Attempt)-[:TRIED_FOR]->(gp)
 MATCH (a)-[:FAILED_BECAUSE]->(f:FailureMode)
 WITH f, count(DISTINCT a) AS occurrences
-RETURN f.id AS id, f.slug AS slug, occurrences
+RETURN f.id AS id, f.slug AS slug, f.description AS description, occurrences
 ORDER BY occurrences DESC, id
 LIMIT $k

@@ -7,7 +7,7 @@ same commit; recording its output writes the spend that paid for it in that comm
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kernel.core.budget import Amount, BudgetEnforcer
@@ -64,13 +64,21 @@ class Attempts:
             output_artifact_id=output_artifact_id)
 
     def record_verification(self, attempt_id: str, verification: Verification,
-                            failure_slug: str | None = None) -> None:
-        failure = f"failure:{failure_slug}" if failure_slug and verification.verdict == "UNSAT" \
-            else None
+                            methods: Mapping[str, str] | None = None,
+                            diagnosed: tuple[str, str] | None = None) -> None:
+        """The verification, with an edge per check (VIOLATED or SATISFIES) naming the
+        method in ``methods`` that decided it, and a cause a check ``diagnosed`` itself
+        as ``(name, description)``."""
+        name, description = diagnosed if diagnosed and verification.verdict == "UNSAT" \
+            else (None, None)
         self.run.commit("attempt/record_verification", {
             "attempt_id": attempt_id, "verification": verification.model_dump_json(),
             "verdict": verification.verdict, "sigma_v": verification.sigma_v,
-            "failure_mode": failure, "failure_slug": failure_slug,
+            "failure_mode": f"failure:{name}" if name else None, "failure_slug": name,
+            "failure_description": description,
+            "outcomes": [{"constraint_id": c.constraint_id, "passed": c.passed,
+                          "check": (methods or {}).get(c.constraint_id, "unknown"),
+                          "sigma": c.sigma_i} for c in verification.checks],
         }, what=f"record the verification of {attempt_id}")
 
     def of_goal(self, goal_id: str) -> list[Attempt]:

@@ -63,15 +63,19 @@ class Run:
 
     @classmethod
     def start(cls, store: GraphStore, caption: str, config: Mapping[str, Any] | None = None,
-              ulid: ULID | None = None) -> Run:
+              ulid: ULID | None = None, proposed_by: tuple[str, str] | None = None) -> Run:
         """Create a run; its id and start time are recorded and never recomputed (a replay
-        passes the recorded ``ulid`` to recreate the same run)."""
+        passes the recorded ``ulid`` to recreate the same run). ``proposed_by`` is the
+        proposer's kind and model (or script): properties of the run and an Actor it is
+        PROPOSED_BY, so Cypher can tell scripted runs from model runs."""
         ulid = ulid or ids.new_run_ulid()  # looked up here, so a crash check can pin it
         run_id = f"run:{ulid}"
         started = datetime.fromtimestamp(ulid.timestamp, tz=UTC).isoformat(timespec="milliseconds")
         store.run("run/create", {
             "run_id": run_id, "base_ms": ulid.milliseconds, "started_at": started,
             "caption": caption, "config": json.dumps(dict(config or {}), sort_keys=True),
+            "proposer": proposed_by[0] if proposed_by else None,
+            "model": proposed_by[1] if proposed_by else None,
         })
         return cls(store, run_id, ulid.milliseconds, 0)
 

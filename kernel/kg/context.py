@@ -17,6 +17,7 @@ from kernel.core.goal_node import GoalNode
 from kernel.kg.history import (
     AppliedConstraint,
     FailureModeCount,
+    ModalityCandidate,
     PastDecomposition,
     ResolverOutcome,
     SimilarPattern,
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 
 STEP_QUERIES: dict[str, tuple[str, ...]] = {
     "identify": ("constraints_applied",),
-    "route": ("similar_patterns", "resolver_outcomes"),
+    "route": ("similar_patterns", "resolver_outcomes", "modality_candidates"),
     "resolve": ("failure_modes",),
     "feedback": ("failure_modes",),
     "decompose": ("similar_patterns", "decompositions"),
@@ -45,6 +46,7 @@ class StepHistory(BaseModel):
     failure_modes: list[FailureModeCount] = Field(default_factory=list)
     decompositions: list[PastDecomposition] = Field(default_factory=list)
     constraints_applied: list[AppliedConstraint] = Field(default_factory=list)
+    modality_candidates: list[ModalityCandidate] = Field(default_factory=list)
 
     def block(self, summary: str, max_chars: int) -> str:
         """The prompt block ('' when the graph knows nothing relevant)."""
@@ -90,6 +92,7 @@ class StepHistory(BaseModel):
             return []
         return ["Known failure modes for this kind of goal:",
                 *(f"  - {f.slug or f.id} ({f.occurrences} occurrences)"
+                  + (f": {f.description}" if f.description else "")
                   for f in self.failure_modes)]
 
     def _decompositions(self) -> list[str]:
@@ -123,6 +126,11 @@ def read(k: Kernel, goal: GoalNode, step: str) -> StepHistory:
                 rows = []
             elif query == "decompositions":
                 rows = k.history.decompositions(pattern, goal.id)
+            elif query == "modality_candidates":
+                rows = [r for r in k.history.modality_candidates(pattern, goal.modality)
+                        if r.modality_successes > 0]
+                if not rows:  # recorded only when it says something, as ledgers before it
+                    continue
             else:
                 rows = getattr(k.history, query)(pattern)
             found[query] = [r.model_dump(mode="json") for r in rows]

@@ -56,6 +56,7 @@ class ModalityCandidate(_Row):
 class FailureModeCount(_Row):
     id: str
     slug: str | None = None
+    description: str | None = None
     occurrences: int
 
 

@@ -1,18 +1,20 @@
 """Learned routing: resolvers ranked by what happened on goals of the same kind.
 
 Order: empirical success rate on the goal's pattern and the patterns similar to it
-(Laplace smoothed, so a resolver with no record sits at 0.5), then the registry's own
-order (capability match, global success, quality, cost, id). When the record singles
+(Laplace smoothed, so a resolver with no record sits at 0.5), then modality
+compatibility (successes there on inputs of the goal's modality), then the registry's
+own order (capability match, global success, quality, cost, id). When the record singles
 one candidate out (it succeeded here at least ``min_successes`` times and its rate is
 above every other candidate's), the kernel routes to it without asking the model.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kernel.core.registry import Candidate
-from kernel.kg.history import ResolverOutcome
+from kernel.kg.history import ModalityCandidate, ResolverOutcome
 
 NO_RECORD = 0.5
 
@@ -26,11 +28,12 @@ class Routing:
 
 
 def route(candidates: list[Candidate], outcomes: list[ResolverOutcome],
-          min_successes: int = 1) -> Routing:
+          min_successes: int = 1, modality: Sequence[ModalityCandidate] = ()) -> Routing:
     record = {o.resolver_id: o for o in outcomes}
     rates = {c.id: record[c.id].success_rate if c.id in record else NO_RECORD
              for c in candidates}
-    ranked = sorted(candidates, key=lambda c: (-rates[c.id], c.rank_key()))
+    fits = {m.resolver_id: m.modality_successes for m in modality}
+    ranked = sorted(candidates, key=lambda c: (-rates[c.id], -fits.get(c.id, 0), c.rank_key()))
     if not ranked:
         return Routing([], rates, None, "no candidates")
     best = ranked[0]

@@ -22,6 +22,7 @@ from kernel.core.logs import TieredLog
 from kernel.core.registry import Registry
 from kernel.core.run import Run
 from kernel.core.state_machine import Status
+from kernel.kg.failures import FailureModes
 from kernel.kg.history import History
 from kernel.kg.patterns import Patterns
 from kernel.proposals import Proposals, Proposer
@@ -77,6 +78,7 @@ class Kernel:
         self.patterns = Patterns(store, Encoder(self.blobs.root.parent / "embeddings.sqlite"),
                                  threshold=self.config.similarity_threshold)
         self.history = History(store, self.patterns, rows=self.config.history_rows)
+        self.failures = FailureModes(self.run, self.patterns.encoder)
 
     @classmethod
     def build(cls, run: Run, proposer: Proposer | None, data_dir: Path, workspace_root: Path,

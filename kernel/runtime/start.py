@@ -29,9 +29,17 @@ def start(store: GraphStore, goal: str, core: Sequence[ConstraintSpec], budget_u
     inputs = {"goal": goal, "budget_usd": budget_usd, "time_seconds": time_seconds,
               "max_attempts": max_attempts, "core": [c.model_dump(mode="json") for c in core],
               "solve": asdict(config), **(extra or {})}
-    run = Run.start(store, goal[:80], inputs, ulid=ulid)
+    run = Run.start(store, goal[:80], inputs, ulid=ulid, proposed_by=provenance(proposer))
     kernel = Kernel.build(run, proposer, data_dir, workspace_root, config, recorded=recorded)
     return kernel, finish_start(kernel, goal, core, budget_usd, time_seconds, max_attempts)
+
+
+def provenance(proposer: Proposer | None) -> tuple[str, str] | None:
+    """The proposer's kind (``scripted``, ``anthropic``) and model or script name."""
+    if proposer is None:
+        return None
+    kind = getattr(proposer, "kind", None) or proposer.source.split(":")[0]
+    return str(kind), str(getattr(proposer, "model", None) or proposer.source)
 
 
 def finish_start(kernel: Kernel, goal: str, core: Sequence[ConstraintSpec], budget_usd: float,

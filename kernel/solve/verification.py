@@ -67,6 +67,15 @@ def verify(k: Kernel, goal: GoalNode, constraints: list[Constraint],
                                f"distance from convergence {failed}")
 
 
+def method_of(constraint: Constraint) -> str:
+    """How ``verify`` decides a constraint: Z3, the sandboxed tests, the tool contract,
+    or the model judge (sigma < 1)."""
+    if constraint.type != ConstraintType.LOGIC:
+        return "judge"
+    return {"arith": "z3", "test": "tests", "tool_contract": "contract"}.get(
+        str(constraint.payload.get("check")), "judge")
+
+
 def is_arithmetic(constraint: Constraint) -> bool:
     return constraint.type == ConstraintType.LOGIC and constraint.payload.get("check") == "arith"
 

@@ -75,6 +75,7 @@ REL_TYPES: tuple[str, ...] = (
     "PAYS_FOR",         # BudgetEvent -> Attempt
     "PLANNED",          # Goal -> Artifact (tool plan)
     "PRODUCED",         # Attempt | Resolver -> Artifact
+    "PROPOSED_BY",      # Run | Attempt -> Actor (the script or model that proposed)
     "PROVIDES",         # Resolver -> Capability
     "RAISED_FOR",       # CapabilityRequest -> Goal (the goals waiting on the answer)
     "RECORDED_IN",      # LedgerEntry -> Run
@@ -87,10 +88,12 @@ REL_TYPES: tuple[str, ...] = (
     "TRIED_FOR",        # Attempt -> GoalPattern
     "USED",             # Attempt -> Resolver
     "USED_CONSTRAINT",  # Attempt -> Constraint
+    "VIOLATED",         # Attempt -> Constraint {check, sigma}
 )
 
 VECTORS: tuple[VectorSpec, ...] = (
     VectorSpec("GoalPattern", "embedding", 384, "goal_pattern_embedding"),
+    VectorSpec("FailureMode", "embedding", 384, "failure_mode_embedding"),
 )
 
 LABEL_NAMES: frozenset[str] = frozenset(spec.name for spec in LABELS)

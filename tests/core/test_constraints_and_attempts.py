@@ -78,7 +78,8 @@ def test_attempts_count_up_to_the_limit_and_stay_consistent(tree: GoalTree) -> N
         tree.transition(root, Status.VERIFYING)
         attempts.record_verification(attempt.id, Verification.from_checks(
             [Check(constraint_id=ids[0], passed=False, sigma_i=0.0,
-                   detail={"got": "MemoryError"})]), failure_slug="memory_error")
+                   detail={"got": "MemoryError"})]), {ids[0]: "tests"},
+            diagnosed=("memory_error", "the file is read whole"))
         goal = tree.get(root)
         assert (goal.attempt_count, goal.last_attempt_id) == (index, attempt.id)
         if index == 1:
@@ -98,6 +99,11 @@ def test_attempts_count_up_to_the_limit_and_stay_consistent(tree: GoalTree) -> N
         "MATCH (a:Attempt)-[:FAILED_BECAUSE]->(f:FailureMode) RETURN f.id AS f, count(a) AS n",
         {}, write=False).records()
     assert failures == [{"f": "failure:memory_error", "n": 2}]
+    violated = tree.store.execute_adhoc(
+        "MATCH (a:Attempt)-[v:VIOLATED]->(c:Constraint) "
+        "RETURN c.id AS c, v.check AS check, v.sigma AS sigma, count(a) AS n",
+        {}, write=False).records()
+    assert violated == [{"c": ids[0], "check": "tests", "sigma": 0.0, "n": 2}]
 
 
 def test_verification_must_follow_its_checks() -> None:

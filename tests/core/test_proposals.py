@@ -126,7 +126,8 @@ def test_a_replay_reproduces_the_ledger_and_detects_divergence(run: Run, script:
         init_schema(scratch)
         twin = Run(scratch, run.run_id, run.base_ms, 0)
         scratch.run("run/create", {"run_id": run.run_id, "base_ms": run.base_ms,
-                                   "started_at": "recorded", "caption": "replay", "config": "{}"})
+                                   "started_at": "recorded", "caption": "replay", "config": "{}",
+                                   "proposer": None, "model": None})
         assert _goal(twin) == goal  # same commits, same ids
         replay = Proposals(Ledger(twin), None, recorded=recorded)
         replay.get(*asked(goal))

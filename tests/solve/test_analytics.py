@@ -8,6 +8,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from kernel.cli.app import app
+from kernel.errors import ConfigError
 from kernel.protocol import HireAnswer
 from kernel.solve.dispatch import solve
 from kernel.solve.session import resume
@@ -51,9 +52,24 @@ def test_every_analytics_query_answers_from_real_runs(initialised_graph: GraphSt
     built = _analytics(data_dir, initialised_graph, "build_reuse")
     assert [(b["built_by"], b["attempts"], b["goals"]) for b in built] == [("system", 1, 1)]
     failures = _analytics(data_dir, initialised_graph, "failure_modes")
-    assert failures and failures[0]["attempts"] >= 1
+    # causes as diagnosed, with what the failed attempts violated beside them
+    assert failures and not any(f["cause"].startswith("violated_") for f in failures)
+    only = _analytics(data_dir, initialised_graph, "failure_modes", "--run", kernel3.run.run_id)
+    assert [(f["cause"], f["description"], f["attempts"], f["runs"], f["violated"])
+            for f in only] == [("too_vague", "be more specific", 1, 1, ["states what it read"])]
+    assert _analytics(data_dir, initialised_graph, "failure_modes", "--run", "run:none") == []
+    assert _analytics(data_dir, initialised_graph, "failure_modes", "--proposer",
+                      "scripted") == failures
+    assert _analytics(data_dir, initialised_graph, "failure_modes", "--proposer",
+                      "anthropic") == []
+    assert _analytics(data_dir, initialised_graph, "failure_modes", "--since", "2999-01-01") \
+        == []
+    assert _analytics(data_dir, initialised_graph, "failure_modes", "--since", "2000-01-01",
+                      "--until", "2999-01-01T00:00+02:00") == failures
     by_resolver = _analytics(data_dir, initialised_graph, "failure_modes_by_resolver")
     assert by_resolver[0]["resolver"] == "resolver:claude-code-0"
+    assert {r["proposer"] for r in by_resolver} <= {"scripted:retry.yaml", "scripted:build.yaml",
+                                                    "scripted:thermal.yaml"}
     hires = _analytics(data_dir, initialised_graph, "hire_requests")
     assert [(h["capability"], h["status"]) for h in hires] == [("thermal_measurement",
                                                                 "declined")]
@@ -64,6 +80,16 @@ def test_every_analytics_query_answers_from_real_runs(initialised_graph: GraphSt
     assert [d["depth"] for d in depths] == [0, 1]
     retries = _analytics(data_dir, initialised_graph, "retries_per_goal")
     assert [(r["goal"], r["retries"]) for r in retries] == [("Write the summary", 1)]
+
+
+def test_analytics_filters_are_checked_before_anything_runs(initialised_graph: GraphStore,
+                                                           data_dir: Path) -> None:
+    env = store_env(initialised_graph, data_dir)
+    for args, said in ((["failure_modes", "--since", "yesterday"], "is not an ISO date"),
+                       (["failure_modes", "--proposer", "gpt"], "is not one of scripted"),
+                       (["cost_by_capability", "--run", "run:x"], "has no filter --run")):
+        result = CliRunner().invoke(app, ["analytics", *args], env=env)
+        assert isinstance(result.exception, ConfigError) and said in str(result.exception)
 
 
 def test_every_node_has_the_caption_the_browser_style_shows(initialised_graph: GraphStore,

@@ -65,7 +65,26 @@ def test_the_csv_cli_example_resolves_with_real_verification(
     goal = kernel.tree.get(root)
     assert goal.leaf_kind == "atomic" and goal.sigma_path == 0.85
     assert outcome.sigma_system == 0.85
-    assert first.failure_mode == "failure:violated_exits_1_when_the_column_is_missing"
+    # The cause is the diagnosis, whole; the violated constraint is an edge with its check.
+    assert first.failure_mode == "failure:missing_column_not_reported"
+    cause = initialised_graph.execute_adhoc(
+        "MATCH (a:Attempt {id: $a})-[b:FAILED_BECAUSE]->(f:FailureMode) "
+        "MATCH (a)-[v:VIOLATED]->(c:Constraint) "
+        "RETURN f.name AS name, f.description AS description, b.source AS source, "
+        "c.title AS violated, v.check AS check, v.sigma AS sigma, a.proposer AS proposer",
+        {"a": first.id}, write=False).records()
+    assert cause == [{"name": "missing_column_not_reported", "source": "diagnosis",
+                      "description": cause[0]["description"],
+                      "violated": "exits 1 when the column is missing", "check": "tests",
+                      "sigma": 1.0, "proposer": "scripted"}]
+    assert cause[0]["description"] and "violated" not in cause[0]["description"]
+    satisfied = initialised_graph.execute_adhoc(
+        "MATCH (:Attempt {id: $a})-[:PRODUCED]->(art:Artifact)-[s:SATISFIES]->(c:Constraint) "
+        "RETURN s.check AS check, s.sigma AS sigma ORDER BY check",
+        {"a": second.id}, write=False).records()
+    assert [r["check"] for r in satisfied] == ["judge", "tests", "tests", "tests", "tests"]
+    assert {r["check"]: r["sigma"] for r in satisfied}["judge"] == 0.85
+    assert all(r["sigma"] == 1.0 for r in satisfied if r["check"] != "judge")
     # The human's core constraint and the identified one with the same content are one.
     roles = kernel.constraints.roles(root)
     assert set(roles["core"]) <= set(roles["selected"]) and len(roles["selected"]) == 5

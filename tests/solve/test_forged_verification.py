@@ -56,7 +56,7 @@ def workspaces() -> Iterator[Path]:
     ({"conftest.py": FAKE_PASS + "import _pytest.reports\n"
                      "_pytest.reports.TestReport.passed = property(lambda self: True)\n",
       "pytest.ini": "[pytest]\naddopts = -k nothing\n", "sitecustomize.py": "raise SystemExit(0)\n"},
-     {"test_main.py": FAILING_TEST}, "failure:violated_value_is_two"),
+     {"test_main.py": FAILING_TEST}, None),  # no check diagnosed it, no script did either
     ({}, {"test_main.py": "import os\nos._exit(0)\n" + FAILING_TEST}, "failure:test_report_missing"),
     ({}, {"test_main.py": "import atexit, os\natexit.register(os._exit, 0)\n" + FAILING_TEST},
      "failure:test_report_mismatch"),
@@ -74,4 +74,8 @@ def test_a_forged_pass_cannot_resolve_a_goal(initialised_graph: GraphStore, tmp_
     check = next(c for c in first.verification.checks if not c.passed)
     assert check.detail["tests"] == {"test_value": "FAILED"} or "report_problem" in check.detail
     assert first.failure_mode == failure_mode
+    violated = initialised_graph.execute_adhoc(
+        "MATCH (:Attempt {id: $a})-[v:VIOLATED]->(c:Constraint) RETURN c.title AS t, v.check AS k",
+        {"a": first.id}, write=False).records()
+    assert violated == [{"t": "value is two", "k": "tests"}]
     assert list(workspaces.iterdir()) == []  # each sandbox workspace is gone once answered

@@ -364,6 +364,10 @@ def test_interactive_hire_then_a_composite_build_of_the_hired_tool(
     assert solve(kernel2, root2).status == "resolved"
     tool = _resolver(initialised_graph, "word_report")
     assert ("COMPOSED_OF", "resolver:word-counter") in _edges(initialised_graph, tool["id"])
+    enables = initialised_graph.execute_adhoc(
+        "MATCH (a:Capability)-[e:ENABLES]->(b:Capability) RETURN a.tag AS part, b.tag AS whole, "
+        "e.via AS via", {}, write=False).records()
+    assert enables == [{"part": "word_count", "whole": "word_report", "via": tool["id"]}]
     output = json.loads(kernel2.artifacts.read(kernel2.tree.get(root2).output_artifact_id))
     assert output["content"] == "7"  # the chain ran
 

@@ -32,7 +32,9 @@ def retry(k: Kernel, goal: GoalNode, verification: Any) -> list[str]:
                                                   "failure_mode": a.failure_mode}
                                                  for a in history]))
     feedback: models.Feedback = proposal.output
-    note = {"violations": trace, "diagnosis": feedback.model_dump(mode="json")}
+    cause = k.failures.record(history[-1].id, feedback.failure_mode, feedback.summary)
+    note = {"violations": trace, "diagnosis": feedback.model_dump(mode="json"),
+            "failure_mode": cause.id}
     if feedback.rescope and goal.parent_id:
         parent = k.tree.get(goal.parent_id)
         reopened = parent.reopened

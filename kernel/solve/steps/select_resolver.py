@@ -37,7 +37,8 @@ def select_resolver(k: Kernel, goal_id: str) -> list[str]:
     candidates = _candidates(k, goal, capabilities, past.resolver_outcomes)
     if not candidates:  # step 10: find, build or hire a tool for it
         return grow(k, goal, missing=sorted(capabilities)[0])
-    routing = route(candidates, past.resolver_outcomes, k.config.route_min_successes)
+    routing = route(candidates, past.resolver_outcomes, k.config.route_min_successes,
+                    past.modality_candidates)
     candidates = routing.ranked
     if len(candidates) == 1 or routing.chosen is not None:
         chosen = routing.chosen or candidates[0]

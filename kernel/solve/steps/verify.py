@@ -3,8 +3,6 @@ step (SAT at tau_local) or to retry."""
 
 from __future__ import annotations
 
-import re
-
 from kernel.core.goal_node import MissingGoalProperty
 from kernel.protocol import solve_models as models
 from kernel.runtime.kernel import Kernel
@@ -18,12 +16,11 @@ def verify(k: Kernel, goal_id: str) -> list[str]:
     attempt = k.attempts.of_goal(goal_id)[-1]
     output = models.ResolutionOutput.model_validate_json(k.artifacts.read(goal.require("output_artifact_id")))
     if attempt.verdict is None:
-        checked = verification.verify(k, goal, constraints_of(k, goal_id, "selected"), output)
-        failed = checked.failed()
-        titles = {c.id: c.title for c in constraints_of(k, goal_id, "selected")}
-        k.attempts.record_verification(attempt.id, checked,
-                                       failure_slug=_failure_slug(failed, titles) if failed
-                                       else None)
+        selected = constraints_of(k, goal_id, "selected")
+        checked = verification.verify(k, goal, selected, output)
+        k.attempts.record_verification(
+            attempt.id, checked, {c.id: verification.method_of(c) for c in selected},
+            diagnosed=_check_diagnosis(checked.failed()))
         goal = k.tree.get(goal_id)
     recorded = goal.verification
     if recorded is None:
@@ -34,13 +31,11 @@ def verify(k: Kernel, goal_id: str) -> list[str]:
     return retry.retry(k, goal, recorded)
 
 
-def _failure_slug(failed: list, titles: dict[str, str]) -> str:
-    """A readable, stable failure mode: a cause a check diagnosed itself (a forged or
-    missing test report), else the titles of the violated constraints."""
-    diagnosed = sorted({str(c.detail["failure_mode"]) for c in failed
-                        if isinstance(c.detail, dict) and c.detail.get("failure_mode")})
-    if diagnosed:
-        return "__".join(diagnosed)
-    names = sorted({re.sub(r"[^a-z0-9]+", "_", titles.get(c.constraint_id, c.constraint_id)
-                           .lower()).strip("_")[:40] for c in failed})
-    return "violated_" + "__".join(names)[:120]
+def _check_diagnosis(failed: list) -> tuple[str, str] | None:
+    """A cause a check diagnosed itself (a forged or missing test report), as a name
+    and a description; other failures wait for the retry step's diagnosis."""
+    found = sorted({(str(c.detail["failure_mode"]), str(c.detail.get("report_problem", "")))
+                    for c in failed if isinstance(c.detail, dict) and c.detail.get("failure_mode")})
+    if not found:
+        return None
+    return "__".join(n for n, _ in found), "; ".join(d for _, d in found if d)

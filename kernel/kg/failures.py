@@ -1,0 +1,63 @@
+"""Failure modes as diagnosed causes.
+
+A failed attempt's cause is what the retry step's feedback diagnosed, not the titles of
+the constraints it violated (those are the attempt's VIOLATED edges). The cause's name
+is normalized to a snake_case slug and kept whole; a diagnosis whose embedded name and
+description are near one already known (the same cause in other words) joins that
+failure mode instead of splitting the analytics, and its own wording stays on the
+FAILED_BECAUSE edge.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from embeddings.encoder import Encoder
+from kernel.core.run import Run
+
+MERGE_THRESHOLD = 0.90  # on the (1 + cos) / 2 scale: cos >= 0.8
+CANDIDATES = 5
+UNNAMED = "undiagnosed"
+
+
+def normalize(name: str) -> str:
+    """A cause's name as a slug: lowercase words joined by underscores, never cut."""
+    return "_".join(re.findall(r"[a-z0-9]+", name.lower())) or UNNAMED
+
+
+def text_of(name: str, description: str) -> str:
+    """What is embedded: the name's words and the description."""
+    return f"{name.replace('_', ' ')}: {description}".strip()
+
+
+@dataclass(frozen=True)
+class Diagnosed:
+    id: str
+    name: str
+    merged_into: str | None  # the known failure mode a near-duplicate joined
+
+
+class FailureModes:
+    def __init__(self, run: Run, encoder: Encoder, threshold: float = MERGE_THRESHOLD) -> None:
+        self.run = run
+        self.encoder = encoder
+        self.threshold = threshold
+
+    def record(self, attempt_id: str, name: str, description: str) -> Diagnosed:
+        """Link the attempt FAILED_BECAUSE the diagnosed cause (one guarded commit that
+        leaves the step's proposals unconsumed, so a crash before the step's end
+        serves the same diagnosis again and this merge finds the same node)."""
+        slug = normalize(name)
+        vector = self.encoder.encode_one(text_of(slug, description))
+        own = f"failure:{slug}"
+        near = [r for r in self.run.store.run("failure/nearest", {
+            "vector": vector, "k": CANDIDATES, "threshold": self.threshold})
+            if r["id"] != own]
+        exact = self.run.store.run("failure/get", {"id": own})
+        target = own if exact or not near else str(near[0]["id"])
+        self.run.commit("failure/record_diagnosis", {
+            "attempt_id": attempt_id, "failure_id": target, "name": slug,
+            "description": description, "vector": vector,
+        }, what=f"record the diagnosed cause of {attempt_id}", consumes=False)
+        return Diagnosed(target, slug, None if target == own else target)
