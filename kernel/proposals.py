@@ -281,6 +281,27 @@ class Proposals:
         self.run.proposals += 1
         return rows
 
+    def recall(self, name: str, goal_id: str, read: Callable[[], Any]) -> Any | None:
+        """A verified record from the knowledge graph standing in for a proposal.
+
+        Found, it is recorded like an observation (source ``knowledge-graph``) before it
+        is used; not found (``read`` returns None), nothing is recorded and the caller
+        asks the model, so a run that reuses nothing keeps the ledger it always had. A
+        resumed run or a replay follows its ledger: a recorded recall is served again,
+        and a recorded proposal in its place means the original asked (None here)."""
+        entry = self._pending_entry()
+        if entry is not None:
+            if entry.kind == "observation" and entry.operation == name and \
+                    entry.goal_id == goal_id:
+                return self.observe(name, goal_id, read)
+            return None
+        if self.replaying:
+            return None
+        rows = read()
+        if rows is None:
+            return None
+        return self.observe(name, goal_id, lambda: rows)
+
     def _live(self, request: ResolveRequest, proposer: Proposer | None) -> Proposer:
         """Who answers a request nothing recorded answers; a replay has no one."""
         if self.replaying:

@@ -416,3 +416,14 @@ def test_analytics_lists_runs_and_refuses_unknown_names(kernel: Kernel) -> None:
     assert isinstance(json.loads(rows), list)
     code, message = kernel("analytics", "nope", ok=False)
     assert code == 2 and "no analytics query 'nope'" in message and "failure_modes" in message
+
+
+def test_the_tree_does_not_show_a_failed_verification_as_confidence() -> None:
+    from kernel.cli.tree import _confidence
+
+    goal = {"status": "infeasible", "sigma_v": 1.0, "sigma_path": 1.0, "verdict": "UNSAT"}
+    assert _confidence(goal) == "σv=failed σpath=-"
+    passed = {"status": "resolved", "sigma_v": 0.85, "sigma_path": 0.85, "verdict": "SAT"}
+    assert _confidence(passed) == "σv=0.85 σpath=0.85"
+    assert _confidence({"status": "pending", "sigma_v": None, "sigma_path": 1.0,
+                        "verdict": None}) == "σv=- σpath=-"

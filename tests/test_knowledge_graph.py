@@ -66,10 +66,16 @@ def test_the_second_pass_learns_from_the_first(flywheel: Flywheel) -> None:
     assert first["resolved"] == second["resolved"] == 20
     # the figures docs/flywheel.md reports
     assert (first["model_calls"], first["retries"], first["builds"], first["hire_requests"]) \
-        == (65, 4, 1, 1)
+        == (48, 4, 1, 1)
     assert (second["model_calls"], second["retries"], second["builds"],
-            second["hire_requests"]) == (52, 0, 0, 0)
-    assert first["model_cost_usd"] == 1.095 and second["model_cost_usd"] == 0.6
+            second["hire_requests"]) == (12, 0, 0, 0)
+    assert second["model_calls"] <= 0.4 * first["model_calls"]
+    assert first["model_cost_usd"] == 1.01 and second["model_cost_usd"] == 0.3
+    # what the graph answered: pass 2 asks only for the work itself and its judgment
+    assert second["calls_by_operation"] == {"resolve": 6, "verify_semantic": 6}
+    assert first["calls_by_operation"]["classify_leaf"] == 4  # one per kind, then reused
+    assert (first["happy_leaves"], second["happy_leaves"]) == (18, 20)
+    assert first["max_calls_per_happy_leaf"] <= 4 and second["max_calls_per_happy_leaf"] <= 4
     assert not set(second["built"]) & set(first["built"])  # nothing built twice
     assert not set(second["asked"]) & set(first["asked"])  # no question asked twice
 
@@ -146,9 +152,16 @@ def test_learned_routing_skips_the_ranking_call_and_the_failing_resolver(
     second = _runs(store, TOP_ROWS)[1]
     entries = load_entries(store, second)[2]
     proposals = [e for e in entries if e.kind == "proposal"]
-    assert [e.operation for e in proposals] == [
-        "identify_constraints", "resolve", "classify_leaf"]
-    assert proposals[1].source.startswith("resolver:tabular-query")  # the built tool ran
+    assert [e.operation for e in proposals] == ["resolve"]  # the graph answered the rest
+    assert proposals[0].source.startswith("resolver:tabular-query")  # the built tool ran
+    reused = {e.operation: e for e in entries if e.operation.startswith("reuse/")}
+    assert set(reused) == {"reuse/identify", "reuse/classify_leaf"}
+    assert all(e.kind == "observation" and e.source == "knowledge-graph"
+               for e in reused.values())
+    first = _runs(store, TOP_ROWS)[0]
+    source = reused["reuse/identify"].data()["rows"]
+    assert source["run_id"] == first and source["constraints"] == []
+    assert source["required_capabilities"] == ["generate_code"]
     route = next(e for e in entries if e.operation == "history/route").data()["rows"]
     assert {o["resolver_id"] for o in route["resolver_outcomes"]} >= {"resolver:claude-code-0"}
 

@@ -72,13 +72,19 @@ class PassFigures:
     retries: int = 0
     builds: list[str] = field(default_factory=list)  # capabilities built
     hire_requests: list[str] = field(default_factory=list)  # fingerprints asked
+    # model calls on each leaf goal that resolved on its first attempt without growing
+    happy_leaf_calls: list[int] = field(default_factory=list)
+    calls_by_operation: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {"pass": self.number, "goals": self.goals, "resolved": self.resolved,
                 "model_calls": self.model_calls, "model_cost_usd": round(self.model_cost_usd, 4),
                 "retries": self.retries, "builds": len(self.builds),
                 "hire_requests": len(self.hire_requests),
-                "built": sorted(self.builds), "asked": sorted(self.hire_requests)}
+                "built": sorted(self.builds), "asked": sorted(self.hire_requests),
+                "happy_leaves": len(self.happy_leaf_calls),
+                "max_calls_per_happy_leaf": max(self.happy_leaf_calls, default=0),
+                "calls_by_operation": dict(sorted(self.calls_by_operation.items()))}
 
 
 def _core(specs: list[dict[str, Any]]) -> list[ConstraintSpec]:
@@ -98,6 +104,12 @@ def run_experiment(store: GraphStore, folder: Path = EXAMPLE) -> list[PassFigure
                 _solve_one(store, experiment, folder, goal, script, data_dir, figures)
             passes.append(figures)
     return passes
+
+
+def _happy_leaf(node: dict[str, Any], parents: set[str | None]) -> bool:
+    """A goal without children resolved by its first attempt (no build, no retry)."""
+    return node.get("status") == "resolved" and node["id"] not in parents and \
+        int(node.get("attempt_count") or 0) == 1 and not node.get("builds_capability")
 
 
 def _solve_one(store: GraphStore, experiment: Experiment, folder: Path, goal: _Goal,
@@ -120,13 +132,21 @@ def _solve_one(store: GraphStore, experiment: Experiment, folder: Path, goal: _G
         outcome = resume(store, kernel.run.run_id, data_dir, proposer=proposer)
     figures.goals += 1
     figures.resolved += outcome.status == "resolved"
+    per_goal: dict[str | None, int] = {}
     for entry in load_entries(store, kernel.run.run_id)[2]:
         if entry.kind == "proposal" and entry.source == proposer.source:
             figures.model_calls += 1
             figures.model_cost_usd += float(entry.data()["response"]["cost_usd"])
-    for node in store.run("goal/tree", {"run_id": kernel.run.run_id}):
+            per_goal[entry.goal_id] = per_goal.get(entry.goal_id, 0) + 1
+            figures.calls_by_operation[entry.operation] = \
+                figures.calls_by_operation.get(entry.operation, 0) + 1
+    nodes = store.run("goal/tree", {"run_id": kernel.run.run_id})
+    parents = {n.get("parent_id") for n in nodes}
+    for node in nodes:
         figures.retries += max(int(node.get("attempt_count") or 0) - 1, 0)
         if node.get("builds_capability"):
             figures.builds.append(node["builds_capability"])
+        if _happy_leaf(node, parents):
+            figures.happy_leaf_calls.append(per_goal.get(node["id"], 0))
     figures.hire_requests += [r["fingerprint"] for r in list_requests(store)
                               if r["id"] not in asked_before]

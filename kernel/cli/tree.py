@@ -18,6 +18,16 @@ def _sigma(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
+def _confidence(goal: dict[str, Any]) -> str:
+    """σ of a verification that passed; a failed one says so (its checks' certainty is
+    about the failure, not a confidence in the goal), and σpath only once it holds."""
+    if goal.get("verdict") == "UNSAT":
+        return "σv=failed σpath=-"
+    sigma_path = goal["sigma_path"] if goal["status"] == "resolved" or goal.get("verdict") \
+        else None
+    return f"σv={_sigma(goal['sigma_v'])} σpath={_sigma(sigma_path)}"
+
+
 def _label(goal: dict[str, Any]) -> str:
     spent = micros_to_usd(goal["cost_spent"] or 0)
     # what the goal was given (budget its own subgoals gave back is not more budget)
@@ -26,7 +36,7 @@ def _label(goal: dict[str, Any]) -> str:
     time_allocated = ms_to_seconds(goal["time_allocated"] or 0)
     stale = " [dim](stale)[/]" if goal["stale"] else ""
     return (f"[bold]{goal['summary']}[/] [cyan]{goal['status']}[/]{stale}  "
-            f"σv={_sigma(goal['sigma_v'])} σpath={_sigma(goal['sigma_path'])}  "
+            f"{_confidence(goal)}  "
             f"${spent:.4f}/${allocated:.4f}  {seconds:.1f}s/{time_allocated:.0f}s  "
             f"[dim]{goal['id']}[/]")
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from kernel.core.constraints import constraint_signature
 from kernel.core.goal_node import GoalChanges
 from kernel.kg import context as kg_context
+from kernel.kg import reuse
 from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
 from kernel.runtime.gate import ask
@@ -24,13 +25,19 @@ from kernel.solve.steps._shared import (
 def identify(k: Kernel, goal_id: str) -> list[str]:
     goal = enter(k, goal_id, S.IDENTIFYING_CONSTRAINTS)
     inherited = constraints_of(k, goal_id, "inherited")
-    _, context = kg_context.block(k, goal, "identify")
-    proposal = ask(k, goal_id, ops.IDENTIFY_CONSTRAINTS,
-                   request_for(goal, ops.IDENTIFY_CONSTRAINTS, inherited, context))
-    found: models.IdentifiedConstraints = proposal.output
-    specs = proposed_specs(k, goal_id, found.constraints)
+    reused = reuse.identified_before(k, goal, inherited)
+    if reused is not None:  # the same question was asked and answered, and it held
+        specs, needed, source = reused
+        k.log.decision(goal_id, "identification_reused", candidates=[source], chosen=source,
+                       rationale="a verified goal with the same summary and core constraints")
+    else:
+        _, context = kg_context.block(k, goal, "identify")
+        proposal = ask(k, goal_id, ops.IDENTIFY_CONSTRAINTS,
+                       request_for(goal, ops.IDENTIFY_CONSTRAINTS, inherited, context))
+        found: models.IdentifiedConstraints = proposal.output
+        specs, needed = proposed_specs(k, goal_id, found.constraints), found.required_capabilities
     eligible = set(k.constraints.upsert(specs)) | set(k.constraints.roles(goal_id)["core"])
-    capabilities = sorted(set(found.required_capabilities)) or [DEFAULT_CAPABILITY]
+    capabilities = sorted(set(needed)) or [DEFAULT_CAPABILITY]
     # The goal's pattern (its summary and the structure of its constraints), linked to
     # the similar patterns the vector index finds.
     signature = constraint_signature(k.constraints.get_many(eligible))

@@ -4,6 +4,7 @@ gate towards decomposition."""
 from __future__ import annotations
 
 from kernel.core.goal_node import GoalChanges, GoalNode
+from kernel.kg import reuse
 from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
 from kernel.runtime.gate import ask
@@ -23,9 +24,10 @@ def classify(k: Kernel, goal: GoalNode, sigma_path: float) -> list[str]:
         leaf = models.LeafClassification(is_leaf=True, leaf_kind="constraint_exhausted",
                                          leaf_reason="maximum depth reached")
     else:
-        proposal = ask(k, goal_id, ops.CLASSIFY_LEAF, request_for(goal, ops.CLASSIFY_LEAF,
-                                            constraints_of(k, goal_id, "selected")))
-        leaf = proposal.output
+        leaf = reuse.leaf_before(k, goal) or ask(
+            k, goal_id, ops.CLASSIFY_LEAF, request_for(goal, ops.CLASSIFY_LEAF,
+                                                       constraints_of(k, goal_id, "selected"))
+        ).output
     if leaf.is_leaf:
         changes = GoalChanges(leaf_kind=leaf.leaf_kind or "atomic", leaf_reason=leaf.leaf_reason)
         if goal.is_root:  # a leaf root is its own final artifact

@@ -1,0 +1,18 @@
+// mode: read
+// Reuse (step 7): how goals of earlier runs on this goal's pattern and the patterns
+// SIMILAR_TO it (same constraint signature) ended, counted by leaf kind: verified
+// atomic leaves, and goals that were decomposed instead (children other than the
+// build subgoal a goal waits on while its tool is built).
+MATCH (p:GoalPattern {id: $pattern_id})
+OPTIONAL MATCH (p)-[:SIMILAR_TO]->(q:GoalPattern)
+WITH p, collect(q) AS near
+UNWIND [p] + near AS gp
+WITH DISTINCT gp
+MATCH (g:Goal)-[:INSTANCE_OF]->(gp)
+WHERE g.run_id <> $run_id AND g.status = 'resolved' AND coalesce(g.stale, false) = false
+OPTIONAL MATCH (child:Goal)-[:CHILD_OF]->(g)
+WHERE coalesce(child.purpose, '') <> 'build'
+WITH g, count(child) AS children
+RETURN sum(CASE WHEN g.leaf_kind = 'atomic' AND children = 0 THEN 1 ELSE 0 END) AS atomic,
+       sum(CASE WHEN children > 0 THEN 1 ELSE 0 END) AS decomposed,
+       min(CASE WHEN g.leaf_kind = 'atomic' AND children = 0 THEN g.id END) AS example

@@ -1,0 +1,86 @@
+"""Experience that replaces model calls: a verified record answers what a model would
+be asked again.
+
+Two answers are reused, each only from goals of *earlier runs* that were verified and
+resolved, and each recorded in the ledger as a knowledge-graph entry before it is used
+(``Proposals.recall``), so a replay is served the record instead of the graph:
+
+- **identification** (step 2): a goal with the same normalized summary and the same
+  core and inherited constraints asks the very question an earlier goal asked; the
+  constraints identified for it and the capabilities it needed are reused whole.
+- **leaf classification** (step 7): a goal whose pattern (or a pattern SIMILAR_TO it,
+  which has the same constraint signature) was resolved as an atomic leaf, and never
+  decomposed, is an atomic leaf too; one decomposition on record and the model is asked.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from kernel.core.envelopes import Constraint, ConstraintSpec
+from kernel.core.goal_node import GoalNode
+from kernel.kg.patterns import normalize
+from kernel.protocol import solve_models as models
+
+if TYPE_CHECKING:
+    from kernel.runtime.kernel import Kernel
+
+CANDIDATES = 20
+
+
+def identified_before(k: Kernel, goal: GoalNode, inherited: list[Constraint]
+                      ) -> tuple[list[ConstraintSpec], list[str], str] | None:
+    """The identification of an earlier goal asking the same question: its constraints
+    beyond the core (as specs, so a replay in an empty graph stores the same ones), its
+    capabilities and the goal it came from; None when no verified record exists."""
+    core = sorted(k.constraints.roles(goal.id)["core"])
+    wanted_inherited = sorted(c.id for c in inherited)
+
+    def read() -> dict[str, Any] | None:
+        for row in k.store.run("kg/identified_before", {
+                "normalized": normalize(goal.summary), "run_id": k.run.run_id,
+                "k": CANDIDATES}):
+            if sorted(row["core"]) == core and sorted(row["inherited"]) == wanted_inherited:
+                extra = [_spec(c) for c in sorted(row["eligible"], key=lambda c: c["id"])
+                         if c["id"] not in core]
+                return {"goal_id": row["goal_id"], "run_id": row["run_id"],
+                        "constraints": extra,
+                        "required_capabilities": sorted(row["required_capabilities"] or [])}
+        return None
+
+    found = k.proposals.recall("reuse/identify", goal.id, read)
+    if found is None:
+        return None
+    specs = [ConstraintSpec.model_validate(c) for c in found["constraints"]]
+    return specs, list(found["required_capabilities"]), str(found["goal_id"])
+
+
+def leaf_before(k: Kernel, goal: GoalNode) -> models.LeafClassification | None:
+    """An atomic-leaf classification the record settles, or None (ask the model)."""
+    if goal.pattern_id is None:
+        return None
+
+    def read() -> dict[str, Any] | None:
+        row = k.store.run("kg/leaves_before", {"pattern_id": goal.pattern_id,
+                                               "run_id": k.run.run_id})[0]
+        if int(row["atomic"] or 0) == 0 or int(row["decomposed"] or 0) > 0:
+            return None
+        return {"atomic": int(row["atomic"]), "example": row["example"]}
+
+    found = k.proposals.recall("reuse/classify_leaf", goal.id, read)
+    if found is None:
+        return None
+    return models.LeafClassification(
+        is_leaf=True, leaf_kind="atomic",
+        leaf_reason=f"{found['atomic']} verified goal(s) of this kind were atomic leaves "
+                    f"and none was decomposed (e.g. {found['example']})")
+
+
+def _spec(row: dict[str, Any]) -> dict[str, Any]:
+    """A stored constraint row as the spec JSON that recreates it (same content id)."""
+    payload = json.loads(row["payload"]) if isinstance(row["payload"], str) else row["payload"]
+    provenance = json.loads(row["provenance"]) if isinstance(row["provenance"], str) \
+        else row["provenance"]
+    return {"type": row["type"], "domain": row["domain"], "title": row["title"],
+            "payload": payload or {}, "provenance": provenance}
