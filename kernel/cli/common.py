@@ -87,7 +87,7 @@ def print_json(data: Any) -> None:
 def print_table(title: str | None, columns: list[str], rows: list[list[Any]]) -> None:
     table = Table(title=title, show_lines=False)
     for column in columns:
-        table.add_column(column)
+        table.add_column(column, overflow="fold")  # names are shown whole, never cut
     for row in rows:
         table.add_row(*(_cell(v) for v in row))
     out.print(table)
