@@ -139,7 +139,8 @@ def test_build_registers_a_tool_and_a_later_goal_finds_it(initialised_graph: Gra
     assert [a.resolver_id for a in kernel3.attempts.of_goal(root3)] == [tool["id"]]
     entries = load_entries(initialised_graph, kernel3.run.run_id)[2]
     assert [e.operation for e in entries if e.kind == "proposal"] == [
-        "identify_constraints", "resolve", "verify_semantic", "classify_leaf"]
+        "identify_constraints", "resolve", "verify_semantic"]  # the record says: a leaf
+    assert "reuse/classify_leaf" in [e.operation for e in entries if e.kind == "observation"]
     routed = kernel3.store.run("log/of_run", {"run_id": kernel3.run.run_id, "max_tier": 2})
     assert any("learned route" in json.dumps(r) for r in routed)
 
