@@ -10,10 +10,8 @@ WITH g, collect(DISTINCT core.id) AS core
 OPTIONAL MATCH (g)-[:HAS_CONSTRAINT {id: 'inherited'}]->(inh:Constraint)
 WITH g, core, collect(DISTINCT inh.id) AS inherited
 OPTIONAL MATCH (g)-[:HAS_CONSTRAINT {id: 'eligible'}]->(el:Constraint)
-WITH g, core, inherited, collect(DISTINCT el) AS eligible
-RETURN g.id AS goal_id, g.run_id AS run_id, core, inherited,
-       [c IN eligible | {id: c.id, type: c.type, domain: c.domain, title: c.title,
-                         payload: c.payload, provenance: c.provenance}] AS eligible,
+WITH g, core, inherited, collect(DISTINCT el.id) AS eligible
+RETURN g.id AS goal_id, g.run_id AS run_id, core, inherited, eligible,
        g.required_capabilities AS required_capabilities
 ORDER BY run_id, goal_id
 LIMIT $k

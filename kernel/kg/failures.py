@@ -51,13 +51,16 @@ class FailureModes:
         slug = normalize(name)
         vector = self.encoder.encode_one(text_of(slug, description))
         own = f"failure:{slug}"
-        near = [r for r in self.run.store.run("failure/nearest", {
-            "vector": vector, "k": CANDIDATES, "threshold": self.threshold})
-            if r["id"] != own]
-        exact = self.run.store.run("failure/get", {"id": own})
-        target = own if exact or not near else str(near[0]["id"])
+        target = own if self.run.store.run("failure/get", {"id": own}) else \
+            self._nearest(vector, own)
         self.run.commit("failure/record_diagnosis", {
             "attempt_id": attempt_id, "failure_id": target, "name": slug,
             "description": description, "vector": vector,
         }, what=f"record the diagnosed cause of {attempt_id}", consumes=False)
         return Diagnosed(target, slug, None if target == own else target)
+
+    def _nearest(self, vector: list[float], own: str) -> str:
+        """The known cause a new name joins (the nearest within the threshold), or its own."""
+        near = [r for r in self.run.store.run("failure/nearest", {
+            "vector": vector, "k": CANDIDATES, "threshold": self.threshold}) if r["id"] != own]
+        return str(near[0]["id"]) if near else own

@@ -15,7 +15,6 @@ resolved, and each recorded in the ledger as a knowledge-graph entry before it i
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from kernel.core.envelopes import Constraint, ConstraintSpec
@@ -42,8 +41,8 @@ def identified_before(k: Kernel, goal: GoalNode, inherited: list[Constraint]
                 "normalized": normalize(goal.summary), "run_id": k.run.run_id,
                 "k": CANDIDATES}):
             if sorted(row["core"]) == core and sorted(row["inherited"]) == wanted_inherited:
-                extra = [_spec(c) for c in sorted(row["eligible"], key=lambda c: c["id"])
-                         if c["id"] not in core]
+                extra = [c.model_dump(mode="json", exclude={"id"}) for c in
+                         k.constraints.get_many(set(row["eligible"]) - set(core))]
                 return {"goal_id": row["goal_id"], "run_id": row["run_id"],
                         "constraints": extra,
                         "required_capabilities": sorted(row["required_capabilities"] or [])}
@@ -76,11 +75,3 @@ def leaf_before(k: Kernel, goal: GoalNode) -> models.LeafClassification | None:
         leaf_reason=f"{found['atomic']} verified goal(s) of this kind were atomic leaves "
                     f"and none was decomposed (e.g. {found['example']})")
 
-
-def _spec(row: dict[str, Any]) -> dict[str, Any]:
-    """A stored constraint row as the spec JSON that recreates it (same content id)."""
-    payload = json.loads(row["payload"]) if isinstance(row["payload"], str) else row["payload"]
-    provenance = json.loads(row["provenance"]) if isinstance(row["provenance"], str) \
-        else row["provenance"]
-    return {"type": row["type"], "domain": row["domain"], "title": row["title"],
-            "payload": payload or {}, "provenance": provenance}
