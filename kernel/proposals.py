@@ -250,7 +250,8 @@ class Proposals:
                         metadata=response["metadata"], ledger_index=entry.index,
                         ledger_hash=entry.hash, replayed=replayed)
 
-    def observe(self, name: str, goal_id: str, read: Callable[[], Any]) -> Any:
+    def observe(self, name: str, goal_id: str, read: Callable[[], Any],
+                source: str = "knowledge-graph") -> Any:
         """What the knowledge graph says for one decision, recorded in the ledger first.
 
         History is an input like a proposal: it depends on everything stored before the
@@ -275,8 +276,8 @@ class Proposals:
                                       f"entries; the kernel reads the history {name} for "
                                       f"{goal_id}")
             rows = read()
-            entry = self.ledger.append("observation", name, "knowledge-graph",
-                                       {"rows": rows}, goal_id=goal_id)
+            entry = self.ledger.append("observation", name, source, {"rows": rows},
+                                       goal_id=goal_id)
             self._record(entry)
         self.run.proposals += 1
         return rows

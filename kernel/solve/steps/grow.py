@@ -43,8 +43,10 @@ from kernel.solve.steps.hire import (
     retry_with,
 )
 from kernel.solve.tools import ToolDefinitionError, code_problems, register
+from resolvers.self_model import BuildOutlook, SelfModel
 
 S = Status
+OUTLOOK = "self-model/build_outlook"  # the ledger's name for the self-model's answer
 BUILD_SHARE = Fraction(1, 2)  # of the goal's remaining budget, as in the design
 # The static check and the run() contract, checked deterministically on every build.
 TOOL_CONTRACT = ConstraintSpec(
@@ -131,11 +133,29 @@ def _why_not_build(k: Kernel, goal: GoalNode, gap: models.CapabilityGap,
         return "build_failed_before"
     if goal.purpose == "build":
         return "build_needs_a_tool"  # builds do not recurse: a human supplies the part
-    share = k.budget.remaining(goal.id)
-    if share.cost * BUILD_SHARE < k.config.build_min_usd * 1e6 or \
-            share.time * BUILD_SHARE < k.config.build_min_seconds * 1e3:
-        return "build_unaffordable"
-    return None
+    return self_model_outlook(k, goal, gap.capability_tag).reason
+
+
+def self_model_outlook(k: Kernel, goal: GoalNode, tag: str) -> BuildOutlook:
+    """The self-model's answer to "can the kernel itself build this?", recorded in the
+    ledger before it decides (it reads the whole graph's build history, so a resume or
+    a replay is served the recorded answer)."""
+    remaining = k.budget.remaining(goal.id)
+    share = Amount(int(remaining.cost * BUILD_SHARE), int(remaining.time * BUILD_SHARE))
+
+    def read() -> dict[str, Any]:
+        return SelfModel(k.run).build_outlook(
+            goal.id, tag, goal.modality, share, k.config.build_min_usd,
+            k.config.build_min_seconds).model_dump(mode="json")
+
+    outlook = BuildOutlook.model_validate(k.proposals.observe(
+        OUTLOOK, goal.id, read, source=SelfModel.id))
+    k.log.decision(goal.id, "self_model", candidates=outlook.builders,
+                   chosen="build" if outlook.can_build else "hire",
+                   rationale=outlook.reason or "the kernel can build it within half its budget",
+                   resolver_id=SelfModel.id, **outlook.model_dump(
+                       mode="json", exclude={"builders", "reason"}))
+    return outlook
 
 
 def _build(k: Kernel, goal: GoalNode, gap: models.CapabilityGap,
