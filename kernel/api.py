@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from kernel.graph_io import export_graph, import_graph
     from kernel.plan.session import plan_goal, resume_plan
     from kernel.protocol import HireAnswer
+    from kernel.protocol.intake_models import IntakeAnswer
     from kernel.solve.dispatch import Outcome
     from kernel.solve.session import replay, resume
 
@@ -96,6 +97,7 @@ class SolveRequest(BaseModel):
     script: Path | None = None
     max_attempts: int = Field(default=5, ge=1, description="T_max per goal")
     max_wall_seconds: float = Field(default=600.0, gt=0)
+    intake: bool = Field(default=False, description="start with step 1, the intake dialogue")
     _implied: list[str] = PrivateAttr(default_factory=list)  # found with the consistency check
 
     @field_validator("goal")
@@ -151,8 +153,10 @@ class SolveRequest(BaseModel):
 def solve(store: GraphStore, request: SolveRequest, settings: KernelSettings | None = None, *,
           on_start: Callable[[Any, str], None] | None = None,
           on_step: Callable[[str], None] | None = None,
-          human_prompt: Callable[[dict[str, Any]], HireAnswer] | None = None) -> Outcome:
-    """Start a run for the request and drive it until it resolves, is refused or stops."""
+          human_prompt: Callable[[dict[str, Any]], Any] | None = None,
+          stop_after_intake: bool = False) -> Outcome:
+    """Start a run for the request and drive it until it resolves, is refused or stops
+    (with ``stop_after_intake``, once the person has confirmed the goal)."""
     from kernel.runtime.kernel import SolveConfig
     from kernel.runtime.proposers import make_proposer
     from kernel.solve.session import start_and_solve
@@ -164,10 +168,11 @@ def solve(store: GraphStore, request: SolveRequest, settings: KernelSettings | N
     config = SolveConfig(tau_local=settings.tau_local, tau_global=settings.tau_global,
                          max_wall_seconds=request.max_wall_seconds)
     progress.report("phase", "recording the goal and its constraints")
+    inputs = {**recorded, "intake": True} if request.intake else recorded
     return start_and_solve(settings, store, request.goal, request.constraints, request.budget_usd,
-                           request.time_seconds, proposer, recorded, config,
+                           request.time_seconds, proposer, inputs, config,
                            request.max_attempts, on_start=on_start, on_step=on_step,
-                           human_prompt=human_prompt)
+                           human_prompt=human_prompt, stop_after_intake=stop_after_intake)
 
 
 def run_summary(store: GraphStore, run_id: str) -> dict[str, Any]:
@@ -184,7 +189,8 @@ def hire_requests(store: GraphStore, statuses: list[str] | None = None) -> list[
     return list_requests(store, statuses)
 
 
-def answer_hire(store: GraphStore, request_id: str, answer: HireAnswer) -> list[str]:
+def answer_hire(store: GraphStore, request_id: str, answer: HireAnswer | IntakeAnswer,
+                ) -> list[str]:
     """Store a person's answer; returns the runs waiting on it (resume them to use it)."""
     from kernel.solve.steps.hire import record_answer, runs_waiting_on
 

@@ -29,6 +29,8 @@ class RefusalReason(StrEnum):
     SUBGOAL_INFEASIBLE = "SUBGOAL_INFEASIBLE"
     NO_FEASIBLE_REPAIR = "NO_FEASIBLE_REPAIR"
     PARTS_VIOLATE_CONSTRAINT = "PARTS_VIOLATE_CONSTRAINT"
+    INTAKE_REJECTED = "INTAKE_REJECTED"
+    CORE_INCONSISTENT = "CORE_INCONSISTENT"
 
 
 REMEDIES: dict[RefusalReason, str] = {
@@ -67,6 +69,12 @@ REMEDIES: dict[RefusalReason, str] = {
         "every part is resolved but together they violate {constraints}, still after {count} "
         "reopenings: relax the constraint, or raise the budget of the parts that "
         "drive it (the violation trace names the facts)",
+    RefusalReason.INTAKE_REJECTED:
+        "the person rejected the goal as the intake understood it: start again with "
+        "'kernel solve' and say the goal in other words",
+    RefusalReason.CORE_INCONSISTENT:
+        "the core constraints still contradict each other after {reviews} reviews "
+        "({conflict}): start again with a consistent core",
     RefusalReason.SUBGOAL_INFEASIBLE:
         "subgoal(s) {children} could not be resolved: see their own refusals, fix what they "
         "name, then 'kernel resume {run_id}'",

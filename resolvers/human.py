@@ -10,11 +10,13 @@ the kernel asks in the terminal through ``prompt``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
 from kernel.errors import KernelError
 from kernel.protocol import Estimate, HireAnswer, Resolution, ResolveRequest
+from kernel.protocol.intake_models import IntakeAnswer
 from kernel.store.base import GraphStore
 
 HUMAN_ID = "actor:human"
@@ -53,3 +55,41 @@ class HumanProposer:
             raise Parked(f"{request_id} waits for an answer: kernel hire answer {request_id}")
         return Resolution(output=answer.model_dump(mode="json"), cost_usd=0.0, seconds=0.0,
                           metadata={"request_id": request_id, "answered_via": via})
+
+
+class IntakeHuman:
+    """The person during intake (step 1): answers stored on the question's request
+    (``kernel hire answer ID --intake FILE``), or given in the terminal or by a script
+    through ``prompt``; a question nobody answers parks the root (``Parked``)."""
+
+    source = HUMAN_ID
+
+    def __init__(self, store: GraphStore, prompt: Callable[[dict[str, Any]], Any] | None) -> None:
+        self.store = store
+        self.prompt = prompt
+
+    def estimate(self, request: ResolveRequest, occurrence: int) -> Estimate:
+        return Estimate(cost_usd=0.0, seconds=0.0)
+
+    def propose(self, request: ResolveRequest, occurrence: int) -> Resolution:
+        fingerprint = request.payload["fingerprint"]
+        rows = self.store.run("hire/by_fingerprint", {"fingerprint": fingerprint})
+        stored = rows[0]["request"].get("answer") if rows else None
+        if stored:
+            answer = _intake_answer(stored)
+            via = "kernel hire answer"
+        elif self.prompt is not None:
+            answer = IntakeAnswer.model_validate(self.prompt(request.payload))
+            via = "terminal or script"
+        else:
+            raise Parked("the intake waits for the person's answer")
+        return Resolution(output=answer.model_dump(mode="json"), cost_usd=0.0, seconds=0.0,
+                          metadata={"answered_via": via})
+
+
+def _intake_answer(stored: str) -> IntakeAnswer:
+    """A stored answer: an intake answer, or a declined request (the goal is rejected)."""
+    data = json.loads(stored)
+    if data.get("kind") == "decline":
+        return IntakeAnswer(verdict="reject", note=str(data.get("note", "")))
+    return IntakeAnswer.model_validate(data)

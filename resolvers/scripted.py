@@ -13,6 +13,10 @@ Format (``kernel-script`` v1, YAML; see docs/scripted-proposals.md)::
         repeat: false                     # optional: true = serves every later call too
     fallback:                             # optional, per operation
       classify_leaf: {output: {...}}
+    intake:                               # optional: the person's answers in step 1,
+      - answers: ["..."]                  # one per question put to them, in order
+      - drop: ["..."]                     # (IntakeAnswer: answers, verdict, description,
+                                          #  drop, edit, add, note)
 
 For the n-th call of an operation on a goal (n counted from the run's ledger, so a
 resumed run continues where it stopped), the n-th matching entry answers, in file
@@ -37,6 +41,8 @@ from kernel.protocol import (
     Resolution,
     ResolveRequest,
 )
+from kernel.protocol.intake_models import IntakeAnswer
+from resolvers.human import Parked
 
 
 class ScriptError(KernelError):
@@ -79,6 +85,7 @@ class Script(BaseModel):
     example: Example | None = None
     proposals: list[ScriptedEntry] = Field(default_factory=list)
     fallback: dict[str, FallbackEntry] = Field(default_factory=dict)
+    intake: list[IntakeAnswer] = Field(default_factory=list)
 
 
 # Outputs whose constraints a semantic judgment in the script may name by title.
@@ -176,6 +183,15 @@ class ScriptedProposer:
             f"the script has no proposal for {request.operation} call #{occurrence + 1} on "
             f"goal {summary!r}: add an entry or a fallback for {request.operation}",
             operation=request.operation, goal=summary)
+
+    def person(self, question: dict[str, Any]) -> IntakeAnswer:
+        """The scripted person: the n-th intake question gets the n-th ``intake`` answer;
+        anything else (a HIRE question, a question past the list) waits for a real one."""
+        number = question.get("round")
+        if "fingerprint" not in question or not isinstance(number, int) or \
+                number >= len(self.script.intake):
+            raise Parked("the script has no answer for this question")
+        return self.script.intake[number]
 
     def estimate(self, request: ResolveRequest, occurrence: int) -> Estimate:
         entry = self._entry(request, occurrence)

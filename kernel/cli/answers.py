@@ -9,8 +9,10 @@ from typing import Any
 from rich.prompt import Prompt
 
 from kernel.cli.common import out
+from kernel.cli.intake_dialog import ask_in_terminal, is_intake_question
 from kernel.errors import ConfigError, KernelError
 from kernel.protocol import HireAnswer
+from kernel.protocol.intake_models import IntakeAnswer
 
 
 def hire_answer(resolver: Path | None, add_budget: float | None, add_time: float, decline: bool,
@@ -32,8 +34,30 @@ def hire_answer(resolver: Path | None, add_budget: float | None, add_time: float
                       note=note)
 
 
-def terminal_prompt(payload: dict[str, Any]) -> HireAnswer:
+def intake_answer(path: Path) -> IntakeAnswer:
+    """``--intake FILE``: a YAML (or JSON) intake answer, checked before it is stored."""
+    import yaml
+    from pydantic import ValidationError
+
+    from kernel.cli.common import input_file
+
+    input_file(path, "--intake")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return IntakeAnswer.model_validate(data if data is not None else {})
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"--intake {path}: not valid YAML: {exc}") from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "the answer"
+        raise ConfigError(f"--intake {path}: {where}: {first['msg']} (fields: answers, "
+                          "verdict, description, drop, edit, add, note)") from None
+
+
+def terminal_prompt(payload: dict[str, Any]) -> HireAnswer | IntakeAnswer:
     """--interactive: ask in the terminal, until the answer is usable."""
+    if is_intake_question(payload):
+        return ask_in_terminal(payload)
     out.rule(f"HIRE: the kernel needs '{payload['capability_tag']}'")
     out.print(json.dumps({k: payload[k] for k in sorted(payload)}, indent=2))
     while True:

@@ -96,6 +96,7 @@ def _register() -> None:
     app.command("query")(query.query)
     app.command("status")(status.status)
     app.command("solve")(solve.solve_command)
+    app.command("intake")(solve.intake_command)
     app.command("resume")(solve.resume_command)
     app.command("replay")(solve.replay_command)
     app.command("tree")(tree.tree)

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from kernel import api
-from kernel.cli.answers import hire_answer
+from kernel.cli.answers import hire_answer, intake_answer
 from kernel.cli.common import node_ref, out, print_json, settings_of, store_of
 from kernel.cli.solve import report
 
@@ -39,7 +39,7 @@ def list_command(
                       row.get("rationale", ""))
     out.print(table)
     out.print("answer with: kernel hire answer ID --resolver FILE | --add-budget USD "
-              "[--add-time SECONDS] | --decline")
+              "[--add-time SECONDS] | --decline; a goal_intake question with --intake FILE")
 
 
 @app.command("answer")
@@ -52,17 +52,22 @@ def answer_command(
         "--add-budget", help="dollars to add to the waiting goal")] = None,
     add_time: Annotated[float, typer.Option("--add-time", help="seconds to add")] = 0.0,
     decline: Annotated[bool, typer.Option("--decline", help="refuse the request")] = False,
+    intake: Annotated[Path | None, typer.Option(
+        "--intake", help="an intake question's answer (YAML: answers, verdict, description, "
+                         "drop, edit, add, note)")] = None,
     note: Annotated[str, typer.Option(help="a note kept with the answer")] = "",
     resume_run: Annotated[bool, typer.Option(
         "--resume/--no-resume", help="resume the waiting runs now")] = True,
 ) -> None:
     """Answer a request; the waiting runs pick the answer up when they resume."""
     request_id = node_ref(ctx, request_id, "CapabilityRequest")
-    answer = hire_answer(resolver, add_budget, add_time, decline, note)
+    answer = intake_answer(intake) if intake is not None and not (
+        resolver or add_budget is not None or decline) else \
+        hire_answer(resolver, add_budget, add_time, decline, note)
     settings = settings_of(ctx)
     with store_of(ctx) as store:
         runs = api.answer_hire(store, request_id, answer)
-        out.print(f"{request_id}: answered ({answer.kind})")
+        out.print(f"{request_id}: answered ({getattr(answer, 'kind', 'intake')})")
         if not resume_run:
             for run_id in runs:
                 out.print(f"resume with: kernel resume {run_id}")

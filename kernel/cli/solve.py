@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -82,7 +83,9 @@ def report(store: GraphStore, outcome: Outcome, as_json: bool,
     for request_id in outcome.waiting_on:
         out.print(f"parked: waiting on {request_id} (kernel hire list; kernel hire answer "
                   f"{request_id} ...)")
-    if outcome.stopped:
+    if outcome.stopped == "intake confirmed":
+        out.print(f"the goal is confirmed: solve it with kernel resume {outcome.run_id}")
+    elif outcome.stopped:
         out.print(f"continue with: kernel resume {outcome.run_id}")
     print_refusals(data["refusals"])
     out.print(f"summary hash {data['summary_hash']}")
@@ -113,6 +116,10 @@ def check_out_dir(directory: Path | None) -> None:
 _OUT_HELP = "write the final artifact's files into this new or empty directory when resolved"
 
 
+_INTAKE_HELP = ("start with step 1, the intake dialogue (default: on with --interactive); "
+                "headless, its questions park the run (kernel hire list)")
+
+
 def solve_command(
     ctx: typer.Context,
     goal: Annotated[str, typer.Argument(help="the goal, in words")],
@@ -125,7 +132,9 @@ def solve_command(
     max_attempts: Annotated[int, typer.Option(help="T_max per goal")] = 5,
     max_wall: Annotated[float, typer.Option(help="hard wall-time cap in seconds")] = 600,
     interactive: Annotated[bool, typer.Option(
-        help="ask HIRE questions in the terminal instead of parking the goal")] = False,
+        help="ask the intake's and HIRE's questions in the terminal instead of parking "
+             "the goal")] = False,
+    intake: Annotated[bool | None, typer.Option("--intake/--no-intake", help=_INTAKE_HELP)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the outcome as JSON")] = False,
     out_dir: Annotated[Path | None, typer.Option("--out", help=_OUT_HELP)] = None,
     progress: Annotated[str, typer.Option(help=_PROGRESS_HELP)] = "auto",
@@ -134,15 +143,56 @@ def solve_command(
 
     Exit code: 0 resolved, 1 refused (infeasible, gated), 3 unfinished and resumable
     (waiting on a person, or stopped by the wall-time cap)."""
+    check_out_dir(out_dir)
+    request = _request(goal, constraint, budget, time_limit, proposer, script, max_attempts,
+                       max_wall, interactive if intake is None else intake, progress)
+    _start(ctx, request, interactive, as_json, out_dir, progress, stop_after_intake=False)
+
+
+def intake_command(
+    ctx: typer.Context,
+    goal: Annotated[str, typer.Argument(help="the goal, in your own words")],
+    constraint: Annotated[list[str] | None, typer.Option("--constraint", "-c",
+                                                         help=CONSTRAINT_HELP)] = None,
+    budget: Annotated[float, typer.Option(help="cost budget in USD, the intake's included")] = 5.0,
+    time_limit: Annotated[float, typer.Option("--time", help="time budget in seconds")] = 600,
+    proposer: Annotated[str, typer.Option(help="auto | anthropic | scripted")] = "auto",
+    script: Annotated[Path | None, typer.Option(help="scripted proposals (YAML)")] = None,
+    max_attempts: Annotated[int, typer.Option(help="T_max per goal")] = 5,
+    headless: Annotated[bool, typer.Option(
+        help="never ask in the terminal: park on the first question (kernel hire list)")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print the outcome as JSON")] = False,
+    progress: Annotated[str, typer.Option(help=_PROGRESS_HELP)] = "auto",
+) -> None:
+    """Step 1 only: turn GOAL into a confirmed root goal and core constraints, asking in
+    the terminal (or parking on the question when there is none), then stop;
+    'kernel resume RUN' solves the confirmed goal.
+
+    Exit code: 3 (confirmed or waiting on the person; resumable), 1 rejected."""
+    request = _request(goal, constraint, budget, time_limit, proposer, script, max_attempts,
+                       600, True, progress)
+    interactive = not headless and sys.stdin.isatty()
+    _start(ctx, request, interactive, as_json, None, progress, stop_after_intake=True)
+
+
+def _request(goal: str, constraint: list[str] | None, budget: float, time_limit: float,
+             proposer: str, script: Path | None, max_attempts: int, max_wall: float,
+             intake: bool, progress: str) -> api.SolveRequest:
+    """The run's inputs, checked before anything is stored or paid for."""
     if budget <= 0 or time_limit <= 0:
         raise ConfigError("--budget and --time must be positive")
-    check_out_dir(out_dir)
     check_mode(progress)
     request = api.SolveRequest.checked(
         goal=goal, constraints=constraint or [], budget_usd=budget, time_seconds=time_limit,
-        proposer=proposer, script=script, max_attempts=max_attempts, max_wall_seconds=max_wall)
+        proposer=proposer, script=script, max_attempts=max_attempts, max_wall_seconds=max_wall,
+        intake=intake)
     for note in request.implied_core():
         err_console.print(f"[yellow]note:[/] {note}", highlight=False, soft_wrap=True)
+    return request
+
+
+def _start(ctx: typer.Context, request: api.SolveRequest, interactive: bool, as_json: bool,
+           out_dir: Path | None, progress: str, stop_after_intake: bool) -> None:
     settings = settings_of(ctx)
     with store_of(ctx) as store:
         with showing(make_view(progress, store, as_json)) as view:
@@ -150,7 +200,7 @@ def solve_command(
                 store, request, settings,
                 on_start=view.started if view else None,
                 on_step=view.step if view else None,
-                human_prompt=_prompt(interactive, view))
+                human_prompt=_prompt(interactive, view), stop_after_intake=stop_after_intake)
         code = report(store, outcome, as_json,
                       (settings.data_dir, out_dir) if out_dir is not None else None)
     raise typer.Exit(code)

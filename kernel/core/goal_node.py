@@ -33,7 +33,7 @@ class MissingGoalProperty(KernelError):
 
 
 LeafKind = Literal["atomic", "off_the_shelf", "contracted", "constraint_exhausted"]
-JSON_FIELDS = ("verification", "feedback", "capability_gap")
+JSON_FIELDS = ("verification", "feedback", "capability_gap", "intake_state")
 
 
 def _parsed(value: Any) -> Any:
@@ -67,6 +67,11 @@ class _StepFields(BaseModel):
     consistency_rounds: int = Field(default=0, ge=0)
     plan_document_id: str | None = None
     pattern_id: str | None = None
+    # Step 1 (intake) on a root: "open" until the person confirmed the goal, then "done";
+    # absent when the run took the goal as typed. ``intake_state``: the dialogue so far,
+    # kept while the root is parked on a question.
+    intake: Literal["open", "done"] | None = None
+    intake_state: dict[str, Any] | None = None
 
     @field_validator(*JSON_FIELDS, mode="before")
     @classmethod

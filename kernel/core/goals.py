@@ -37,6 +37,7 @@ class GoalSpec:
     max_attempts: int = DEFAULT_MAX_ATTEMPTS
     purpose: str = "solve"  # "build": the goal builds a tool for its parent
     builds_capability: str | None = None
+    intake: bool = False  # the root starts with step 1, the intake dialogue
 
 
 class GoalTree:
@@ -78,6 +79,7 @@ class GoalTree:
             "stale": False, "decomposition_key": decomposition_key,
             "try_allowance": spec.max_attempts, "purpose": spec.purpose,
             "builds_capability": spec.builds_capability,
+            "intake": "open" if spec.intake else None,
             **{f"{m}_{k}": 0 for m in ("cost", "time")
                for k in ("allocated", "spent", "granted", "refunded")},
         }

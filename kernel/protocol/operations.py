@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from kernel.protocol import plan_models as plan
 from kernel.protocol import solve_models as solve
 from kernel.protocol.hire_models import HireAnswer
+from kernel.protocol.intake_models import GoalExtraction, IntakeAnswer
 from kernel.protocol.requests import ResolveRequest
 
 Out = TypeVar("Out", bound=BaseModel)
@@ -34,6 +35,8 @@ class Operation(Generic[Out]):
 
 
 # -- answered by a model (or a script standing in for one) ------------------------------
+EXTRACT_GOAL = Operation("extract_goal", GoalExtraction, "record_goal",
+                         "Record the formal goal, its core constraints and what is unstated.")
 IDENTIFY_CONSTRAINTS = Operation("identify_constraints", solve.IdentifiedConstraints,
                                  "record_constraints",
                                  "Record the constraints that apply to the goal.")
@@ -66,7 +69,7 @@ SURVEY_APPROACHES = Operation("survey_approaches", plan.ApproachSurvey, "record_
                               "Record the alternative approaches per task.")
 
 MODEL_OPERATIONS: dict[str, Operation[Any]] = {op.name: op for op in (
-    IDENTIFY_CONSTRAINTS, SELECT_CONSTRAINTS, RANK_RESOLVERS, RESOLVE, VERIFY_SEMANTIC,
+    EXTRACT_GOAL, IDENTIFY_CONSTRAINTS, SELECT_CONSTRAINTS, RANK_RESOLVERS, RESOLVE, VERIFY_SEMANTIC,
     DECOMPOSE, CLASSIFY_LEAF, GENERATE_FEEDBACK, DETECT_CAPABILITY_GAP,
     CHECK_GLOBAL_CONSISTENCY, ASSEMBLE, PLAN_CONSTRAINTS, PLAN_TASKS, SURVEY_APPROACHES,
 )}
@@ -74,3 +77,4 @@ MODEL_OPERATIONS: dict[str, Operation[Any]] = {op.name: op for op in (
 # -- answered by the sandbox and by a person ------------------------------------------
 RUN_TESTS = Operation("run_tests", solve.SandboxRun)
 HIRE = Operation("hire", HireAnswer)
+INTAKE = Operation("intake", IntakeAnswer)

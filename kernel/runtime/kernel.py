@@ -48,6 +48,8 @@ class SolveConfig:
     history_rows: int = 5
     context_chars: int = 3000
     route_min_successes: int = 1
+    # Step 1: below this clarity (0..1) the intake asks the person before going on.
+    clarity_threshold: float = 0.6
 
 
 @dataclass
@@ -60,6 +62,8 @@ class Kernel:
     policy: Constitution = field(default_factory=Constitution)
     # Asks a person in the terminal (--interactive); None parks goals on HIRE instead.
     human_prompt: Callable[[dict[str, Any]], Any] | None = None
+    # ``kernel intake``: stop once the person has confirmed the root goal (resume solves it).
+    stop_after_intake: bool = False
     started: float = field(default_factory=time.monotonic)
 
     def __post_init__(self) -> None:

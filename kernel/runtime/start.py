@@ -31,7 +31,8 @@ def start(store: GraphStore, goal: str, core: Sequence[ConstraintSpec], budget_u
               "solve": asdict(config), **(extra or {})}
     run = Run.start(store, goal[:80], inputs, ulid=ulid, proposed_by=provenance(proposer))
     kernel = Kernel.build(run, proposer, data_dir, workspace_root, config, recorded=recorded)
-    return kernel, finish_start(kernel, goal, core, budget_usd, time_seconds, max_attempts)
+    return kernel, finish_start(kernel, goal, core, budget_usd, time_seconds, max_attempts,
+                                intake=bool(inputs.get("intake")))
 
 
 def provenance(proposer: Proposer | None) -> tuple[str, str] | None:
@@ -43,14 +44,14 @@ def provenance(proposer: Proposer | None) -> tuple[str, str] | None:
 
 
 def finish_start(kernel: Kernel, goal: str, core: Sequence[ConstraintSpec], budget_usd: float,
-                 time_seconds: float, max_attempts: int) -> str:
+                 time_seconds: float, max_attempts: int, intake: bool = False) -> str:
     """The run's root goal and its budget: created, or found where a run killed while
     starting left off (each is one commit, so either exists whole or not at all)."""
     store, run = kernel.store, kernel.run
     root = store.run("run/get", {"run_id": run.run_id})[0]["root_id"]
     if root is None:
         core_ids = kernel.constraints.upsert(list(core))
-        root = kernel.tree.create_root(GoalSpec(goal, max_attempts=max_attempts),
+        root = kernel.tree.create_root(GoalSpec(goal, max_attempts=max_attempts, intake=intake),
                                        core_ids=core_ids)
     if kernel.tree.get(root).cost_allocated == 0 and budget_usd > 0:
         kernel.budget.allocate_root(root, Amount(usd_to_micros(budget_usd),

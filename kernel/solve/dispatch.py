@@ -29,6 +29,7 @@ from kernel.solve.steps import (
     grow,
     hire,
     identify,
+    intake,
     resolve,
     select_constraints,
     select_resolver,
@@ -98,6 +99,8 @@ def _drive(k: Kernel, root_id: str, queue: list[str],
         count += 1
         if on_step is not None:
             on_step(goal_id)
+        if k.stop_after_intake and goal_id == root_id and k.tree.get(root_id).intake == "done":
+            return _outcome(k, root_id, count, stopped="intake confirmed")
     return _outcome(k, root_id, count)
 
 
@@ -137,6 +140,9 @@ def _run_step(k: Kernel, goal_id: str) -> list[str]:
     status = goal.status
     if status in TERMINAL or status == S.GATED or goal.stale:
         return []
+    if goal.intake == "open":  # step 1 first, parked on the person or not
+        progress.report("step", "intake", goal.id, goal.summary, None)
+        return _handled(k, goal, "INTAKE", lambda: intake.intake(k, goal))
     if goal.awaiting:  # a build subgoal or a HIRE answer
         if goal.awaiting.startswith("capreq:"):
             return hire.on_answer(k, goal)
@@ -149,14 +155,19 @@ def _run_step(k: Kernel, goal_id: str) -> list[str]:
     attempt = goal.attempt_count + (action == Action.RESOLVE) \
         if action in (Action.RESOLVE, Action.VERIFY) else None
     progress.report("step", action.value.lower(), goal.id, goal.summary, attempt)
+    return _handled(k, goal, action.value, lambda: HANDLERS[action](k, goal_id))
+
+
+def _handled(k: Kernel, goal: GoalNode, name: str, step: Callable[[], list[str]]) -> list[str]:
+    """A step whose proposals may be missing or unusable: the goal is refused, saying so."""
     try:
-        return HANDLERS[action](k, goal_id)
+        return step()
     except NoProposalError as exc:
         return k.refuse_goal(goal, RefusalReason.NO_PROPOSALS, str(exc),
-                       operation=exc.operation or action.value, goal=goal.summary)
+                       operation=exc.operation or name, goal=goal.summary)
     except PermanentError as exc:
-        return k.refuse_goal(goal, RefusalReason.INVALID_PROPOSAL, f"{action.value}: {exc}",
-                       operation=action.value, failure=exc.failure_mode)
+        return k.refuse_goal(goal, RefusalReason.INVALID_PROPOSAL, f"{name}: {exc}",
+                       operation=name, failure=exc.failure_mode)
 
 
 def _waiting_on_children(k: Kernel, goal: GoalNode) -> list[str]:

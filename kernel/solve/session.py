@@ -57,7 +57,8 @@ def resume(store: GraphStore, run_id: str, data_dir: Path,
                               workspaces, solve_config)
         kernel.human_prompt = human_prompt
         root = finish_start(kernel, config["goal"], _core(config), config["budget_usd"],
-                            config["time_seconds"], config.get("max_attempts", 5))
+                            config["time_seconds"], config.get("max_attempts", 5),
+                            intake=bool(config.get("intake")))
         return _drive(kernel, root, lease, on_step)
 
 
@@ -202,12 +203,14 @@ def start_and_solve(settings: KernelSettings, store: GraphStore, goal: str,
                     max_attempts: int,
                     on_start: Callable[[Kernel, str], None] | None = None,
                     on_step: Callable[[str], None] | None = None,
-                    human_prompt: Callable[[dict[str, Any]], Any] | None = None) -> Outcome:
+                    human_prompt: Callable[[dict[str, Any]], Any] | None = None,
+                    stop_after_intake: bool = False) -> Outcome:
     init_schema(store)
     kernel, root = start(store, goal, core, budget_usd, time_seconds, proposer,
                          settings.data_dir, default_workspace_root(), config, max_attempts,
                          extra=proposer_config)
     kernel.human_prompt = human_prompt
+    kernel.stop_after_intake = stop_after_intake
     with Lease(store, kernel.run.run_id) as lease:
         if on_start is not None:
             on_start(kernel, root)

@@ -21,6 +21,7 @@ from kernel.core.units import micros_to_usd, ms_to_seconds, seconds_to_ms, usd_t
 from kernel.errors import KernelError
 from kernel.protocol import HireAnswer
 from kernel.protocol import operations as ops
+from kernel.protocol.intake_models import IntakeAnswer
 from kernel.refusal import RefusalReason, refuse
 from kernel.runtime.gate import ask
 from kernel.runtime.kernel import Kernel
@@ -199,8 +200,13 @@ class HireAnswerError(KernelError):
     """An answer cannot be recorded for that request; the message says why."""
 
 
-def record_answer(store: GraphStore, request_id: str, answer: HireAnswer) -> None:
-    """Store a human's answer for the kernel to apply on resume (``kernel hire answer``)."""
+INTAKE_TAG = "goal_intake"  # the requests that hold step 1's questions
+
+
+def record_answer(store: GraphStore, request_id: str, answer: HireAnswer | IntakeAnswer) -> None:
+    """Store a human's answer for the kernel to apply on resume (``kernel hire answer``):
+    an intake question takes an intake answer (or a refusal), any other request a HIRE
+    answer."""
     rows = store.run("hire/get", {"id": request_id})
     if not rows:
         raise HireAnswerError(f"no capability request {request_id!r}; 'kernel hire list' "
@@ -208,9 +214,16 @@ def record_answer(store: GraphStore, request_id: str, answer: HireAnswer) -> Non
     status = rows[0]["request"]["status"]
     if status != "requested":
         raise HireAnswerError(f"{request_id} is {status}, not open: a request is answered once")
-    if answer.kind == "resolver" and answer.tool is not None and answer.tool.id and \
-            store.run("registry/get", {"id": answer.tool.id}):
-        raise HireAnswerError(f"a resolver {answer.tool.id} is already registered: give the "
+    asks_intake = rows[0]["request"]["capability_tag"] == INTAKE_TAG
+    if asks_intake and isinstance(answer, HireAnswer) and answer.kind != "decline":
+        raise HireAnswerError(f"{request_id} asks about the goal itself: answer with --intake "
+                              "FILE (or --decline to reject the goal)")
+    if not asks_intake and isinstance(answer, IntakeAnswer):
+        raise HireAnswerError(f"{request_id} asks for a capability, not about the goal: "
+                              "answer with --resolver, --add-budget or --decline")
+    tool = answer.tool if isinstance(answer, HireAnswer) else None
+    if tool is not None and tool.id and store.run("registry/get", {"id": tool.id}):
+        raise HireAnswerError(f"a resolver {tool.id} is already registered: give the "
                               "tool another id")
     if not store.run("hire/record_answer", {"id": request_id, "answer": answer.model_dump_json()}):
         raise HireAnswerError(f"{request_id} was answered meanwhile")
