@@ -70,11 +70,11 @@ REMEDIES: dict[RefusalReason, str] = {
         "reopenings: relax the constraint, or raise the budget of the parts that "
         "drive it (the violation trace names the facts)",
     RefusalReason.INTAKE_REJECTED:
-        "the person rejected the goal as the intake understood it: start again with "
-        "'kernel solve' and say the goal in other words",
+        "the person rejected the goal of {run_id} as the intake understood it: start again "
+        "with 'kernel solve --intake' and say the goal in other words",
     RefusalReason.CORE_INCONSISTENT:
-        "the core constraints still contradict each other after {reviews} reviews "
-        "({conflict}): start again with a consistent core",
+        "the core constraints {constraints} still contradict each other after {count} "
+        "reviews: start again with a core Z3 can satisfy (drop or change one of them)",
     RefusalReason.SUBGOAL_INFEASIBLE:
         "subgoal(s) {children} could not be resolved: see their own refusals, fix what they "
         "name, then 'kernel resume {run_id}'",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.markup import escape
 from rich.prompt import Prompt
 
 from kernel.cli.common import out
@@ -19,8 +20,9 @@ def is_intake_question(payload: dict[str, Any]) -> bool:
 def ask_in_terminal(payload: dict[str, Any]) -> IntakeAnswer:
     """One intake question, asked until the answer is usable."""
     if payload["kind"] == "clarify":
-        out.rule(f"intake: a few questions about '{payload['summary']}'")
-        answers = [Prompt.ask(f"[bold]{q}[/bold]", console=out) for q in payload["questions"]]
+        out.rule(escape(f"intake: a few questions about '{payload['summary']}'"))
+        answers = [Prompt.ask(f"[bold]{escape(q)}[/bold]", console=out)
+                   for q in payload["questions"]]
         return IntakeAnswer(answers=answers)
     return _review(payload)
 
@@ -28,11 +30,11 @@ def ask_in_terminal(payload: dict[str, Any]) -> IntakeAnswer:
 def _review(payload: dict[str, Any]) -> IntakeAnswer:
     out.rule(f"intake: the goal as understood ({payload['intent_class']}, "
              f"clarity {payload['clarity']:.2f})")
-    out.print(payload["description"], highlight=False)
+    out.print(escape(payload["description"]), highlight=False)
     for note in payload["notes"]:
-        out.print(f"[yellow]kernel:[/] {note}", highlight=False)
+        out.print(f"[yellow]kernel:[/] {escape(note)}", highlight=False)
     if payload["unstated"]:
-        out.print("unstated: " + "; ".join(payload["unstated"]), highlight=False)
+        out.print(escape("unstated: " + "; ".join(payload["unstated"])), highlight=False)
     if Prompt.ask("the goal", choices=["confirm", "edit", "reject"], default="confirm",
                   console=out) == "reject":
         return IntakeAnswer(verdict="reject", note=Prompt.ask("why", default="", console=out))
@@ -42,13 +44,13 @@ def _review(payload: dict[str, Any]) -> IntakeAnswer:
     if Prompt.ask("edit the description?", choices=["y", "n"], default="n", console=out) == "y":
         description = Prompt.ask("the goal, in your words", console=out)
     for c in payload["constraints"]:
-        shown = f"[{c['type']}/{c['domain']}] {c['title']}"
+        shown = escape(f"[{c['type']}/{c['domain']}] {c['title']}")
         choice = Prompt.ask(f"core constraint {shown}", choices=["confirm", "edit", "reject"],
                             default="confirm", console=out)
         if choice == "reject":
             drop.append(c["title"])
         elif choice == "edit":
-            edit[c["title"]] = Prompt.ask(f"as {CONSTRAINT_HELP}", console=out)
+            edit[c["title"]] = Prompt.ask(escape(f"as {CONSTRAINT_HELP}"), console=out)
     add = []
     while True:
         more = Prompt.ask("add a core constraint (empty: none)", default="", console=out)

@@ -5,9 +5,12 @@ replay of all of it."""
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 
@@ -186,3 +189,56 @@ def test_a_rejected_goal_is_refused_and_nothing_more_is_paid(
     operations = [e.operation for e in load_entries(initialised_graph, out["run"])[2]
                   if e.kind == "proposal"]
     assert operations == ["extract_goal", "intake"]
+
+
+def test_the_dialogue_in_a_terminal_refuses_a_contradiction_naming_its_unsat_core(
+        initialised_graph: GraphStore, tmp_path: Path, data_dir: Path) -> None:
+    """``kernel solve --interactive`` through a pty, answered as a person types."""
+    pexpect = pytest.importorskip("pexpect")
+    script = _script(tmp_path / "pty.yaml", [
+        _extraction(0.3, [], ["Which tokens?"]),
+        _extraction(0.9, [SEMANTIC, _logic("cost_usd <= 1")]), *_solve_entries()], [])
+    env = {**os.environ, **store_env(initialised_graph, data_dir), "NO_COLOR": "1",
+           "TERM": "dumb", "COLUMNS": "200"}
+    child = pexpect.spawn(sys.executable, [
+        "-c", "from kernel.cli.app import main; main()", "solve", RAW, "--interactive",
+        "--proposer", "scripted", "--script", str(script), "--progress", "none"],
+        env=env, encoding="utf-8", timeout=90, dimensions=(50, 250))
+
+    def answer(prompt: str, text: str) -> None:
+        child.expect_exact(prompt)
+        child.sendline(text)
+
+    answer("Which tokens?", "login tokens")
+    review = [("the goal", "confirm"), ("edit the description?", "n"),
+              ("[semantic/security] expired tokens get 401", "confirm"),
+              ("[logic/cost] cost_usd <= 1", "confirm")]
+    for prompt, text in review:
+        answer(prompt, text)
+    answer("add a core constraint", "logic:cost:cost_usd >= 2")
+    answer("add a core constraint", "")
+    child.expect_exact("'cost_usd <= 1' and 'cost_usd >= 2' cannot all hold")  # the unsat core
+    for prompt, text in [*review, ("cost_usd >= 2", "reject")]:
+        answer(prompt, text)
+    answer("add a core constraint", "")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before
+    run_id = initialised_graph.run("run/list")[0]["id"]  # this test's graph: its one run
+    entries = _intake_entries(initialised_graph, run_id)
+    assert [e.operation for e in entries] == ["extract_goal", "intake", "extract_goal",
+                                              "intake", "intake"]
+    result = replay(store_settings(initialised_graph, data_dir), run_id)
+    assert result.divergence is None and result.identical
+
+
+def test_the_shipped_intake_example_resolves(initialised_graph: GraphStore,
+                                             data_dir: Path) -> None:
+    from kernel.paths import seeds_dir
+
+    script = seeds_dir() / "examples" / "intake.script.yaml"
+    out = json.loads(_cli(initialised_graph, data_dir, "solve", RAW, "--intake",
+                          "--proposer", "scripted", "--script", str(script), "--json"))
+    assert out["status"] == "resolved"
+    assert [e.operation for e in _intake_entries(initialised_graph, out["run"])] == \
+        ["extract_goal", "intake", "extract_goal", "intake"]

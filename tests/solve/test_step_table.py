@@ -40,4 +40,4 @@ def test_dispatch_runs_the_handlers_the_table_names() -> None:
 
 def test_the_row_pattern_reads_a_row() -> None:
     assert ROW.match("| 6 verify | `steps/verify.py`: `verify` | per constraint |")
-    assert _documented()[0][0] == "2"
+    assert _documented()[0][0] == "1"

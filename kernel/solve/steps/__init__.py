@@ -21,6 +21,7 @@ from kernel.solve.steps import (
     grow,
     hire,
     identify,
+    intake,
     leaf,
     resolve,
     retry,
@@ -40,6 +41,7 @@ class Step:
 
 
 STEPS: tuple[Step, ...] = (
+    Step("1", "intake", intake.intake),
     Step("2", "identify constraints", identify.identify),
     Step("3", "select constraints", select_constraints.select_constraints),
     Step("4", "select resolver", select_resolver.select_resolver),

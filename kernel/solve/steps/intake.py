@@ -148,7 +148,8 @@ def _review(k: Kernel, goal: GoalNode, state: IntakeState,
     if report.conflict:
         if reviews >= MAX_REVIEWS:
             return k.refuse_goal(goal, RefusalReason.CORE_INCONSISTENT, report.problems()[0],
-                                 reviews=str(reviews), conflict=", ".join(report.conflict))
+                                 count=reviews,
+                                 constraints=" and ".join(repr(t) for t in report.conflict))
         k.log.flow(goal.id, f"intake: {report.problems()[0]}")
         return state.model_copy(update={"reviews": reviews, "notes": report.problems(),
                                         "extraction": _kept(extraction, description, core)})
