@@ -120,24 +120,34 @@ _INTAKE_HELP = ("start with step 1, the intake dialogue (default: on with --inte
                 "headless, its questions park the run (kernel hire list)")
 
 
+# The options `kernel solve` and `kernel intake` share.
+Constraints = Annotated[list[str] | None, typer.Option("--constraint", "-c", help=CONSTRAINT_HELP)]
+Budget = Annotated[float, typer.Option(help="cost budget in USD")]
+TimeLimit = Annotated[float, typer.Option("--time", help="time budget in seconds")]
+ProposerKind = Annotated[str, typer.Option(help="auto | anthropic | scripted")]
+ScriptFile = Annotated[Path | None, typer.Option(help="scripted proposals (YAML)")]
+MaxAttempts = Annotated[int, typer.Option(help="T_max per goal")]
+AsJson = Annotated[bool, typer.Option("--json", help="print the outcome as JSON")]
+Progress = Annotated[str, typer.Option(help=_PROGRESS_HELP)]
+
+
 def solve_command(
     ctx: typer.Context,
     goal: Annotated[str, typer.Argument(help="the goal, in words")],
-    constraint: Annotated[list[str] | None, typer.Option("--constraint", "-c",
-                                                         help=CONSTRAINT_HELP)] = None,
-    budget: Annotated[float, typer.Option(help="cost budget in USD")] = 5.0,
-    time_limit: Annotated[float, typer.Option("--time", help="time budget in seconds")] = 600,
-    proposer: Annotated[str, typer.Option(help="auto | anthropic | scripted")] = "auto",
-    script: Annotated[Path | None, typer.Option(help="scripted proposals (YAML)")] = None,
-    max_attempts: Annotated[int, typer.Option(help="T_max per goal")] = 5,
+    constraint: Constraints = None,
+    budget: Budget = 5.0,
+    time_limit: TimeLimit = 600,
+    proposer: ProposerKind = "auto",
+    script: ScriptFile = None,
+    max_attempts: MaxAttempts = 5,
     max_wall: Annotated[float, typer.Option(help="hard wall-time cap in seconds")] = 600,
     interactive: Annotated[bool, typer.Option(
         help="ask the intake's and HIRE's questions in the terminal instead of parking "
              "the goal")] = False,
     intake: Annotated[bool | None, typer.Option("--intake/--no-intake", help=_INTAKE_HELP)] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="print the outcome as JSON")] = False,
+    as_json: AsJson = False,
     out_dir: Annotated[Path | None, typer.Option("--out", help=_OUT_HELP)] = None,
-    progress: Annotated[str, typer.Option(help=_PROGRESS_HELP)] = "auto",
+    progress: Progress = "auto",
 ) -> None:
     """Solve GOAL: constraints, resolvers, verification, decomposition, until done or refused.
 
@@ -152,17 +162,16 @@ def solve_command(
 def intake_command(
     ctx: typer.Context,
     goal: Annotated[str, typer.Argument(help="the goal, in your own words")],
-    constraint: Annotated[list[str] | None, typer.Option("--constraint", "-c",
-                                                         help=CONSTRAINT_HELP)] = None,
-    budget: Annotated[float, typer.Option(help="cost budget in USD, the intake's included")] = 5.0,
-    time_limit: Annotated[float, typer.Option("--time", help="time budget in seconds")] = 600,
-    proposer: Annotated[str, typer.Option(help="auto | anthropic | scripted")] = "auto",
-    script: Annotated[Path | None, typer.Option(help="scripted proposals (YAML)")] = None,
-    max_attempts: Annotated[int, typer.Option(help="T_max per goal")] = 5,
+    constraint: Constraints = None,
+    budget: Budget = 5.0,
+    time_limit: TimeLimit = 600,
+    proposer: ProposerKind = "auto",
+    script: ScriptFile = None,
+    max_attempts: MaxAttempts = 5,
     headless: Annotated[bool, typer.Option(
         help="never ask in the terminal: park on the first question (kernel hire list)")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="print the outcome as JSON")] = False,
-    progress: Annotated[str, typer.Option(help=_PROGRESS_HELP)] = "auto",
+    as_json: AsJson = False,
+    progress: Progress = "auto",
 ) -> None:
     """Step 1 only: turn GOAL into a confirmed root goal and core constraints, asking in
     the terminal (or parking on the question when there is none), then stop;
