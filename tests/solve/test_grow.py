@@ -404,7 +404,7 @@ def test_solve_interactive_asks_in_the_terminal(initialised_graph: GraphStore, t
     answers = f"resolver\n{tmp_path / 'missing.yaml'}\nresolver\n{tmp_path / 'tool.yaml'}\n"
     result = CliRunner().invoke(app, [
         "solve", "Measure the PCB temperature", "--proposer", "scripted", "--script",
-        str(script), "--max-attempts", "1", "--interactive", "--json"], env=env,
+        str(script), "--max-attempts", "1", "--interactive", "--no-intake", "--json"], env=env,
         input=answers, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert "HIRE: the kernel needs 'thermal_measurement'" in result.output
