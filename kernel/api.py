@@ -111,7 +111,7 @@ class SolveRequest(BaseModel):
     @field_validator("constraints", mode="before")
     @classmethod
     def _parse_text(cls, given: list[Any]) -> list[Any]:
-        from kernel.intake import parse_constraint
+        from kernel.solve.constraint_text import parse_constraint
 
         return [parse_constraint(c) if isinstance(c, str) else c for c in given]
 
@@ -128,7 +128,7 @@ class SolveRequest(BaseModel):
         stored or paid for, naming a minimal set that cannot hold together; those the
         others imply are kept for ``implied_core``."""
         if any(c.payload.get("check") == "arith" for c in self.constraints):
-            from kernel.core_check import refuse_contradiction  # Z3 loads only when needed
+            from kernel.solve.core_check import refuse_contradiction  # Z3 loads only when needed
 
             self._implied = refuse_contradiction(self.constraints).problems()
         return self

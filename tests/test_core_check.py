@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from kernel.api import SolveRequest
 from kernel.cli.app import app
-from kernel.core_check import check_core
 from kernel.errors import ConfigError
-from kernel.intake import parse_constraint
+from kernel.solve.constraint_text import parse_constraint
+from kernel.solve.core_check import check_core
 from kernel.store import GraphStore
 from tests.conftest import store_env
 

@@ -9,8 +9,8 @@ from rich.markup import escape
 from rich.prompt import Prompt
 
 from kernel.cli.common import out
-from kernel.intake import CONSTRAINT_HELP
 from kernel.protocol.intake_models import IntakeAnswer
+from kernel.solve.constraint_text import CONSTRAINT_HELP
 
 
 def is_intake_question(payload: dict[str, Any]) -> bool:

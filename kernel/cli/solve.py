@@ -24,7 +24,7 @@ from kernel.cli.common import (
 from kernel.cli.plan import summarize
 from kernel.cli.progress import LineView, LiveView, check_mode, make_view, showing
 from kernel.errors import ConfigError
-from kernel.intake import CONSTRAINT_HELP
+from kernel.solve.constraint_text import CONSTRAINT_HELP
 from kernel.store.base import GraphStore
 
 if TYPE_CHECKING:

@@ -11,9 +11,9 @@ import pytest
 
 from kernel.core.envelopes import ConstraintType
 from kernel.errors import ConfigError
-from kernel.intake import parse_constraint
 from kernel.runtime.start import start
 from kernel.solve.checkable import settle
+from kernel.solve.constraint_text import parse_constraint
 from kernel.solve.dispatch import solve
 from kernel.store import GraphStore
 from resolvers.sandbox.runner import default_workspace_root

@@ -28,15 +28,15 @@ from pydantic import BaseModel, Field
 
 from kernel.core.envelopes import ConstraintSpec, Provenance
 from kernel.core.goal_node import GoalChanges, GoalNode
-from kernel.core_check import check_core
 from kernel.errors import ConfigError
-from kernel.intake import parse_constraint
 from kernel.protocol import operations as ops
 from kernel.protocol.intake_models import INTENT_CLASSES, GoalExtraction, IntakeAnswer
 from kernel.refusal import RefusalReason
 from kernel.runtime.gate import CLAUDE_ID, ask
 from kernel.runtime.kernel import Kernel
 from kernel.solve.checkable import proposed_spec
+from kernel.solve.constraint_text import parse_constraint
+from kernel.solve.core_check import check_core
 from kernel.solve.steps.hire import INTAKE_TAG, request_fingerprint
 from resolvers.human import HUMAN_ID, IntakeHuman, Parked
 

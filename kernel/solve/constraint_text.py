@@ -1,4 +1,4 @@
-"""Goal intake from text: the human's core constraints as typed ``ConstraintSpec``.
+"""Core constraints from text (``--constraint``, intake edits) as typed ``ConstraintSpec``.
 
 A logic constraint written as a comparison is checked by Z3 later, so a comparison that
 does not parse is refused now, with what to write instead, before anything is stored.
