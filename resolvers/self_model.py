@@ -74,7 +74,7 @@ class SelfModel:
         return Resolution(output=report, cost_usd=0.0, seconds=time.perf_counter() - start,
                           metadata={"operation": request.operation})
 
-    def build_outlook(self, goal_id: str, capability: str, modality: str, share: Amount,
+    def build_outlook(self, capability: str, modality: str, share: Amount,
                       min_usd: float, min_seconds: float) -> BuildOutlook:
         """Whether the kernel can build ``capability`` for the goal with ``share`` of its
         budget. The expected cost is the mean of recent finished builds (failed ones

@@ -111,9 +111,9 @@ def test_a_goal_no_built_tool_could_serve_goes_to_a_person(
 
 def test_without_a_resolver_that_writes_code_nothing_can_be_built(
         initialised_graph: GraphStore, tmp_path: Path) -> None:
-    kernel, root = _start(initialised_graph, tmp_path, "Summarise the sales CSV", [], "bare")
+    kernel, _ = _start(initialised_graph, tmp_path, "Summarise the sales CSV", [], "bare")
     Registry(initialised_graph).register(ResolverSpec(  # claude-code-0 stops writing code
         id="resolver:claude-code-0", label="Claude Code", capabilities=["reason"]))
-    outlook = SelfModel(kernel.run).build_outlook(root, "csv_summary", "text",
+    outlook = SelfModel(kernel.run).build_outlook("csv_summary", "text",
                                                   Amount(10_000_000, 600_000), 0.05, 30)
     assert outlook.reason == "no_builder" and not outlook.can_build

@@ -145,7 +145,7 @@ def self_model_outlook(k: Kernel, goal: GoalNode, tag: str) -> BuildOutlook:
 
     def read() -> dict[str, Any]:
         return SelfModel(k.run).build_outlook(
-            goal.id, tag, goal.modality, share, k.config.build_min_usd,
+            tag, goal.modality, share, k.config.build_min_usd,
             k.config.build_min_seconds).model_dump(mode="json")
 
     outlook = BuildOutlook.model_validate(k.proposals.observe(
