@@ -14,6 +14,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from pydantic import BaseModel
+
 from kernel.errors import KernelError
 from kernel.protocol import Estimate, HireAnswer, Resolution, ResolveRequest
 from kernel.protocol.intake_models import IntakeAnswer
@@ -26,13 +28,14 @@ class Parked(KernelError):
     """The request has no answer yet; the goal waits for one."""
 
 
-Prompt = Callable[[dict[str, Any]], HireAnswer]
+Prompt = Callable[[dict[str, Any]], Any]
 
 
 class HumanProposer:
     """Answers from the request node (given with ``kernel hire answer``) or the terminal."""
 
     source = HUMAN_ID
+    prompted_via = "terminal"
 
     def __init__(self, store: GraphStore, prompt: Prompt | None = None) -> None:
         self.store = store
@@ -42,54 +45,62 @@ class HumanProposer:
         return Estimate(cost_usd=0.0, seconds=0.0)  # a person's time is not the run's budget
 
     def propose(self, request: ResolveRequest, occurrence: int) -> Resolution:
-        request_id = request.payload["request_id"]
-        rows = self.store.run("hire/get", {"id": request_id})
-        stored = rows[0]["request"].get("answer") if rows else None
+        stored = self._stored(request.payload)
+        answer: BaseModel
         if stored:
-            answer = HireAnswer.model_validate_json(stored)
+            answer = self._parse(stored)
             via = "kernel hire answer"
         elif self.prompt is not None:
-            answer = self.prompt(request.payload)
-            via = "terminal"
+            answer = self._parse_given(self.prompt(request.payload))
+            via = self.prompted_via
         else:
-            raise Parked(f"{request_id} waits for an answer: kernel hire answer {request_id}")
+            raise Parked(self._waiting(request.payload))
         return Resolution(output=answer.model_dump(mode="json"), cost_usd=0.0, seconds=0.0,
-                          metadata={"request_id": request_id, "answered_via": via})
+                          metadata={**self._about(request.payload), "answered_via": via})
+
+    # What differs between a HIRE request and an intake question.
+    def _stored(self, payload: dict[str, Any]) -> str | None:
+        rows = self.store.run("hire/get", {"id": payload["request_id"]})
+        return rows[0]["request"].get("answer") if rows else None
+
+    def _parse(self, stored: str) -> BaseModel:
+        return HireAnswer.model_validate_json(stored)
+
+    def _parse_given(self, given: Any) -> BaseModel:
+        return given  # the terminal prompt returns a checked HireAnswer
+
+    def _waiting(self, payload: dict[str, Any]) -> str:
+        request_id = payload["request_id"]
+        return f"{request_id} waits for an answer: kernel hire answer {request_id}"
+
+    def _about(self, payload: dict[str, Any]) -> dict[str, Any]:
+        return {"request_id": payload["request_id"]}
 
 
-class IntakeHuman:
+class IntakeHuman(HumanProposer):
     """The person during intake (step 1): answers stored on the question's request
-    (``kernel hire answer ID --intake FILE``), or given in the terminal or by a script
-    through ``prompt``; a question nobody answers parks the root (``Parked``)."""
+    (``kernel hire answer ID --intake FILE``, found by the question's fingerprint), or
+    given in the terminal or by a script through ``prompt``; a question nobody answers
+    leaves the root parked (``Parked``)."""
 
-    source = HUMAN_ID
+    prompted_via = "terminal or script"
 
-    def __init__(self, store: GraphStore, prompt: Callable[[dict[str, Any]], Any] | None) -> None:
-        self.store = store
-        self.prompt = prompt
+    def _stored(self, payload: dict[str, Any]) -> str | None:
+        rows = self.store.run("hire/by_fingerprint", {"fingerprint": payload["fingerprint"]})
+        return rows[0]["request"].get("answer") if rows else None
 
-    def estimate(self, request: ResolveRequest, occurrence: int) -> Estimate:
-        return Estimate(cost_usd=0.0, seconds=0.0)
+    def _parse(self, stored: str) -> BaseModel:
+        """An intake answer, or a declined request (the goal is rejected)."""
+        data = json.loads(stored)
+        if data.get("kind") == "decline":
+            return IntakeAnswer(verdict="reject", note=str(data.get("note", "")))
+        return IntakeAnswer.model_validate(data)
 
-    def propose(self, request: ResolveRequest, occurrence: int) -> Resolution:
-        fingerprint = request.payload["fingerprint"]
-        rows = self.store.run("hire/by_fingerprint", {"fingerprint": fingerprint})
-        stored = rows[0]["request"].get("answer") if rows else None
-        if stored:
-            answer = _intake_answer(stored)
-            via = "kernel hire answer"
-        elif self.prompt is not None:
-            answer = IntakeAnswer.model_validate(self.prompt(request.payload))
-            via = "terminal or script"
-        else:
-            raise Parked("the intake waits for the person's answer")
-        return Resolution(output=answer.model_dump(mode="json"), cost_usd=0.0, seconds=0.0,
-                          metadata={"answered_via": via})
+    def _parse_given(self, given: Any) -> BaseModel:
+        return IntakeAnswer.model_validate(given)
 
+    def _waiting(self, payload: dict[str, Any]) -> str:
+        return "the intake waits for the person's answer"
 
-def _intake_answer(stored: str) -> IntakeAnswer:
-    """A stored answer: an intake answer, or a declined request (the goal is rejected)."""
-    data = json.loads(stored)
-    if data.get("kind") == "decline":
-        return IntakeAnswer(verdict="reject", note=str(data.get("note", "")))
-    return IntakeAnswer.model_validate(data)
+    def _about(self, payload: dict[str, Any]) -> dict[str, Any]:
+        return {}

@@ -41,7 +41,7 @@ from kernel.protocol import (
     Resolution,
     ResolveRequest,
 )
-from kernel.protocol.intake_models import IntakeAnswer
+from kernel.protocol.intake_models import IntakeAnswer, is_intake_question
 from resolvers.human import Parked
 
 
@@ -188,7 +188,7 @@ class ScriptedProposer:
         """The scripted person: the n-th intake question gets the n-th ``intake`` answer;
         anything else (a HIRE question, a question past the list) waits for a real one."""
         number = question.get("round")
-        if "fingerprint" not in question or not isinstance(number, int) or \
+        if not is_intake_question(question) or not isinstance(number, int) or \
                 number >= len(self.script.intake):
             raise Parked("the script has no answer for this question")
         return self.script.intake[number]

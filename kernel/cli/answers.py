@@ -9,19 +9,21 @@ from typing import Any
 from rich.prompt import Prompt
 
 from kernel.cli.common import out
-from kernel.cli.intake_dialog import ask_in_terminal, is_intake_question
+from kernel.cli.intake_dialog import ask_in_terminal
 from kernel.errors import ConfigError, KernelError
 from kernel.protocol import HireAnswer
-from kernel.protocol.intake_models import IntakeAnswer
+from kernel.protocol.intake_models import IntakeAnswer, is_intake_question
 
 
 def hire_answer(resolver: Path | None, add_budget: float | None, add_time: float, decline: bool,
-            note: str) -> HireAnswer:
-    given = [x for x in (resolver is not None, add_budget is not None or add_time > 0, decline)
-             if x]
+            note: str, intake: Path | None = None) -> HireAnswer | IntakeAnswer:
+    given = [x for x in (resolver is not None, add_budget is not None or add_time > 0, decline,
+                         intake is not None) if x]
     if len(given) != 1:
         raise ConfigError("answer with exactly one of --resolver FILE, --add-budget USD "
-                          "[--add-time SECONDS], --decline")
+                          "[--add-time SECONDS], --decline, --intake FILE")
+    if intake is not None:
+        return intake_answer(intake)
     if decline:
         return HireAnswer(kind="decline", note=note)
     if resolver is not None:

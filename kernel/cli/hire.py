@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from kernel import api
-from kernel.cli.answers import hire_answer, intake_answer
+from kernel.cli.answers import hire_answer
 from kernel.cli.common import node_ref, out, print_json, settings_of, store_of
 from kernel.cli.solve import report
 
@@ -61,9 +61,7 @@ def answer_command(
 ) -> None:
     """Answer a request; the waiting runs pick the answer up when they resume."""
     request_id = node_ref(ctx, request_id, "CapabilityRequest")
-    answer = intake_answer(intake) if intake is not None and not (
-        resolver or add_budget is not None or decline) else \
-        hire_answer(resolver, add_budget, add_time, decline, note)
+    answer = hire_answer(resolver, add_budget, add_time, decline, note, intake)
     settings = settings_of(ctx)
     with store_of(ctx) as store:
         runs = api.answer_hire(store, request_id, answer)

@@ -13,10 +13,6 @@ from kernel.protocol.intake_models import IntakeAnswer
 from kernel.solve.constraint_text import CONSTRAINT_HELP
 
 
-def is_intake_question(payload: dict[str, Any]) -> bool:
-    return payload.get("kind") in ("clarify", "review") and "fingerprint" in payload
-
-
 def ask_in_terminal(payload: dict[str, Any]) -> IntakeAnswer:
     """One intake question, asked until the answer is usable."""
     if payload["kind"] == "clarify":

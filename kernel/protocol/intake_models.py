@@ -7,7 +7,7 @@ kernel as proposals from ``actor:human``. Both are recorded in the ledger before
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -65,3 +65,9 @@ class IntakeAnswer(BaseModel):
     add: list[str] = Field(default_factory=list,
                            description="more core constraints: TYPE[:DOMAIN]:TEXT")
     note: str = ""
+
+
+def is_intake_question(payload: dict[str, Any]) -> bool:
+    """Whether what a person is asked is one of step 1's questions (not a HIRE request):
+    only those carry the request fingerprint they are answered under."""
+    return payload.get("kind") in ("clarify", "review") and "fingerprint" in payload

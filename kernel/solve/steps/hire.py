@@ -55,9 +55,10 @@ def request_fingerprint(capability_tag: str, build_constraints: list[dict[str, A
 
 
 def hire(k: Kernel, goal: GoalNode, gap: dict[str, Any], reason: str,
-         to: Status, changes: GoalChanges | None = None) -> list[str]:
+         to: Status, changes: GoalChanges | None = None, supersede: bool = False) -> list[str]:
     """Park the goal on the request for ``gap`` (moving it to ``to``), unless the same
-    request was already declined (the goal is refused) or delivered to no avail."""
+    request was already declined (the goal is refused) or delivered to no avail.
+    ``supersede``: the goal's earlier request of the same tag is done with (delivered)."""
     fingerprint = gap["fingerprint"]
     rows = k.store.run("hire/by_fingerprint", {"fingerprint": fingerprint})
     existing = rows[0]["request"] if rows else None
@@ -90,6 +91,7 @@ def hire(k: Kernel, goal: GoalNode, gap: dict[str, Any], reason: str,
             awaiting=props["id"] if not existing else existing["id"],
             capability_gap=gap)).to_properties(),
         "fingerprint": fingerprint, "capability_tag": gap["capability_tag"], "props": props,
+        "supersede": supersede,
     }, what=f"park {goal.id} on a HIRE request")
     k.log.flow(goal.id, f"HIRE ({reason}): a human is asked for '{gap['capability_tag']}' "
                            f"({opened[0]['id']})")

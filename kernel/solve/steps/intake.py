@@ -37,7 +37,8 @@ from kernel.runtime.kernel import Kernel
 from kernel.solve.checkable import proposed_spec
 from kernel.solve.constraint_text import parse_constraint
 from kernel.solve.core_check import check_core
-from kernel.solve.steps.hire import INTAKE_TAG, request_fingerprint
+from kernel.solve.steps._shared import S
+from kernel.solve.steps.hire import INTAKE_TAG, hire, request_fingerprint
 from resolvers.human import HUMAN_ID, IntakeHuman, Parked
 
 QUESTION_ROUNDS = 2
@@ -242,18 +243,10 @@ def _ask_person(k: Kernel, goal: GoalNode, state: IntakeState,
 
 def _park(k: Kernel, goal: GoalNode, state: IntakeState, question: dict[str, Any],
           fingerprint: str) -> None:
+    """The question as a request the root parks on (the one it answered before is done)."""
     asked = "; ".join(question.get("questions", [])) or \
         f"review the goal as understood: {question.get('summary', '')}"
     gap = {"capability_tag": INTAKE_TAG, "build_constraints": [], "buildable": False,
            "rationale": asked, "budget_class": "intake", "fingerprint": fingerprint}
-    props = {"id": k.run.new_id("capreq"), "fingerprint": fingerprint,
-             "capability_tag": INTAKE_TAG, "reason": question["kind"], "status": "requested",
-             "budget_class": "intake", "rationale": asked, "build_constraints": "[]",
-             "run_id": k.run.run_id, "goal_id": goal.id, "seq": k.run.seq,
-             "caption": f"requested: {INTAKE_TAG}"}
-    changes = GoalChanges(awaiting=props["id"], capability_gap=gap,
-                          intake_state=state.model_dump(mode="json"))
-    k.run.commit("intake/park", {
-        "goal_id": goal.id, "changes": changes.to_properties(), "fingerprint": fingerprint,
-        "capability_tag": INTAKE_TAG, "props": props}, what=f"park {goal.id} on a question")
-    k.log.flow(goal.id, f"intake: the person is asked ({question['kind']}): {asked}")
+    hire(k, goal, gap, question["kind"], S.PENDING,
+         GoalChanges(intake_state=state.model_dump(mode="json")), supersede=True)
