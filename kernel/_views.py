@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kernel.core.artifacts import Artifacts, BlobStore
+from kernel.core.envelopes import Verification
 from kernel.core.lease import LeaseState, lease_state, run_state
 from kernel.core.run import Run
 from kernel.core.summary import summary_hash
@@ -104,7 +105,50 @@ def outcome_report(store: GraphStore, outcome: Outcome) -> dict[str, Any]:
             "stopped": outcome.stopped, "summary_hash": summary_hash(store, outcome.run_id),
             "final_artifact": root.get("final_artifact_id"),
             "waiting_on": list(outcome.waiting_on),
-            "refusals": [] if resolved or unfinished else run_refusals(store, outcome.run_id)}
+            "refusals": [] if resolved or unfinished else run_refusals(store, outcome.run_id),
+            "weighed": weighed_candidates(store, outcome.root_id) if outcome.root_id else []}
+
+
+def weighed_candidates(store: GraphStore, goal_id: str) -> list[dict[str, Any]]:
+    """The candidates a goal's attempt weighed (its output and the person's suggestions),
+    best first: who offered each, its status, and for a failing one which constraints
+    failed and why ([] when the run was given no suggestions)."""
+    rows = store.run("suggestion/of_goal", {"goal_id": goal_id})
+    if not rows:
+        return []
+    checked_by = {r["artifact_id"]: Verification.model_validate_json(r["verification"])
+                  for r in rows}
+    ids = sorted({c.constraint_id for v in checked_by.values() for c in v.checks})
+    titles = {c["id"]: c["title"] for c in store.run("constraint/get_many", {"ids": ids})}
+    shown = []
+    for row in rows:
+        checked = checked_by[row["artifact_id"]]
+        human = row["author_kind"] == "human"
+        shown.append({
+            "rank": row["rank"], "status": row["status"], "verdict": row["verdict"],
+            "sigma_v": row["sigma_v"], "artifact": row["artifact_id"],
+            "suggestion": json.loads(row["metadata"] or "{}").get("suggestion") if human else None,
+            "author": row["author"] if human else f"model ({row['author'] or 'proposer'})",
+            "violations": [{"constraint": titles.get(c.constraint_id, c.constraint_id),
+                            "why": _failure_reason(c.detail)} for c in checked.failed()]})
+    return shown
+
+
+def _failure_reason(detail: Any) -> str:
+    """A failed check's reason in one line."""
+    if not isinstance(detail, dict):
+        return str(detail)
+    for key in ("error", "rubric_trace", "report_problem", "judge"):
+        if detail.get(key):
+            return str(detail[key])
+    if detail.get("violated_by"):
+        return f"violated by {json.dumps(detail['violated_by'], sort_keys=True)}"
+    if detail.get("tests"):
+        return "tests not passing: " + ", ".join(
+            sorted(t for t, s in detail["tests"].items() if s != "PASSED"))
+    if detail.get("problems"):
+        return "; ".join(str(p) for p in detail["problems"])
+    return json.dumps(detail, sort_keys=True)[:200]
 
 
 def plan_document(store: GraphStore, data_dir: Path, run_id: str) -> dict[str, Any]:

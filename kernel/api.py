@@ -40,6 +40,7 @@ from kernel._views import (
 )
 from kernel.core.envelopes import ConstraintSpec
 from kernel.errors import ConfigError
+from kernel.protocol.suggestion_models import Suggestion
 from kernel.runtime import progress
 from kernel.settings import KernelSettings
 from kernel.store import open_store
@@ -98,6 +99,9 @@ class SolveRequest(BaseModel):
     max_attempts: int = Field(default=5, ge=1, description="T_max per goal")
     max_wall_seconds: float = Field(default=600.0, gt=0)
     intake: bool = Field(default=False, description="start with step 1, the intake dialogue")
+    suggestions: list[Suggestion] = Field(
+        default_factory=list, description="a person's candidates for the goal, weighed "
+                                          "with the model's own output on merit alone")
     _implied: list[str] = PrivateAttr(default_factory=list)  # found with the consistency check
 
     @field_validator("goal")
@@ -168,7 +172,9 @@ def solve(store: GraphStore, request: SolveRequest, settings: KernelSettings | N
     config = SolveConfig(tau_local=settings.tau_local, tau_global=settings.tau_global,
                          max_wall_seconds=request.max_wall_seconds)
     progress.report("phase", "recording the goal and its constraints")
-    inputs = {**recorded, "intake": True} if request.intake else recorded
+    inputs = {**recorded, "intake": True} if request.intake else dict(recorded)
+    if request.suggestions:
+        inputs["suggestions"] = [s.model_dump(mode="json") for s in request.suggestions]
     return start_and_solve(settings, store, request.goal, request.constraints, request.budget_usd,
                            request.time_seconds, proposer, inputs, config,
                            request.max_attempts, on_start=on_start, on_step=on_step,

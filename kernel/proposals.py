@@ -230,6 +230,9 @@ class Proposals:
             entry = self.ledger.append(kind, request.operation, source.source, content,
                                        goal_id=request.goal_id)
             self._record(entry)
+            # Used as the ledger holds it (canonical: keys sorted), so a live run builds
+            # the same artifacts, byte for byte, as its resume and replay will.
+            response = entry.data()["response"]
             replayed = False
         if entry.kind != "failure" or self.replaying:
             self.run.proposals += 1  # a resumed run does not serve failures (see REPLAYED)

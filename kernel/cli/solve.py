@@ -25,9 +25,11 @@ from kernel.cli.plan import summarize
 from kernel.cli.progress import LineView, LiveView, check_mode, make_view, showing
 from kernel.errors import ConfigError
 from kernel.solve.constraint_text import CONSTRAINT_HELP
+from kernel.solve.suggestion_text import SUGGEST_HELP, parse_suggestion
 from kernel.store.base import GraphStore
 
 if TYPE_CHECKING:
+    from kernel.protocol.suggestion_models import Suggestion
     from kernel.solve.dispatch import Outcome
 
 
@@ -80,6 +82,7 @@ def report(store: GraphStore, outcome: Outcome, as_json: bool,
     if data.get("saved_files"):
         out.print(f"saved {len(data['saved_files'])} file(s) to {save_to[1] if save_to else ''}: "
                   + ", ".join(Path(p).name for p in data["saved_files"]), highlight=False)
+    _print_candidates(data["weighed"])
     for request_id in outcome.waiting_on:
         out.print(f"parked: waiting on {request_id} (kernel hire list; kernel hire answer "
                   f"{request_id} ...)")
@@ -90,6 +93,21 @@ def report(store: GraphStore, outcome: Outcome, as_json: bool,
     print_refusals(data["refusals"])
     out.print(f"summary hash {data['summary_hash']}")
     return code
+
+
+def _print_candidates(candidates: list[dict[str, Any]]) -> None:
+    """How the suggestions fared against the model's output, with each failure's trace."""
+    if not candidates:
+        return
+    out.print(f"weighed {len(candidates)} candidates on merit (authors are not ranked):")
+    for c in candidates:
+        what = f"suggestion {c['suggestion']} by {c['author']}" if c["suggestion"] \
+            else c["author"]
+        out.print(f"  {c['rank']}. {what}: {c['status']} ({c['verdict']}, "
+                  f"σ_v={c['sigma_v']:.2f})", highlight=False)
+        for v in c["violations"]:
+            out.print(f"       failed {v['constraint']!r}: {v['why']}", highlight=False,
+                      soft_wrap=True)
 
 
 def _save_final(store: GraphStore, artifact_id: str, data_dir: Path,
@@ -129,6 +147,10 @@ ScriptFile = Annotated[Path | None, typer.Option(help="scripted proposals (YAML)
 MaxAttempts = Annotated[int, typer.Option(help="T_max per goal")]
 AsJson = Annotated[bool, typer.Option("--json", help="print the outcome as JSON")]
 Progress = Annotated[str, typer.Option(help=_PROGRESS_HELP)]
+Suggest = Annotated[list[str] | None, typer.Option("--suggest", help=SUGGEST_HELP)]
+SuggestedBy = Annotated[str | None, typer.Option(
+    help="the name recorded with the suggestions (default: your login name); never used "
+         "to rank them")]
 
 
 def solve_command(
@@ -148,6 +170,8 @@ def solve_command(
     as_json: AsJson = False,
     out_dir: Annotated[Path | None, typer.Option("--out", help=_OUT_HELP)] = None,
     progress: Progress = "auto",
+    suggest: Suggest = None,
+    suggested_by: SuggestedBy = None,
 ) -> None:
     """Solve GOAL: constraints, resolvers, verification, decomposition, until done or refused.
 
@@ -155,7 +179,8 @@ def solve_command(
     (waiting on a person, or stopped by the wall-time cap)."""
     check_out_dir(out_dir)
     request = _request(goal, constraint, budget, time_limit, proposer, script, max_attempts,
-                       max_wall, interactive if intake is None else intake, progress)
+                       max_wall, interactive if intake is None else intake, progress,
+                       _suggestions(suggest, suggested_by))
     _start(ctx, request, interactive, as_json, out_dir, progress, stop_after_intake=False)
 
 
@@ -172,6 +197,8 @@ def intake_command(
         help="never ask in the terminal: park on the first question (kernel hire list)")] = False,
     as_json: AsJson = False,
     progress: Progress = "auto",
+    suggest: Suggest = None,
+    suggested_by: SuggestedBy = None,
 ) -> None:
     """Step 1 only: turn GOAL into a confirmed root goal and core constraints, asking in
     the terminal (or parking on the question when there is none), then stop;
@@ -179,14 +206,15 @@ def intake_command(
 
     Exit code: 3 (confirmed or waiting on the person; resumable), 1 rejected."""
     request = _request(goal, constraint, budget, time_limit, proposer, script, max_attempts,
-                       600, True, progress)
+                       600, True, progress, _suggestions(suggest, suggested_by))
     interactive = not headless and sys.stdin.isatty()
     _start(ctx, request, interactive, as_json, None, progress, stop_after_intake=True)
 
 
 def _request(goal: str, constraint: list[str] | None, budget: float, time_limit: float,
              proposer: str, script: Path | None, max_attempts: int, max_wall: float,
-             intake: bool, progress: str) -> api.SolveRequest:
+             intake: bool, progress: str,
+             suggestions: list[Suggestion]) -> api.SolveRequest:
     """The run's inputs, checked before anything is stored or paid for."""
     if budget <= 0 or time_limit <= 0:
         raise ConfigError("--budget and --time must be positive")
@@ -194,10 +222,24 @@ def _request(goal: str, constraint: list[str] | None, budget: float, time_limit:
     request = api.SolveRequest.checked(
         goal=goal, constraints=constraint or [], budget_usd=budget, time_seconds=time_limit,
         proposer=proposer, script=script, max_attempts=max_attempts, max_wall_seconds=max_wall,
-        intake=intake)
+        intake=intake, suggestions=suggestions)
     for note in request.implied_core():
         err_console.print(f"[yellow]note:[/] {note}", highlight=False, soft_wrap=True)
     return request
+
+
+def _suggestions(given: list[str] | None, author: str | None) -> list[Suggestion]:
+    """``--suggest`` values as candidates by ``author`` (default: the login name)."""
+    if not given:
+        if author is not None:
+            raise ConfigError("--suggested-by names who offered --suggest values: give at "
+                              "least one --suggest, or leave it out")
+        return []
+    if author is None:
+        import getpass
+
+        author = getpass.getuser()
+    return [parse_suggestion(text, author) for text in given]
 
 
 def _start(ctx: typer.Context, request: api.SolveRequest, interactive: bool, as_json: bool,

@@ -95,5 +95,5 @@ class Attempts:
                 if a.get("verification") else None,
                 verdict=a.get("verdict"), sigma_v=a.get("sigma_v"),
                 failure_mode=a.get("failure_mode"), cost_micros=a.get("cost", 0),
-                time_ms=a.get("time", 0)))
+                time_ms=a.get("time", 0), weighed=bool(a.get("weighed"))))
         return out

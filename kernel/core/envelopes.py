@@ -144,3 +144,4 @@ class Attempt(_Envelope):
     failure_mode: str | None = None
     cost_micros: int = Field(default=0, ge=0)
     time_ms: int = Field(default=0, ge=0)
+    weighed: bool = False  # its candidates (the output and any suggestions) were ranked

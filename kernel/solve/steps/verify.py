@@ -6,7 +6,7 @@ from __future__ import annotations
 from kernel.core.goal_node import MissingGoalProperty
 from kernel.protocol import solve_models as models
 from kernel.runtime.kernel import Kernel
-from kernel.solve import verification
+from kernel.solve import suggestions, verification
 from kernel.solve.steps import leaf, retry
 from kernel.solve.steps._shared import constraints_of
 
@@ -17,7 +17,7 @@ def verify(k: Kernel, goal_id: str) -> list[str]:
     output = models.ResolutionOutput.model_validate_json(k.artifacts.read(goal.require("output_artifact_id")))
     if attempt.verdict is None:
         selected = constraints_of(k, goal_id, "selected")
-        checked = verification.verify(k, goal, selected, output)
+        checked = suggestions.verification_of(k, goal, attempt, selected, output)
         k.attempts.record_verification(
             attempt.id, checked, {c.id: verification.method_of(c) for c in selected},
             diagnosed=_check_diagnosis(checked.failed()))
