@@ -100,6 +100,12 @@ def test_a_suggestion_violating_a_core_constraint_is_rejected_with_its_trace(
         ["chosen", "rejected"]
     final = json.loads(_content(initialised_graph, data_dir, out["final_artifact"]))
     assert final["content"] == CLEAN["content"]  # the model's own output stands
+    # the analytics statement docs/knowledge-graph.md shows answers from the same graph
+    doc = (Path(__file__).parents[2] / "docs" / "knowledge-graph.md").read_text()
+    shown = next(b.split("```")[0] for b in doc.split("```cypher\n") if "kind: 'human'" in b)
+    rows = initialised_graph.execute_adhoc(shown, {}, write=False).records()
+    assert [(r["who.name"], r["art.status"], r["violated"]) for r in rows] == \
+        [("alice", "rejected", ["words <= 50"])] * 2
 
 
 def test_a_passing_suggestion_competes_and_the_author_does_not_decide(
@@ -285,3 +291,20 @@ def test_a_run_killed_while_weighing_resumes_to_the_same_state(
         for settings_ in (reference, crashed):
             with open_store(settings_) as store:
                 store.drop_all()
+
+
+def test_the_shipped_suggestion_example_chooses_the_clean_note(
+        initialised_graph: GraphStore, data_dir: Path) -> None:
+    from kernel.paths import seeds_dir
+
+    example = seeds_dir() / "examples" / "suggest"
+    out = _solve(initialised_graph, data_dir, "--script", str(example / "script.yaml"),
+                 "--json", "--suggested-by", "pat",
+                 "--suggest", f"@{example / 'clean-note.json'}",
+                 "--suggest", f"@{example / 'long-note.json'}")
+    assert out["status"] == "resolved"
+    first, *rest = [(c["suggestion"], c["status"]) for c in out["weighed"]]
+    assert first == (1, "chosen")
+    assert sorted(rest, key=str) == [(2, "rejected"), (None, "rejected")]
+    assert {v["constraint"] for c in out["weighed"] for v in c["violations"]} == \
+        {"words <= 50", "typos == 0"}
