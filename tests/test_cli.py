@@ -125,9 +125,10 @@ def test_db_status_and_stop(tmp_path: Path) -> None:
 
 
 def test_bench_store_prints_figures(kernel: Kernel) -> None:
-    _, out = kernel("bench", "store", "--rows", "200", "--repeats", "5")
+    _, out = kernel("bench", "store", "--rows", "200", "--repeats", "5", "--elements", "300")
     for figure in ("RETURN 1 round trip", "single-node MERGE", "200-row batched MERGE",
-                   "export", "import"):
+                   "export (", "import, merging (",
+                   "export peak heap", "import peak heap"):
         assert figure in out
 
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
+import tracemalloc
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from kernel.graph_io import export_graph, import_graph
 from kernel.store.base import GraphStore
@@ -29,8 +31,11 @@ def median_ms(action: Callable[[int], object], repeats: int) -> float:
     return statistics.median(samples)
 
 
-def bench_store(store: GraphStore, rows: int = 10_000, repeats: int = 200) -> list[Figure]:
-    """Measure on ``store``; writes only ``Run`` nodes with ``bench:`` ids and removes them."""
+def bench_store(store: GraphStore, rows: int = 10_000, repeats: int = 200,
+                sizes: Sequence[int] = (10_000, 100_000)) -> list[Figure]:
+    """Measure on ``store``; writes only ``bench:`` Run nodes and the goals of a ``bench:``
+    run, and removes them. Export and import are measured at each of ``sizes``
+    (elements), with the peak Python heap of each, so growth with size shows."""
     figures = [
         Figure("RETURN 1 round trip (median)",
                median_ms(lambda _: store.run("admin/ping"), repeats), "ms"),
@@ -46,18 +51,64 @@ def bench_store(store: GraphStore, rows: int = 10_000, repeats: int = 200) -> li
     figures.append(Figure(f"{rows}-row batched MERGE (1000 per statement)", elapsed * 1000, "ms"))
     figures.append(Figure("batched MERGE rate", rows / elapsed, "rows/s"))
 
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "bench.graph.jsonl"
-        start = time.perf_counter()
-        with path.open("w", encoding="utf-8") as handle:
-            exported = export_graph(store, handle)
-        elapsed = time.perf_counter() - start
-        elements = exported.nodes + exported.relationships
-        figures.append(Figure(f"export ({elements} elements)", elements / elapsed, "elements/s"))
-        start = time.perf_counter()
-        import_graph(store, path)
-        elapsed = time.perf_counter() - start
-        figures.append(Figure(f"import, merging ({elements} elements)", elements / elapsed,
-                              "elements/s"))
+    store.run("bench/cleanup")
+    for size in sizes:
+        figures.extend(bench_graph_io(store, size))
     store.run("bench/cleanup")
     return figures
+
+
+BENCH_RUN = "bench:graph-io"
+T = TypeVar("T")
+
+
+def bench_graph_io(store: GraphStore, elements: int) -> list[Figure]:
+    """Export and import (merging into the same nodes) of a graph of about ``elements``:
+    half goals, half their ``CHILD_OF`` edges. Each is timed once, then run again under
+    tracemalloc for its peak heap, since tracing slows it down."""
+    goals = max(2, (elements + 1) // 2)
+    rows: list[dict[str, Any]] = [
+        {"id": f"{BENCH_RUN}:{i:07d}", "parent_id": f"{BENCH_RUN}:{(i - 1) // 8:07d}" if i else None,
+         "seq": i, "depth": 0, "time": 0, "depends_on": []} for i in range(goals)]
+    for start in range(0, goals, 5000):
+        store.run("bench/create_goals", {"run_id": BENCH_RUN, "rows": rows[start:start + 5000]})
+    store.run_batched("bench/link_goals", rows, batch_size=5000)
+    del rows
+    figures = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "bench.graph.jsonl"
+
+            def export() -> int:
+                with path.open("w", encoding="utf-8") as handle:
+                    exported = export_graph(store, handle)
+                return exported.nodes + exported.relationships
+
+            total, seconds = _timed(export)
+            figures.append(Figure(f"export ({total} elements)", total / seconds, "elements/s"))
+            figures.append(Figure(f"export peak heap ({total} elements)", _peak_mib(export),
+                                  "MiB"))
+            _, seconds = _timed(lambda: import_graph(store, path))
+            figures.append(Figure(f"import, merging ({total} elements)", total / seconds,
+                                  "elements/s"))
+            figures.append(Figure(f"import peak heap ({total} elements)",
+                                  _peak_mib(lambda: import_graph(store, path)),
+                                  "MiB"))
+    finally:
+        store.run("bench/cleanup_goals", {"run_id": BENCH_RUN})
+    return figures
+
+
+def _timed(action: Callable[[], T]) -> tuple[T, float]:
+    start = time.perf_counter()
+    result = action()
+    return result, time.perf_counter() - start
+
+
+def _peak_mib(action: Callable[[], object]) -> float:
+    tracemalloc.start()
+    try:
+        action()
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()

@@ -12,7 +12,7 @@ import typer
 from kernel import api
 from kernel.bench.examples import EXAMPLES
 from kernel.cli.common import out, print_table, settings_of
-from kernel.errors import KernelError
+from kernel.errors import ConfigError, KernelError
 
 if TYPE_CHECKING:
     from kernel.bench.store import Figure
@@ -30,16 +30,24 @@ def store_bench(
     ctx: typer.Context,
     rows: Annotated[int, typer.Option(help="rows in the batched MERGE")] = 10_000,
     repeats: Annotated[int, typer.Option(help="samples per latency figure")] = 200,
+    elements: Annotated[list[int] | None, typer.Option(
+        "--elements", metavar="N", help="graph sizes for export and import (repeatable); "
+                                        "default 10000 and 100000")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the figures as JSON")] = False,
 ) -> None:
-    """Round trip, single and batched MERGE, export and import rates on the backend in use.
+    """Round trip, single and batched MERGE, export and import rates and peak memory at
+    each size, on the backend in use.
 
     On the embedded store it runs in a scratch graph that is deleted afterwards; on
     Neo4j it writes only `bench:` Run nodes and removes them.
     """
     from kernel.bench.store import bench_store
 
-    _run_bench(ctx, "store benchmark", lambda store: bench_store(store, rows=rows, repeats=repeats),
+    sizes = elements or [10_000, 100_000]
+    if any(n < 2 for n in sizes):
+        raise ConfigError("--elements must be at least 2")
+    _run_bench(ctx, "store benchmark",
+               lambda store: bench_store(store, rows=rows, repeats=repeats, sizes=sizes),
                as_json=as_json)
 
 

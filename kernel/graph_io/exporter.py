@@ -78,9 +78,11 @@ def _export(store: GraphStore, out: TextIO, page_size: int, blobs: BlobStore | N
                 report.nodes += 1
                 if label == "Artifact" and isinstance(props.get("sha256"), str):
                     contents.setdefault(props["sha256"], row["id"])
+            del page, row  # not held while the next page is read: one page in memory
     for label in EXPORTED_LABELS:
         for page in _node_pages(store, label, page_size, "graph_io/export_ids_page"):
             ids = [row["id"] for row in page]
+            del page
             for line in _relationships(store, label, ids):
                 out.write(dump_line(line) + "\n")
                 report.relationships += 1
@@ -116,8 +118,9 @@ def _node_pages(store: GraphStore, label: str, page_size: int,
         if not page:
             return
         page.sort(key=lambda row: row["id"])
-        yield page
         after = page[-1]["id"]
+        yield page
+        del page
 
 
 def _relationships(store: GraphStore, label: str, ids: list[str]) -> list[RelLine]:

@@ -308,3 +308,35 @@ def test_the_shipped_suggestion_example_chooses_the_clean_note(
     assert sorted(rest, key=str) == [(2, "rejected"), (None, "rejected")]
     assert {v["constraint"] for c in out["weighed"] for v in c["violations"]} == \
         {"words <= 50", "typos == 0"}
+
+
+def test_a_run_stopped_after_the_weighing_reads_the_winner_s_verification_back(
+        initialised_graph: GraphStore, tmp_path: Path, data_dir: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """In this process: the step fails between the weighing's commit and the attempt's
+    verification; the resumed run verifies nothing again and ends as it would have."""
+    from kernel.core.attempts import Attempts
+
+    recorded = Attempts.record_verification
+
+    def fail_once(self: Attempts, *args: Any, **kwargs: Any) -> None:
+        monkeypatch.setattr(Attempts, "record_verification", recorded)
+        raise KeyboardInterrupt  # as Ctrl-C would, right after the weighing's commit
+
+    monkeypatch.setattr(Attempts, "record_verification", fail_once)
+    script = _script(tmp_path / "note.yaml", SHORT_WITH_TYPOS)
+    env = {**store_env(initialised_graph, data_dir), "COLUMNS": "200"}
+    stopped = CliRunner().invoke(app, [
+        "solve", GOAL, *CORE, "--proposer", "scripted", "--script", str(script),
+        "--suggested-by", "fay", "--suggest", _file(tmp_path / "clean.json", CLEAN)], env=env)
+    assert type(stopped.exception).__name__ == "RunInterrupted"  # exit 3 from main()
+    run_id = initialised_graph.run("run/list", {})[0]["id"]
+    result = CliRunner().invoke(app, ["resume", run_id, "--json"], env=env)
+    assert result.exit_code == 0, result.output[-2000:]
+    out = json.loads(result.stdout)
+    assert [(c["suggestion"], c["status"]) for c in out["weighed"]] == \
+        [(1, "chosen"), (None, "rejected")]
+    assert [e.operation for e in load_entries(initialised_graph, run_id)[2]].count(
+        "suggestion/history") == 1
+    replayed = replay(store_settings(initialised_graph, data_dir), run_id)
+    assert replayed.divergence is None and replayed.identical
