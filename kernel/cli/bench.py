@@ -39,7 +39,8 @@ def store_bench(
     each size, on the backend in use.
 
     On the embedded store it runs in a scratch graph that is deleted afterwards; on
-    Neo4j it writes only `bench:` Run nodes and removes them.
+    Neo4j it writes only `bench:` nodes (runs, and the goals of a bench run) and
+    removes them.
     """
     from kernel.bench.store import bench_store
 
