@@ -25,8 +25,9 @@ _DOCUMENTS = {".md": "markdown", ".markdown": "markdown", ".txt": "text", ".rst"
 
 def parse_suggestion(text: str, author: str) -> Suggestion:
     """One ``--suggest`` by ``author``; a ConfigError names what is wrong and what to give."""
-    if not author.strip():
-        raise ConfigError("--suggested-by is empty: give the name to record with the suggestions")
+    if not author.strip() or len(author.strip()) > 200:
+        raise ConfigError("--suggested-by must be a name of 1 to 200 characters (recorded "
+                          "with the suggestions)")
     if not text.strip():
         raise ConfigError("--suggest is empty: give the idea in words, or @PATH of a file")
     if not text.startswith("@"):

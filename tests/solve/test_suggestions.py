@@ -197,6 +197,7 @@ def test_every_candidate_meets_every_test_file_its_own_first() -> None:
     (["--suggest", "@/nonexistent/idea.json"], "no such file"),
     (["--suggest", "   "], "--suggest is empty"),
     (["--suggested-by", "alice"], "give at least one --suggest"),
+    (["--suggest", "an idea", "--suggested-by", "x" * 201], "1 to 200 characters"),
     (["--suggest", "@{bad}"], "content: Field required"),
     (["--suggest", "@{notjson}"], "is not valid JSON"),
 ])
