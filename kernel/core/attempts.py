@@ -20,6 +20,15 @@ class AttemptsExhaustedError(KernelError):
     """The goal already used all max_attempts tries (time to BUILD)."""
 
 
+def check_outcomes(verification: Verification, methods: Mapping[str, str],
+                   ) -> list[dict[str, Any]]:
+    """One row per check, as the statements that draw VIOLATED and SATISFIES edges take
+    them: the constraint, whether it passed, the method that decided it, its sigma."""
+    return [{"constraint_id": c.constraint_id, "passed": c.passed,
+             "check": methods.get(c.constraint_id, "unknown"), "sigma": c.sigma_i}
+            for c in verification.checks]
+
+
 class Attempts:
     def __init__(self, run: Run) -> None:
         self.run = run
@@ -76,9 +85,7 @@ class Attempts:
             "verdict": verification.verdict, "sigma_v": verification.sigma_v,
             "failure_mode": f"failure:{name}" if name else None, "failure_slug": name,
             "failure_description": description,
-            "outcomes": [{"constraint_id": c.constraint_id, "passed": c.passed,
-                          "check": (methods or {}).get(c.constraint_id, "unknown"),
-                          "sigma": c.sigma_i} for c in verification.checks],
+            "outcomes": check_outcomes(verification, methods or {}),
         }, what=f"record the verification of {attempt_id}")
 
     def of_goal(self, goal_id: str) -> list[Attempt]:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kernel.core.attempts import check_outcomes
 from kernel.core.envelopes import Attempt, Constraint, Lineage, Verification
 from kernel.core.goal_node import GoalNode
 from kernel.protocol.solve_models import ResolutionOutput
@@ -105,8 +106,9 @@ def weigh(k: Kernel, goal: GoalNode, attempt: Attempt, selected: list[Constraint
     chosen = ranked[0] if ranked[0].passes(goal.tau_local) else \
         next(w for w in weighed if w.candidate is own)
     authors = {s.artifact_id: o.author for s, o in zip(suggested, offered, strict=True)}
+    methods = {c.id: verification.method_of(c) for c in selected}
     rows = [_row(w, place, chosen, goal.tau_local, authors.get(w.candidate.artifact_id),
-                 selected) for place, w in enumerate(ranked, start=1)]
+                 methods) for place, w in enumerate(ranked, start=1)]
     chosen_kind = "suggestion" if chosen.candidate.artifact_id in authors else "own"
     k.run.commit("suggestion/weigh", {
         "attempt_id": attempt.id, "chosen_id": chosen.candidate.artifact_id,
@@ -150,13 +152,10 @@ def _history(k: Kernel, goal: GoalNode, candidates: Sequence[Candidate],
 
 
 def _row(w: Weighed, place: int, chosen: Weighed, tau_local: float, author: str | None,
-         selected: list[Constraint]) -> dict[str, Any]:
-    methods = {c.id: verification.method_of(c) for c in selected}
+         methods: dict[str, str]) -> dict[str, Any]:
     status = "chosen" if w is chosen else "outranked" if w.passes(tau_local) else "rejected"
     return {"artifact_id": w.candidate.artifact_id, "author": author, "rank": place,
             "status": status, "verdict": w.verification.verdict,
             "sigma_v": w.verification.sigma_v,
             "verification": w.verification.model_dump_json(),
-            "outcomes": [{"constraint_id": c.constraint_id, "passed": c.passed,
-                          "check": methods.get(c.constraint_id, "unknown"),
-                          "sigma": c.sigma_i} for c in w.verification.checks]}
+            "outcomes": check_outcomes(w.verification, methods)}
