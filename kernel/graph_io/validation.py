@@ -103,6 +103,7 @@ class _NodeIndex:
 class _Checker:
     path: Path
     max_schema: int | None
+    in_file: _NodeIndex
     section: str = "header"
     header: HeaderLine | None = None
     footer: FooterLine | None = None
@@ -110,7 +111,6 @@ class _Checker:
     last_node: tuple[str, str] = ("", "")
     last_blob: str = ""
     artifacts: dict[str, str] = field(default_factory=dict)
-    in_file: _NodeIndex | None = None
     outside: dict[tuple[str, str], tuple[int, RelLine]] = field(default_factory=dict)
 
     def fail(self, number: int | None, message: str) -> GraphFileError:
@@ -157,8 +157,7 @@ class _Checker:
             raise self.fail(number, f"node {line.label}:{line.id} is out of order or repeated "
                                     "(nodes are sorted by label, then id)")
         self.last_node = ident
-        if self.in_file is not None:
-            self.in_file.add(ident)
+        self.in_file.add(ident)
         self.counts["nodes"] += 1
         if line.label == "Artifact" and isinstance(line.props.get("sha256"), str):
             self.artifacts[line.id] = str(line.props["sha256"])
@@ -166,8 +165,7 @@ class _Checker:
     def check_rel(self, number: int, line: RelLine) -> None:
         self.enter(number, "relationships", "relationship")
         self.counts["relationships"] += 1
-        if self.in_file is not None:
-            self.in_file.want(number, line, self.outside)
+        self.in_file.want(number, line, self.outside)
 
     def check_blob(self, number: int, line: BlobLine, header: HeaderLine) -> None:
         if header.version < 2:
@@ -180,8 +178,7 @@ class _Checker:
         self.counts["blobs"] += 1
 
     def finish(self, number: int, digest: str) -> FileSummary:
-        if self.in_file is not None:
-            self.in_file.settle(self.outside)
+        self.in_file.settle(self.outside)
         header, footer = self.header, self.footer
         if footer is None or header is None:
             raise self.fail(number or None, "the file ends without a footer line: it is "
