@@ -318,3 +318,92 @@ def test_export_and_import_memory_does_not_grow_with_the_graph(
     assert set(small) == {"export", "import"}
     for kind in small:
         assert large[kind] < 1.2 * small[kind], (kind, small, large)
+
+
+def test_a_file_changed_after_its_check_stops_the_import_at_the_changed_block(
+        initialised: GraphStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pass 2 decodes without checking again only the bytes pass 1 checked."""
+    nodes = [_node("Goal", f"node:{i:04d}") for i in range(1500)]
+    path = _write(tmp_path, "moving.jsonl", [HEADER, *nodes, _footer(1500, 0)])
+    real = importer.validate_file
+
+    def checked_then_altered(*args: Any, **kwargs: Any) -> Any:
+        summary = real(*args, **kwargs)
+        text = path.read_text().replace('"node:1200"', '"node:1200a"')
+        path.write_text(text)
+        return summary
+
+    monkeypatch.setattr(importer, "validate_file", checked_then_altered)
+    with pytest.raises(GraphFileError, match="changed after it was checked") as info:
+        import_graph(initialised, path, window=100)
+    assert info.value.line == 1001  # the block holding line 1202
+
+    def goals() -> list[dict[str, Any]]:
+        return initialised.execute_adhoc("MATCH (g:Goal) WHERE g.id STARTS WITH 'node:' "
+                                         "RETURN count(g) AS n, max(g.id) AS last", {},
+                                         write=False).records()
+
+    assert goals() == [{"n": 900, "last": "node:0899"}]  # the windows ending in block 1
+
+    monkeypatch.setattr(importer, "validate_file", real)
+    assert import_graph(initialised, path, window=100).nodes == 1500  # checked again
+    assert goals() == [{"n": 1500, "last": "node:1499"}]
+
+
+def test_an_endpoint_deleted_after_the_check_is_named_by_its_line(
+        initialised: GraphStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    initialised.execute_adhoc("CREATE (:Goal {id: 'outside:1'})", {}, write=True)
+    nodes = [_node("Goal", f"node:{i:02d}") for i in range(3)]
+    rels = [_rel("DEPENDS_ON", ("Goal", "node:00"), ("Goal", "node:01")),
+            _rel("DEPENDS_ON", ("Goal", "node:02"), ("Goal", "outside:1"))]
+    path = _write(tmp_path, "gone.jsonl", [HEADER, *nodes, *rels, _footer(3, 2)])
+    real = importer.validate_file
+
+    def checked_then_deleted(*args: Any, **kwargs: Any) -> Any:
+        summary = real(*args, **kwargs)
+        initialised.execute_adhoc("MATCH (g:Goal {id: 'outside:1'}) DETACH DELETE g", {},
+                                  write=True)
+        return summary
+
+    monkeypatch.setattr(importer, "validate_file", checked_then_deleted)
+    with pytest.raises(GraphFileError, match=r"outside:1.*neither in the file nor in the "
+                                             r"graph; earlier lines are imported") as info:
+        import_graph(initialised, path)
+    assert info.value.line == 6
+
+
+_any_props = st.dictionaries(
+    st.text(alphabet="ab_1\n`", min_size=1, max_size=3),
+    st.one_of(_scalars, st.none(), st.floats(), st.text(max_size=3),
+              st.lists(st.one_of(st.integers(), st.floats(), st.text(max_size=2)), max_size=3),
+              st.dictionaries(st.just("k"), st.integers(), max_size=1)),
+    max_size=3)
+
+
+def _same(fast: Any, model: Any) -> None:
+    try:
+        expected = model()
+    except ValueError:  # pydantic's ValidationError is a ValueError
+        with pytest.raises(ValueError):
+            fast()
+        return
+    assert fast() == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(label=st.sampled_from(["Goal", "Artifact", "Nonsense"]), ident=_ids | st.just(""),
+       props=_any_props)
+def test_export_lines_are_the_models_lines(label: str, ident: str, props: dict) -> None:
+    """The exporter writes lines without building models: same text, same refusals."""
+    from kernel.graph_io.format import Endpoint, NodeLine, RelLine, dump_line, node_text, rel_text
+
+    _same(lambda: node_text(label, ident, props),
+          lambda: dump_line(NodeLine(kind="node", label=label, id=ident, props=props)))
+    for key in (None, ident):
+        _same(lambda key=key: rel_text("DEPENDS_ON", (label, ident), ("Goal", "g"), key, props),
+              lambda key=key: dump_line(RelLine(
+                  kind="rel", type="DEPENDS_ON", from_=Endpoint(label=label, id=ident),
+                  to=Endpoint(label="Goal", id="g"), key=key, props=props)))
+    _same(lambda: rel_text("NOT_A_TYPE", ("Goal", "a"), ("Goal", "g"), None, props),
+          lambda: dump_line(RelLine(kind="rel", type="NOT_A_TYPE", from_=Endpoint(
+              label="Goal", id="a"), to=Endpoint(label="Goal", id="g"), props=props)))

@@ -13,6 +13,8 @@ every artifact and run every tool the source registered.
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -23,12 +25,11 @@ from kernel.graph_io.format import (
     FORMAT,
     FORMAT_VERSION,
     BlobLine,
-    Endpoint,
     FooterLine,
     HeaderLine,
-    NodeLine,
-    RelLine,
     dump_line,
+    node_text,
+    rel_text,
 )
 from kernel.store.base import GraphStore
 from kernel.store.ontology import EXPORTED_LABELS, LABEL_NAMES
@@ -69,23 +70,25 @@ def _export(store: GraphStore, out: TextIO, page_size: int, blobs: BlobStore | N
                                         "schema": schema, "contents": blobs is not None})
     out.write(dump_line(header) + "\n")
     contents: dict[str, str] = {}  # sha256 -> the first artifact holding it
-    for label in EXPORTED_LABELS:
-        for page in _node_pages(store, label, page_size):
-            for row in page:
-                props = _without_id(row["props"], _PROCESS_STATE.get(label, frozenset()))
-                out.write(dump_line(NodeLine(kind="node", label=label, id=row["id"],
-                                             props=props)) + "\n")
-                report.nodes += 1
-                if label == "Artifact" and isinstance(props.get("sha256"), str):
-                    contents.setdefault(props["sha256"], row["id"])
-            del page, row  # not held while the next page is read: one page in memory
-    for label in EXPORTED_LABELS:
-        for page in _node_pages(store, label, page_size, "graph_io/export_ids_page"):
-            ids = [row["id"] for row in page]
-            del page
-            for line in _relationships(store, label, ids):
-                out.write(dump_line(line) + "\n")
-                report.relationships += 1
+    # Relationships follow every node in the file, in the same (label, id) order: each
+    # page's are read with the page and spooled to a scratch file, copied after the nodes.
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
+        for label in EXPORTED_LABELS:
+            for page in _node_pages(store, label, page_size):
+                ids = []
+                for row in page:
+                    ids.append(row["id"])
+                    props = _without_id(row["props"], _PROCESS_STATE.get(label, frozenset()))
+                    out.write(node_text(label, row["id"], props) + "\n")
+                    report.nodes += 1
+                    if label == "Artifact" and isinstance(props.get("sha256"), str):
+                        contents.setdefault(props["sha256"], row["id"])
+                del page, row  # not held while the next page is read: one page in memory
+                for text in _relationships(store, label, ids):
+                    spool.write(text + "\n")
+                    report.relationships += 1
+        spool.seek(0)
+        shutil.copyfileobj(spool, out)
     if blobs is not None:
         _write_blobs(blobs, contents, out, report)
     out.write(dump_line(FooterLine(kind="footer", nodes=report.nodes,
@@ -110,11 +113,12 @@ def _write_blobs(blobs: BlobStore, contents: dict[str, str], out: TextIO,
         report.blob_bytes += len(data)
 
 
-def _node_pages(store: GraphStore, label: str, page_size: int,
-                statement: str = "graph_io/export_nodes_page") -> Iterator[list[dict[str, Any]]]:
+def _node_pages(store: GraphStore, label: str,
+                page_size: int) -> Iterator[list[dict[str, Any]]]:
     after = ""
     while True:
-        page = store.run(statement, {"after": after, "limit": page_size}, {"label": label})
+        page = store.run("graph_io/export_nodes_page", {"after": after, "limit": page_size},
+                         {"label": label})
         if not page:
             return
         page.sort(key=lambda row: row["id"])
@@ -123,17 +127,17 @@ def _node_pages(store: GraphStore, label: str, page_size: int,
         del page
 
 
-def _relationships(store: GraphStore, label: str, ids: list[str]) -> list[RelLine]:
+def _relationships(store: GraphStore, label: str, ids: list[str]) -> Iterator[str]:
+    """The page's relationship lines in the file's order (see ``RelLine.sort_key``)."""
     rows = store.run("graph_io/export_relationships", {"ids": ids}, {"label": label})
-    lines = [
-        RelLine(kind="rel", type=row["type"], from_=Endpoint(label=label, id=row["from_id"]),
-                to=Endpoint(label=row["to_label"], id=row["to_id"]), key=row["key"],
-                props=_without_id(row["props"]))
-        for row in rows
-        if row["to_label"] in EXPORTED_LABELS
-    ]
-    lines.sort(key=RelLine.sort_key)
-    return lines
+    keyed = [((label, row["from_id"], row["type"], row["to_label"], row["to_id"],
+               row["key"] if row["key"] is not None else "\uffff"), row)
+             for row in rows if row["to_label"] in EXPORTED_LABELS]
+    keyed.sort(key=lambda pair: pair[0])
+    del rows
+    for (_, from_id, rel_type, to_label, to_id, _), row in keyed:
+        yield rel_text(rel_type, (label, from_id), (to_label, to_id), row["key"],
+                       _without_id(row["props"]))
 
 
 def _without_id(props: dict[str, Any] | None,

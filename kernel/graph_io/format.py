@@ -45,31 +45,54 @@ class _Line(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
-_PROPERTY_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_PROPERTY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SCALARS = frozenset({bool, int, float, str})
+_NAMES_SEEN: set[str] = set()  # names already checked (a graph uses a few dozen)
 
 
 def _check_props(props: dict[str, Any]) -> dict[str, Any]:
     if "id" in props:
         raise ValueError("'id' belongs in the line's id/key field, not in props")
     for name, value in props.items():
-        if not _PROPERTY_NAME.match(name):
-            raise ValueError(f"property name {name!r} must be letters, digits and underscores")
-        items = value if isinstance(value, list) else [value]
-        kinds = {type(v) for v in items}
-        if len(kinds) > 1 and not kinds <= {int, float}:
-            raise ValueError(f"property {name!r}: a list must hold values of one type")
-        for item in items:
-            if isinstance(item, float) and not math.isfinite(item):
-                raise ValueError(f"property {name!r}: {item} is not a finite number")
-            if isinstance(item, str) and "\x00" in item:
-                raise ValueError(f"property {name!r}: strings may not contain NUL (\\u0000)")
-            if isinstance(item, str) and not item.isascii():
-                try:
-                    item.encode("utf-8")
-                except UnicodeEncodeError:
-                    raise ValueError(f"property {name!r}: not valid Unicode text "
-                                     "(a lone surrogate)") from None
+        if name not in _NAMES_SEEN:
+            if not isinstance(name, str) or not _PROPERTY_NAME.fullmatch(name):
+                raise ValueError(f"property name {name!r} must be letters, digits and "
+                                 "underscores")
+            if len(_NAMES_SEEN) < 10_000:
+                _NAMES_SEEN.add(name)
+        kind = type(value)
+        if kind is int or kind is bool or (kind is str and value.isascii()
+                                           and "\x00" not in value):
+            continue  # the common values, settled without a call
+        if kind is list:
+            kinds = {type(v) for v in value}
+            if len(kinds) > 1 and not kinds <= {int, float}:
+                raise ValueError(f"property {name!r}: a list must hold values of one type")
+            for item in value:
+                _check_scalar(name, item)
+        else:
+            _check_scalar(name, value)
     return props
+
+
+def _check_scalar(name: str, item: Any) -> None:
+    """The model's rule (a boolean, number or string) for the exporter, which builds no
+    model, and the store's limits for both."""
+    kind = type(item)
+    if kind not in _SCALARS:
+        raise ValueError(f"property {name!r}: {item!r} is not a boolean, number or string "
+                         "(or a list of them)")
+    if kind is str:
+        if "\x00" in item:
+            raise ValueError(f"property {name!r}: strings may not contain NUL (\\u0000)")
+        if not item.isascii():
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValueError(f"property {name!r}: not valid Unicode text "
+                                 "(a lone surrogate)") from None
+    elif kind is float and not math.isfinite(item):
+        raise ValueError(f"property {name!r}: {item} is not a finite number")
 
 
 def _known_label(label: str) -> str:
@@ -205,12 +228,21 @@ class FooterLine(_Line):
 
 Line = Annotated[HeaderLine | NodeLine | RelLine | BlobLine | FooterLine,
                  Field(discriminator="kind")]
-_LINE = TypeAdapter(Line)
+# Keys only in pydantic's string cache: string values would fill it from every file read.
+_LINE = TypeAdapter(Line, config=ConfigDict(cache_strings="keys"))
 AnyLine = HeaderLine | NodeLine | RelLine | BlobLine | FooterLine
 
 
 def parse_line(text: str) -> AnyLine:
-    """Parse one line; raises ``ValueError`` with a short reason."""
+    """Parse one line; raises ``ValueError`` with a short reason.
+
+    pydantic reads the JSON itself (the fast path, a third faster on an import); a line
+    it refuses is read again step by step, which names the reason."""
+    try:
+        line: AnyLine = _LINE.validate_json(text)
+        return line
+    except ValidationError:
+        pass
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -228,4 +260,37 @@ def parse_line(text: str) -> AnyLine:
 def dump_line(line: _Line) -> str:
     """Canonical text of a line: sorted keys, no spaces, so exports are byte-identical."""
     data = line.model_dump(by_alias=True, exclude_none=True)
+    return _canonical(data)
+
+
+def _canonical(data: dict[str, Any]) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def node_text(label: str, ident: str, props: dict[str, Any]) -> str:
+    """``dump_line(NodeLine(...))`` without building the model, for the exporter's hot
+    loop: the same checks (label, id, props), the same canonical text."""
+    if not ident or not isinstance(ident, str):
+        raise ValueError(f"{label} node: its id must be a non-empty string, not {ident!r}")
+    return _canonical({"kind": "node", "label": _known_label(label), "id": ident,
+                       "props": _check_props(props)})
+
+
+def rel_text(rel_type: str, from_: tuple[str, str], to: tuple[str, str], key: str | None,
+             props: dict[str, Any]) -> str:
+    """``dump_line(RelLine(...))`` without building the model (see :func:`node_text`)."""
+    if rel_type not in REL_TYPE_NAMES:
+        raise ValueError(f"relationship type {rel_type!r} is not part of the kernel ontology")
+    ends = []
+    for label, ident in (from_, to):
+        if not ident or not isinstance(ident, str):
+            raise ValueError(f"{rel_type} relationship: an endpoint id must be a non-empty "
+                             f"string, not {ident!r}")
+        ends.append({"label": _known_label(label), "id": ident})
+    data: dict[str, Any] = {"kind": "rel", "type": rel_type, "from": ends[0], "to": ends[1],
+                            "props": _check_props(props)}
+    if key is not None:
+        if not isinstance(key, str):
+            raise ValueError(f"{rel_type} relationship: its key must be a string, not {key!r}")
+        data["key"] = key
+    return _canonical(data)

@@ -3,9 +3,11 @@
 Pass 1 reads every line and checks it (syntax, ontology, section order, the
 footer's counts, and that every relationship joins nodes in the file or already
 in the graph) without writing anything, so a malformed file imports nothing and
-the error names its line. Pass 2 merges windows of lines, one statement per
-(label) or (type, source label, target label) group, each atomic; relationship
-endpoints are checked before their window is written. After each window a
+the error names its line. Pass 1 also keeps a digest of each block of lines, so
+pass 2 only decodes a block whose bytes are still the ones checked. Pass 2 merges
+windows of lines, one statement per (label) or (type, source label, target label)
+group, each atomic; a relationship group that finds fewer endpoints than it sent
+(a node deleted since pass 1) names the first such line. After each window a
 checkpoint keyed by the file's hash records the last line, so an interrupted
 import resumes where it stopped; merging by id makes any overlap harmless.
 
@@ -17,16 +19,19 @@ whose bytes the deployment still lacks afterwards, and the source's schema versi
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
 from kernel.core.artifacts import BlobStore
 from kernel.errors import GraphFileError
-from kernel.graph_io.format import BlobLine, NodeLine, RelLine, parse_line
-from kernel.graph_io.validation import validate_file
+from kernel.graph_io.format import BlobLine
+from kernel.graph_io.validation import BLOCK, validate_file
 from kernel.store.base import GraphStore
 from kernel.store.ontology import vector_for
 
@@ -57,16 +62,14 @@ def import_graph(store: GraphStore, path: Path, window: int = WINDOW, *,
     rows = store.run("graph_io/get_checkpoint", {"id": checkpoint_id})
     resume_after = int(rows[0]["line"]) if rows and not rows[0]["done"] else 0
 
-    pending: list[tuple[int, NodeLine | RelLine]] = []
+    pending: list[tuple[int, dict[str, Any]]] = []
     last_line = resume_after
-    for number, line in _elements(path):
-        if number <= resume_after:
-            continue
-        if isinstance(line, BlobLine):
+    for number, element in _elements(path, summary.blocks, resume_after):
+        if element["kind"] == "blob":
             if blobs is not None:
-                blobs.put(line.content())
+                blobs.put(BlobLine.model_validate(element).content())
             continue
-        pending.append((number, line))
+        pending.append((number, element))
         last_line = number
         if len(pending) >= window:
             _write_window(store, path, pending)
@@ -83,24 +86,46 @@ def import_graph(store: GraphStore, path: Path, window: int = WINDOW, *,
     return report
 
 
-def _elements(path: Path) -> Iterator[tuple[int, NodeLine | RelLine | BlobLine]]:
+def _elements(path: Path, blocks: list[bytes],
+              after: int) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The node, relationship and blob lines after line ``after``, as plain JSON.
+
+    Pass 1 checked every line; a block whose bytes still hash as they did then is not
+    checked again, only decoded. A block that changed stops the import there."""
     with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            line = parse_line(raw.decode("utf-8"))
-            if isinstance(line, NodeLine | RelLine | BlobLine):
-                yield number, line
+        for index, expected in enumerate(blocks):
+            first = index * BLOCK + 1
+            lines = list(islice(handle, BLOCK))
+            if hashlib.sha256(b"".join(lines)).digest() != expected:
+                raise _changed(path, first)
+            if first + len(lines) - 1 <= after:
+                continue
+            for number, raw in enumerate(lines, start=first):
+                if number > after:
+                    element = json.loads(raw.decode("utf-8"))
+                    if element["kind"] in ("node", "rel", "blob"):
+                        yield number, element
+        if handle.read(1):
+            raise _changed(path, len(blocks) * BLOCK + 1)
+
+
+def _changed(path: Path, line: int) -> GraphFileError:
+    return GraphFileError(str(path), line, "the file changed after it was checked; what was "
+                                           "imported before stays, and a re-run checks the "
+                                           "file again")
 
 
 def _write_window(store: GraphStore, path: Path,
-                  window: list[tuple[int, NodeLine | RelLine]]) -> None:
+                  window: list[tuple[int, dict[str, Any]]]) -> None:
     node_groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    rel_groups: dict[tuple[str, str, str, bool], list[tuple[int, RelLine]]] = defaultdict(list)
-    for number, line in window:
-        if isinstance(line, NodeLine):
-            node_groups[line.label].append(_node_row(line))
+    rel_groups: dict[tuple[str, str, str, bool], list[tuple[int, dict[str, Any]]]] = \
+        defaultdict(list)
+    for number, element in window:
+        if element["kind"] == "node":
+            node_groups[element["label"]].append(_node_row(element))
         else:
-            rel_groups[(line.type, line.from_.label, line.to.label, line.key is not None)].append(
-                (number, line))
+            rel_groups[(element["type"], element["from"]["label"], element["to"]["label"],
+                        element.get("key") is not None)].append((number, element))
     for label, rows in node_groups.items():
         vector = vector_for(label)
         if vector is None:
@@ -111,42 +136,45 @@ def _write_window(store: GraphStore, path: Path,
                               identifiers={"label": label, "prop": vector.prop},
                               batch_size=len(rows))
     for (rel_type, from_label, to_label, keyed), lines in rel_groups.items():
-        _require_endpoints(store, path, lines)
-        rows = [{"from_id": ln.from_.id, "to_id": ln.to.id, "key": ln.key, "props": ln.props}
-                for _, ln in lines]
+        rows = [{"from_id": e["from"]["id"], "to_id": e["to"]["id"],
+                 "props": e.get("props", {})} for _, e in lines]
+        if keyed:
+            for row, (_, element) in zip(rows, lines, strict=True):
+                row["key"] = element["key"]
         name = "graph_io/merge_keyed_relationships" if keyed else "graph_io/merge_relationships"
-        if not keyed:
-            for row in rows:
-                del row["key"]
-        store.run_batched(
+        sent = len({(r["from_id"], r["to_id"], r.get("key")) for r in rows})
+        merged = store.run_batched(
             name, rows, batch_size=len(rows),
             identifiers={"type": rel_type, "from_label": from_label, "to_label": to_label},
             dedupe=lambda r: (r["from_id"], r["to_id"], r.get("key")),
         )
+        if merged < sent:  # an endpoint went missing since pass 1 checked it: say which
+            _require_endpoints(store, path, lines)
 
 
-def _node_row(line: NodeLine) -> dict[str, Any]:
-    vector = vector_for(line.label)
+def _node_row(element: dict[str, Any]) -> dict[str, Any]:
+    props = dict(element.get("props", {}))
+    vector = vector_for(element["label"])
     if vector is None:
-        return {"id": line.id, "props": dict(line.props)}
-    props = dict(line.props)
-    return {"id": line.id, "props": props, "vector": props.pop(vector.prop, None)}
+        return {"id": element["id"], "props": props}
+    return {"id": element["id"], "props": props, "vector": props.pop(vector.prop, None)}
 
 
-def _require_endpoints(store: GraphStore, path: Path, lines: list[tuple[int, RelLine]]) -> None:
-    for side in ("from_", "to"):
-        label = getattr(lines[0][1], side).label
-        wanted = sorted({getattr(ln, side).id for _, ln in lines})
+def _require_endpoints(store: GraphStore, path: Path,
+                       lines: list[tuple[int, dict[str, Any]]]) -> None:
+    for side in ("from", "to"):
+        label = lines[0][1][side]["label"]
+        wanted = sorted({element[side]["id"] for _, element in lines})
         found = {row["id"] for row in store.run("graph_io/existing_ids", {"ids": wanted},
                                                 {"label": label})}
-        for number, ln in lines:
-            endpoint = getattr(ln, side)
-            if endpoint.id not in found:
+        for number, element in lines:
+            endpoint = element[side]
+            if endpoint["id"] not in found:
                 raise GraphFileError(
                     str(path), number,
-                    f"relationship {ln.type} refers to {endpoint.label} {endpoint.id!r}, "
-                    "which is neither in the file nor in the graph; earlier lines are imported "
-                    "and a re-run resumes after them",
+                    f"relationship {element['type']} refers to {endpoint['label']} "
+                    f"{endpoint['id']!r}, which is neither in the file nor in the graph; "
+                    "earlier lines are imported and a re-run resumes after them",
                 )
 
 

@@ -28,6 +28,7 @@ from kernel.graph_io.format import (
 from kernel.store.base import GraphStore
 
 WINDOW = 1000
+BLOCK = 1000  # lines per block digest
 _SECTIONS = ("header", "nodes", "relationships", "blobs")
 
 
@@ -39,6 +40,9 @@ class FileSummary:
     header: HeaderLine
     footer: FooterLine
     artifacts: dict[str, str]  # artifact id -> sha256 of its contents
+    # sha256 of each block of BLOCK lines as checked: pass 2 parses a block without
+    # checking its lines again only when the block still has these bytes.
+    blocks: list[bytes] = field(default_factory=list)
 
 
 class _NodeIndex:
@@ -204,6 +208,8 @@ def validate_file(path: Path, store: GraphStore | None = None,
     if not path.is_file():
         raise GraphFileError(str(path), None, "no such file")
     digest = hashlib.sha256()
+    blocks: list[bytes] = []
+    block = hashlib.sha256()
     number = 0
     with tempfile.TemporaryDirectory(prefix="kernel-import-") as scratch, \
             _NodeIndex(Path(scratch) / "nodes.sqlite") as index:
@@ -211,8 +217,15 @@ def validate_file(path: Path, store: GraphStore | None = None,
         with path.open("rb") as handle:
             for number, raw in enumerate(handle, start=1):
                 digest.update(raw)
+                block.update(raw)
+                if number % BLOCK == 0:
+                    blocks.append(block.digest())
+                    block = hashlib.sha256()
                 checker.check(number, _parse(path, number, raw))
+        if number % BLOCK:
+            blocks.append(block.digest())
         summary = checker.finish(number, digest.hexdigest())
+        summary.blocks = blocks
     if store is not None:
         _require_outside_endpoints(store, path, checker.outside)
     return summary

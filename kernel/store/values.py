@@ -8,13 +8,30 @@ costs a third of a second that a command on the embedded store should not pay).
 from __future__ import annotations
 
 import sys
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
+
+_SCALARS = frozenset({type(None), bool, int, float, str})
+
+
+def _scalars(values: list[Any]) -> bool:
+    return all(type(v) in _SCALARS for v in values)
 
 
 def plain(value: Any) -> Any:
     """Nodes become ``{"labels", "properties"}``, relationships ``{"type", "properties"}``,
     paths a list of their nodes; maps and lists are converted recursively."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    # A driver's map of scalars and lists of scalars (most rows' values) is already plain.
+    if (kind is dict or kind is OrderedDict) and all(
+            type(v) in _SCALARS or (type(v) is list and _scalars(v)) for v in value.values()) \
+            and all(type(k) is str for k in value):
+        return value if kind is dict else dict(value)
+    if kind is list and _scalars(value):
+        return value
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, Mapping):
