@@ -27,10 +27,12 @@ _graph_numbers = itertools.count()
 
 @pytest.fixture(autouse=True)
 def _no_user_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests never see the developer's KERNEL_* / NEO4J_* settings."""
+    """Tests never see the developer's KERNEL_* / NEO4J_* settings; every answer the read
+    cache serves is checked against the store (see kernel/store/queries.py)."""
     for name in list(os.environ):
         if name.startswith(("KERNEL_", "NEO4J_")):
             monkeypatch.delenv(name)
+    monkeypatch.setenv("KERNEL_AUDIT_READ_CACHE", "1")
 
 
 @pytest.fixture(scope="session")

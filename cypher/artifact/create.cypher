@@ -1,4 +1,5 @@
 // mode: write
+// changes: artifact/by_key
 // Registers an artifact (its bytes are already in the content-addressed store),
 // with lineage edges to the artifacts it was made from.
 MATCH (run:Run {id: $run_id}), (g:Goal {id: $goal_id})

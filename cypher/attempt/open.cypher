@@ -1,4 +1,5 @@
 // mode: write
+// changes: goal/get, attempt/of_goal
 // Starts attempt number attempt_count + 1 of a goal (at most max_attempts), keeping
 // attempt_count and last_attempt_id in step with the attempts in the same commit. The
 // attempt is TRIED_FOR the goal's pattern, USED_CONSTRAINT each selected constraint, and

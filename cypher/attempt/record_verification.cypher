@@ -1,4 +1,5 @@
 // mode: write
+// changes: goal/get, attempt/of_goal, constraint/of_goal, constraint/ancestors_resolved
 // Attaches a verification to the attempt and the goal; on SAT the selected constraints
 // become resolved, on UNSAT resolved ones are cleared. Each failed check is an edge the
 // attempt VIOLATED, each passed one an edge its output artifact SATISFIES, both with the

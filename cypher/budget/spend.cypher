@@ -1,4 +1,5 @@
 // mode: write
+// changes: goal/get, attempt/of_goal, dag/children
 // Records what a call cost, in the same commit as what it paid for: with $attempt_id
 // it pays for that attempt (and, with $output_artifact_id, records the attempt's
 // output on the attempt and the goal; the attempt and the resolver PRODUCED it). An overrun beyond the goal's remaining budget

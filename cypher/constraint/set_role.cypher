@@ -1,4 +1,5 @@
 // mode: write
+// changes: goal/get, dag/children, dag/unresolved_dependencies, goal/children_keys, constraint/of_goal, constraint/ancestors_resolved
 // Gives a set of constraints one role on a goal (replacing that role's previous set),
 // moving the goal's status and writing the step's other fields in the same commit.
 // With $pattern_id (step 2) the goal becomes an INSTANCE_OF its goal pattern, which

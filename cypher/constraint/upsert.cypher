@@ -1,4 +1,5 @@
 // mode: write
+// changes: nothing
 // Creates constraints by content id; an existing one keeps its first provenance.
 UNWIND $rows AS row
 MERGE (c:Constraint {id: row.id})

@@ -1,4 +1,5 @@
 // mode: write
+// changes: goal/get
 // Writes recomputed sigma_path values for a subtree in one commit.
 MATCH (run:Run {id: $run_id})
 WHERE run.seq = $seq

@@ -1,4 +1,5 @@
 // mode: write
+// changes: goal/get, dag/children, dag/unresolved_dependencies, goal/children_keys
 // Moves a goal from $from to $to, with the step's field changes, in one commit.
 // No row comes back when the goal is not in $from: nothing was written.
 // The log lines the step wrote since its last commit ($logs) are stored with it.

@@ -1,4 +1,5 @@
 // mode: write
+// changes: goal/get, dag/children, dag/unresolved_dependencies, goal/children_keys
 // Changes step fields of a goal that stays in $status (parking it on a request, adopting
 // a tool), in one commit. No row comes back when the goal is not in $status.
 // The log lines the step wrote since its last commit ($logs) are stored with it.

@@ -1,4 +1,5 @@
 // mode: write
+// changes: nothing
 // SIMILAR_TO edges between a pattern and its neighbours, both ways (similarity is
 // symmetric), with their score (refreshed).
 MATCH (a:GoalPattern {id: $id})

@@ -1,4 +1,5 @@
 // mode: write
+// changes: nothing
 // The dispatch queue (and the proposals consumed) after a step whose last commit could
 // not carry them. Guarded by the
 // run's commit number (and does not advance it), so a process that lost the run writes

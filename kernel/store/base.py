@@ -11,12 +11,15 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+import os
 import time
 from abc import ABC, abstractmethod
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernel.errors import KernelError
 from kernel.store.queries import NamedQuery, QueryCatalog
 from kernel.store.stats import StatementStats
 
@@ -44,8 +47,11 @@ class GraphStore(ABC):
     def __init__(self, catalog: QueryCatalog) -> None:
         self.catalog = catalog
         self.stats = StatementStats()
-        self._cache: dict[str, list[Row]] | None = None
-        self._immutable: dict[str, list[Row]] = {}
+        # statement name -> (parameters key -> rows); None: no run is stepping
+        self._cache: dict[str, dict[str, list[Row]]] | None = None
+        self._immutable: dict[str, dict[str, list[Row]]] = {}
+        self._audit = os.environ.get("KERNEL_AUDIT_READ_CACHE") == "1"
+        self._writes: deque[str] = deque(maxlen=8)  # the last writes, for an audit's finding
 
     # -- named statements -------------------------------------------------
     def run(
@@ -62,22 +68,46 @@ class GraphStore(ABC):
         key, cache = None, None
         if self._cache is not None:  # a run is stepping
             if query.cache in ("read", "immutable"):
-                cache = self._immutable if query.cache == "immutable" else self._cache
-                key = _cache_key(name, values, identifiers)
+                cache = (self._immutable if query.cache == "immutable" else self._cache
+                         ).setdefault(name, {})
+                key = _cache_key(values, identifiers)
                 if key in cache:
                     self.stats.hit(name)
+                    if self._audit:
+                        self._check_hit(query, text, values, cache[key])
                     return copy.deepcopy(cache[key])
             elif query.mode != "read" and query.cache != "keep":
-                self._cache.clear()
+                self._forget(query)
         started = time.perf_counter()
         try:
             rows = self._execute(query, text, values)
         finally:
             self.stats.count(name, write=query.mode != "read",
                              seconds=time.perf_counter() - started)
-        if key is not None and cache is not None and rows:  # an empty answer may fill up
+        if key is not None and cache is not None and (rows or query.cache == "read"):
+            # an empty answer is kept only where every write that could fill it says so
             cache[key] = copy.deepcopy(rows)
         return rows
+
+    def _forget(self, write: NamedQuery) -> None:
+        """Drop the cached answers ``write`` can change (all of them, unless it says which)."""
+        assert self._cache is not None
+        if self._audit:
+            self._writes.append(write.name)
+        if write.changes is None:
+            self._cache.clear()
+        else:
+            for name in write.changes:
+                self._cache.pop(name, None)
+
+    def _check_hit(self, query: NamedQuery, text: str, values: dict[str, Any],
+                   cached: list[Row]) -> None:
+        actual = self._execute(query, text, values)
+        if actual != cached:
+            raise StaleReadError(
+                f"the read cache served a stale answer for {query.name}: one of the writes "
+                f"since it was read ({', '.join(self._writes) or 'none'}) changed it, "
+                f"so that write's '// changes:' must name {query.name}")
 
     @contextlib.contextmanager
     def read_cache(self) -> Iterator[None]:
@@ -175,9 +205,12 @@ class GraphStore(ABC):
         self.close()
 
 
-def _cache_key(name: str, params: Mapping[str, Any],
-               identifiers: Mapping[str, str] | None) -> str:
-    return json.dumps([name, params, identifiers], sort_keys=True, default=str)
+def _cache_key(params: Mapping[str, Any], identifiers: Mapping[str, str] | None) -> str:
+    return json.dumps([params, identifiers], sort_keys=True, default=str)
+
+
+class StaleReadError(KernelError):
+    """A write's ``// changes:`` list missed a cached read it changes (audit mode only)."""
 
 
 def _last_per_key(rows: Iterable[Mapping[str, Any]], key: Callable[[Mapping[str, Any]], Any]) -> list:

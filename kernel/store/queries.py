@@ -9,7 +9,11 @@ backend, which is the only place dialect differences live. Each file starts with
 cache while a run steps (see ``GraphStore.read_cache``), ``// cache: immutable`` a read of
 nodes that never change once written (constraints, artifacts by id); ``// cache: keep`` marks a write
 that changes nothing such a read returns (an observation: a log line, a ledger entry), so
-the cache survives it. Any other write empties the cache.
+the cache survives it. ``// changes: goal/get, attempt/of_goal`` on a write names the
+cached reads it can change: only their answers are dropped (``// changes: nothing``:
+none of them). Any other write empties the
+cache. With ``KERNEL_AUDIT_READ_CACHE=1`` (the tests set it) every answer served from the
+cache is read again and compared, so a ``changes`` list that misses a read fails loudly.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ _PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 _STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 _LINE_COMMENT = re.compile(r"//[^\n]*")
 _SLOT = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
-_HEADER = re.compile(r"^//\s*(mode|template|cache)\s*:\s*(.*?)\s*$")
+_HEADER = re.compile(r"^//\s*(mode|template|cache|changes)\s*:\s*(.*?)\s*$")
 
 _INDEXED_PROPS = frozenset({"id"}) | {p for spec in LABELS for p in spec.indexed}
 _VECTOR_PROPS = frozenset(v.prop for v in VECTORS)
@@ -64,6 +68,8 @@ class NamedQuery:
     slots: tuple[str, ...] = ()
     parameters: frozenset[str] = field(default_factory=frozenset)
     cache: Literal["read", "immutable", "keep"] | None = None
+    # For a write: the cached reads it can change (None: any of them).
+    changes: frozenset[str] | None = None
 
     def render(self, identifiers: Mapping[str, str] | None = None) -> str:
         """Fill template slots with ontology names; refuse anything else."""
@@ -94,30 +100,36 @@ class NamedQuery:
             )
 
 
-def parse_query_file(name: str, dialect: str | None, path: Path) -> NamedQuery:
-    text = path.read_text(encoding="utf-8")
-    mode: str | None = None
-    cache: str | None = None
-    slots: tuple[str, ...] = ()
+def _header(text: str) -> dict[str, str]:
+    """The ``// key: value`` marks of the leading comment lines (the last of each wins)."""
+    marks: dict[str, str] = {}
     for line in text.splitlines():
         if not line.startswith("//"):
             break
         match = _HEADER.match(line)
-        if not match:
-            continue
-        key, value = match.groups()
-        if key == "mode":
-            mode = value
-        elif key == "cache":
-            cache = value
-        else:
-            slots = tuple(s.strip() for s in value.split(",") if s.strip())
+        if match:
+            marks[match.group(1)] = match.group(2)
+    return marks
+
+
+def _names(value: str | None) -> tuple[str, ...]:
+    return tuple(n.strip() for n in (value or "").split(",") if n.strip())
+
+
+def parse_query_file(name: str, dialect: str | None, path: Path) -> NamedQuery:
+    text = path.read_text(encoding="utf-8")
+    marks = _header(text)
+    mode, cache, slots = marks.get("mode"), marks.get("cache"), _names(marks.get("template"))
+    changes = None if "changes" not in marks else frozenset(  # "nothing": no cached read
+        n for n in _names(marks["changes"]) if n != "nothing")
     if mode not in ("read", "write", "schema"):
         raise QueryFileError(f"{path}: first comment lines must declare '// mode: read|write|schema'")
     if (mode, cache) not in (("read", "read"), ("read", "immutable"), ("write", "keep"),
                              (mode, None)):
         raise QueryFileError(f"{path}: '// cache: {cache}' is for a read ('read', 'immutable') "
                              "or a write that leaves run state alone ('keep')")
+    if changes is not None and (mode != "write" or cache is not None):
+        raise QueryFileError(f"{path}: '// changes:' is for a write without a '// cache:' mark")
     used_slots = set(_SLOT.findall(text))
     if used_slots != set(slots):
         raise QueryFileError(
@@ -130,6 +142,7 @@ def parse_query_file(name: str, dialect: str | None, path: Path) -> NamedQuery:
         name=name, dialect=dialect, path=path, text=text, mode=mode,  # type: ignore[arg-type]
         slots=slots, parameters=statement_parameters(text),
         cache=cache,  # type: ignore[arg-type]
+        changes=changes,
     )
 
 
@@ -150,6 +163,11 @@ class QueryCatalog:
             self._queries[name] = parse_query_file(name, None, path)
         for name, path in _files(root / dialect, dialect):
             self._queries[name] = parse_query_file(name, dialect, path)
+        for query in self._queries.values():
+            for read in sorted(query.changes or ()):
+                if read not in self._queries or self._queries[read].cache != "read":
+                    raise QueryFileError(f"{query.path}: '// changes: {read}' names no "
+                                         "statement marked '// cache: read'")
 
     def names(self) -> list[str]:
         return sorted(self._queries)

@@ -26,18 +26,26 @@ def plain(value: Any) -> Any:
     if kind in _SCALARS:
         return value
     # A driver's map of scalars and lists of scalars (most rows' values) is already plain.
-    if (kind is dict or kind is OrderedDict) and all(
-            type(v) in _SCALARS or (type(v) is list and _scalars(v)) for v in value.values()) \
-            and all(type(k) is str for k in value):
+    if (kind is dict or kind is OrderedDict) and _flat_map(value):
         return value if kind is dict else dict(value)
     if kind is list and _scalars(value):
         return value
-    if value is None or isinstance(value, bool | int | float | str):
+    if isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, Mapping):
         return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [plain(v) for v in value]
+    return _graph_value(value)
+
+
+def _flat_map(value: Mapping[Any, Any]) -> bool:
+    return all(type(v) in _SCALARS or (type(v) is list and _scalars(v))
+               for v in value.values()) and all(type(k) is str for k in value)
+
+
+def _graph_value(value: Any) -> Any:
+    """A driver's node, relationship or path as plain values (anything else as it is)."""
     falkordb = sys.modules.get("falkordb")
     if falkordb is not None:
         if isinstance(value, falkordb.Node):

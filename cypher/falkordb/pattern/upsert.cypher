@@ -1,4 +1,5 @@
 // mode: write
+// changes: nothing
 // A goal pattern: one per normalized summary and constraint signature, with the
 // summary's embedding (vecf32, so the vector index sees it). Idempotent.
 MERGE (p:GoalPattern {id: $id})
