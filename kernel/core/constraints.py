@@ -23,6 +23,9 @@ Signature = tuple[tuple[str, str], ...]
 class ConstraintEngine:
     def __init__(self, store: GraphStore) -> None:
         self.store = store
+        # Constraints read so far: immutable, never deleted, and named by their content, so
+        # each is read from the store once per kernel.
+        self._known: dict[str, Constraint] = {}
 
     def upsert(self, specs: Sequence[ConstraintSpec]) -> list[str]:
         """Store constraints (identical content is one constraint); ids in input order.
@@ -38,16 +41,19 @@ class ConstraintEngine:
         return [c.id for c in constraints]
 
     def get_many(self, ids: Iterable[str]) -> list[Constraint]:
+        """The constraints in id order (one read for those this kernel has not read yet)."""
         wanted = sorted(set(ids))
-        rows = self.store.run("constraint/get_many", {"ids": wanted})
-        found = [Constraint(id=r["id"], type=ConstraintType(r["type"]), domain=r["domain"],
-                            title=r["title"], payload=json.loads(r["payload"]),
-                            provenance=Provenance.model_validate_json(r["provenance"]))
-                 for r in rows]
-        missing = set(wanted) - {c.id for c in found}
+        unread = [i for i in wanted if i not in self._known]
+        if unread:
+            for r in self.store.run("constraint/get_many", {"ids": unread}):
+                self._known[r["id"]] = Constraint(
+                    id=r["id"], type=ConstraintType(r["type"]), domain=r["domain"],
+                    title=r["title"], payload=json.loads(r["payload"]),
+                    provenance=Provenance.model_validate_json(r["provenance"]))
+        missing = [i for i in wanted if i not in self._known]
         if missing:
-            raise KeyError(f"unknown constraint id(s): {sorted(missing)}")
-        return found
+            raise KeyError(f"unknown constraint id(s): {missing}")
+        return [self._known[i] for i in wanted]
 
     def roles(self, goal_id: str) -> dict[str, list[str]]:
         result: dict[str, list[str]] = {role: [] for role in ROLES}
