@@ -36,6 +36,8 @@ from kernel.store.base import GraphStore
 from kernel.store.ontology import vector_for
 
 WINDOW = 1000
+# A checked line is one JSON object: decoded as it stands (no whitespace scan around it).
+_DECODE = json.JSONDecoder().raw_decode
 
 
 @dataclass
@@ -102,7 +104,7 @@ def _elements(path: Path, blocks: list[bytes],
                 continue
             for number, raw in enumerate(lines, start=first):
                 if number > after:
-                    element = json.loads(raw.decode("utf-8"))
+                    element = _DECODE(raw.decode("utf-8"))[0]
                     if element["kind"] in ("node", "rel", "blob"):
                         yield number, element
         if handle.read(1):
@@ -122,16 +124,18 @@ def _write_window(store: GraphStore, path: Path,
         defaultdict(list)
     for number, element in window:
         if element["kind"] == "node":
-            node_groups[element["label"]].append(_node_row(element))
+            node_groups[element["label"]].append(element)
         else:
             rel_groups[(element["type"], element["from"]["label"], element["to"]["label"],
                         element.get("key") is not None)].append((number, element))
-    for label, rows in node_groups.items():
+    for label, nodes in node_groups.items():
         vector = vector_for(label)
         if vector is None:
+            rows = [{"id": e["id"], "props": e.get("props", {})} for e in nodes]
             store.run_batched("graph_io/merge_nodes", rows, identifiers={"label": label},
                               batch_size=len(rows))
         else:
+            rows = [_vector_row(e, vector.prop) for e in nodes]
             store.run_batched("graph_io/merge_nodes_vector", rows,
                               identifiers={"label": label, "prop": vector.prop},
                               batch_size=len(rows))
@@ -152,12 +156,9 @@ def _write_window(store: GraphStore, path: Path,
             _require_endpoints(store, path, lines)
 
 
-def _node_row(element: dict[str, Any]) -> dict[str, Any]:
+def _vector_row(element: dict[str, Any], prop: str) -> dict[str, Any]:
     props = dict(element.get("props", {}))
-    vector = vector_for(element["label"])
-    if vector is None:
-        return {"id": element["id"], "props": props}
-    return {"id": element["id"], "props": props, "vector": props.pop(vector.prop, None)}
+    return {"id": element["id"], "props": props, "vector": props.pop(prop, None)}
 
 
 def _require_endpoints(store: GraphStore, path: Path,
