@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -146,14 +146,19 @@ def _write_window(store: GraphStore, path: Path,
             for row, (_, element) in zip(rows, lines, strict=True):
                 row["key"] = element["key"]
         name = "graph_io/merge_keyed_relationships" if keyed else "graph_io/merge_relationships"
-        sent = len({(r["from_id"], r["to_id"], r.get("key")) for r in rows})
+        sent = len({_rel_identity(r) for r in rows})
         merged = store.run_batched(
             name, rows, batch_size=len(rows),
             identifiers={"type": rel_type, "from_label": from_label, "to_label": to_label},
-            dedupe=lambda r: (r["from_id"], r["to_id"], r.get("key")),
+            dedupe=_rel_identity,
         )
         if merged < sent:  # an endpoint went missing since pass 1 checked it: say which
             _require_endpoints(store, path, lines)
+
+
+def _rel_identity(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    """One relationship of a group: rows sharing it are merged once."""
+    return (row["from_id"], row["to_id"], row.get("key"))
 
 
 def _vector_row(element: dict[str, Any], prop: str) -> dict[str, Any]:
