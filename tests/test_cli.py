@@ -205,6 +205,7 @@ def test_ledger_verify_and_export(kernel: Kernel, data_dir: Path, tmp_path: Path
         book = Ledger(run)
         for i in range(3):
             book.append("proposal", "resolve", "resolver:claude-code-0", {"i": i})
+        run.flush()
     finally:
         store.close()
     _, out = kernel("ledger", "verify", run.run_id)

@@ -34,7 +34,7 @@ def test_reads_are_served_until_a_write_and_logs_keep_them(embedded_store: Graph
         assert stats.calls["goal/get"] == 1 and stats.hits["goal/get"] == 2
         run.pending_logs.append({"id": "log:cache-test", "goal_id": goal_id,
                                  "props": {"id": "log:cache-test", "summary": "x"}})
-        run.flush_logs()  # an observation: the goal read stays valid
+        run.flush()  # an observation: the goal read stays valid
         assert tree.get(goal_id).status == Status.PENDING
         assert stats.calls["goal/get"] == 1
         tree.update(goal_id, Status.PENDING, GoalChanges(leaf_reason="changed"))

@@ -6,8 +6,9 @@
 // is drawn from its parent when the parent can cover it; otherwise the goal is marked
 // over budget.
 // The log lines the step wrote since its last commit ($logs) are stored with it.
+// The ledger entries made since the last commit ($entries) are chained and stored with it.
 MATCH (run:Run {id: $run_id}), (g:Goal {id: $goal_id})
-WHERE run.seq = $seq
+WHERE run.seq = $seq AND (size($entries) = 0 OR coalesce(run.ledger_size, 0) = $entries[0].props.index)
 OPTIONAL MATCH (g)-[:CHILD_OF]->(p:Goal)
 OPTIONAL MATCH (a:Attempt {id: $attempt_id})-[:FOR]->(g)
 OPTIONAL MATCH (out:Artifact {id: $output_artifact_id})
@@ -28,6 +29,8 @@ WITH run, g, p, a, out, r, cost_over, time_over,
      AS parent_covers
 SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue, run.queue),
     g.cost_spent = g.cost_spent + $cost, g.time_spent = g.time_spent + $time
+FOREACH (tip IN CASE WHEN size($entries) = 0 THEN [] ELSE [last($entries).props] END |
+  SET run.ledger_head = tip.hash, run.ledger_size = tip.index + 1)
 CREATE (s:BudgetEvent {id: $event_id, kind: 'spend', goal_id: g.id, cost: $cost, time: $time,
                        resolver_id: $resolver_id, operation: $operation, seq: $seq,
                        proposal: $proposal, caption: 'spend $' + toString(toInteger(floor($cost / 1000000.0))) + '.' +
@@ -61,5 +64,18 @@ CALL {
   WITH l, entry
   OPTIONAL MATCH (about:Goal {id: entry.goal_id})
   FOREACH (x IN CASE WHEN about IS NULL THEN [] ELSE [about] END | MERGE (l)-[:ABOUT]->(x))
+}
+CALL {
+  UNWIND $entries AS entry
+  MATCH (r:Run {id: $run_id})
+  CREATE (e:LedgerEntry)
+  SET e = entry.props
+  CREATE (e)-[:RECORDED_IN]->(r)
+  WITH collect({e: e, prev: entry.prev_id}) AS made
+  OPTIONAL MATCH (head:LedgerEntry {id: made[0].prev})
+  UNWIND made AS m
+  WITH m.e AS later,
+       [x IN made WHERE x.e.id = m.prev | x.e] + [h IN [head] WHERE h IS NOT NULL AND h.id = m.prev] AS earlier
+  FOREACH (x IN earlier | CREATE (later)-[:FOLLOWS]->(x))
 }
 RETURN s.id AS id, overrun, parent_covers

@@ -18,16 +18,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernel.core.envelopes import canonical_json
-from kernel.core.run import Run
+from kernel.core.run import GENESIS, Run
 from kernel.errors import KernelError
 from kernel.store.base import GraphStore
 
-GENESIS = "0" * 64
 EntryKind = Literal["proposal", "observation", "denial", "decision", "refusal", "failure"]
-
-
-class LedgerError(KernelError):
-    """The ledger could not be extended (another writer moved its head)."""
 
 
 class LedgerEntry(BaseModel):
@@ -88,8 +83,14 @@ class Ledger:
 
     def append(self, kind: EntryKind, operation: str, source: str, content: Any,
                goal_id: str | None = None) -> LedgerEntry:
-        # The chain head is read once, then kept: the append statement still checks it, so
-        # a chain another writer moved is refused, not forked.
+        """Chain one entry; it is stored by the run's next commit (or :meth:`Run.flush`).
+
+        An entry rides the first commit made after it, never a later one, so whatever the
+        graph holds that was built from a proposal has that proposal on record; a crash
+        before that commit loses the entry and the state built from it alike, and the
+        resumed run asks again. The chain head is read once, then kept: the storing
+        statement checks the stored size, so a chain another writer moved is refused,
+        not forked."""
         if self._head is None:
             head, size, _ = self._state()
         else:
@@ -104,18 +105,14 @@ class Ledger:
                             head))
         props = {**entry.model_dump(exclude_none=True),
                  "caption": f"#{size} {kind} {operation}"}
-        rows = self.store.run("ledger/append", {
-            "run_id": self.run.run_id, "genesis": GENESIS, "prev_hash": head, "index": size,
-            "hash": entry.hash,
-            "prev_id": entry_id(self.run.run_id, size - 1),
-            "props": props})
-        if not rows:
-            self._head = None
-            raise LedgerError(f"the ledger of {self.run.run_id} moved while appending entry {size}")
+        self.run.pending_entries.append({"props": props,
+                                         "prev_id": entry_id(self.run.run_id, size - 1)})
         self._head = (entry.hash, size + 1)
         return entry
 
     def entries(self) -> list[LedgerEntry]:
+        """The whole chain, stored first if entries are pending."""
+        self.run.flush()
         return load_entries(self.store, self.run.run_id)[2]
 
     def size(self) -> int:

@@ -76,5 +76,5 @@ class TieredLog:
         return log_id
 
     def entries(self, max_tier: int = 3) -> list[dict[str, Any]]:
-        self.run.flush_logs()
+        self.run.flush()
         return self.run.store.run("log/of_run", {"run_id": self.run.run_id, "max_tier": max_tier})

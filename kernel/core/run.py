@@ -29,6 +29,8 @@ from kernel.core.ids import entity_id
 from kernel.errors import KernelError
 from kernel.store.base import GraphStore, Row
 
+GENESIS = "0" * 64  # the hash a run's first ledger entry follows
+
 
 class CommitRejected(KernelError):
     """A commit's precondition did not hold; nothing was written."""
@@ -36,6 +38,10 @@ class CommitRejected(KernelError):
 
 class ConcurrentRunError(KernelError):
     """Another process advanced this run; this one must reload it."""
+
+
+class LedgerError(KernelError):
+    """The ledger could not be extended (another writer moved its head)."""
 
 
 class UnknownRunError(KernelError):
@@ -54,9 +60,12 @@ class Run:
     committed_proposals: int = 0  # what the last commit recorded
     queue: list[str] | None = None  # the dispatch queue the store holds (None: never stored)
     # Log lines not yet stored: the next commit whose statement takes $logs carries them
-    # (or flush_logs, when a run stops); logs are observations, never a decision, and a
+    # (or flush, when a run stops); logs are observations, never a decision, and a
     # crash loses at most those written since the last commit.
     pending_logs: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    # Ledger entries not yet stored (see ``Ledger.append``): the next commit stores them,
+    # inside its own statement when that takes $entries, otherwise just before it.
+    pending_entries: list[dict[str, Any]] = field(default_factory=list, repr=False)
     _pending_queue: list[str] | None = field(default=None, repr=False)
     _step_rest: list[str] = field(default_factory=list, repr=False)
     _step_seq: int = field(default=0, repr=False)
@@ -110,16 +119,16 @@ class Run:
         recorded = self.proposals if consumes else self.committed_proposals
         queue = self._pending_queue
         wanted = self.store.catalog.get(name).parameters
-        logs = self.pending_logs if "logs" in wanted else None
-        extra: dict[str, Any] = {} if logs is None else {"logs": logs}
+        if self.pending_entries and "entries" not in wanted:
+            self.flush()  # entries are stored no later than the first commit after them
+        extra = self._riders(wanted)
         if "removals" in wanted:
             extra |= split_removals(params.get("changes", {}))
         rows = self.store.run(name, {**params, "run_id": self.run_id, "seq": self.seq,
                                      "proposals": recorded, "queue": queue, **extra},
                               identifiers)
         if rows:
-            if logs is not None:
-                self.pending_logs = []
+            self._carried(extra)
             self.seq += 1
             self.committed_proposals = recorded
             if queue is not None:
@@ -159,18 +168,42 @@ class Run:
             # nothing committed (the step can run again as it did), or its last commit
             # stored both; log lines it wrote after that commit ride the next one
             return
+        extra = self._riders({"logs", "entries"})
         if self.store.run("run/save_queue", {"run_id": self.run_id, "seq": self.seq,
                                              "queue": queue, "proposals": self.proposals,
-                                             "logs": self.pending_logs}):
+                                             **extra}):
+            self._carried(extra)
             self.queue = list(queue)
             self.committed_proposals = self.proposals
-            self.pending_logs = []
 
-    def flush_logs(self) -> None:
-        """Store the log lines no commit carried (one statement; none when there are none)."""
-        if self.pending_logs:
+    def flush(self) -> None:
+        """Store the ledger entries and log lines no commit carried (one statement; none
+        when nothing is pending)."""
+        if self.pending_entries:
+            extra = self._riders({"logs", "entries"})
+            if not self.store.run("ledger/append", {"run_id": self.run_id,
+                                                    "genesis": GENESIS, **extra}):
+                raise LedgerError(f"the ledger of {self.run_id} moved while storing entries "
+                                  f"from {extra['entries'][0]['props']['index']}")
+            self._carried(extra)
+        elif self.pending_logs:
             self.store.run("log/write_many", {"run_id": self.run_id, "logs": self.pending_logs})
             self.pending_logs = []
+
+    def _riders(self, wanted: set[str] | frozenset[str]) -> dict[str, Any]:
+        """The pending entries and log lines a statement taking them stores."""
+        extra: dict[str, Any] = {}
+        if "logs" in wanted:
+            extra["logs"] = self.pending_logs
+        if "entries" in wanted:
+            extra["entries"] = self.pending_entries
+        return extra
+
+    def _carried(self, extra: Mapping[str, Any]) -> None:
+        if "logs" in extra:
+            self.pending_logs = []
+        if "entries" in extra:
+            self.pending_entries = []
 
 
 def advance(rest: list[str], woken: list[str]) -> list[str]:

@@ -76,7 +76,7 @@ def _plan(kernel: Kernel, root: str, verifications: list[dict[str, Any]] | None,
         lease.stopped, lease.ended = "plan refused", True  # an interruption is no end
         raise
     finally:
-        kernel.run.flush_logs()
+        kernel.run.flush()
     # a plan whose constraints no surveyed choice meets ends refused, as in solve
     lease.stopped, lease.ended = ("plan refused" if document.get("refusal") else "planned"), True
     return document

@@ -11,12 +11,14 @@ run with a refusal.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from kernel.core.goal_node import GoalNode
 from kernel.core.run import advance
 from kernel.core.state_machine import TERMINAL, Action, Status
+from kernel.errors import KernelError
 from kernel.proposals import NoProposalError, ProposerUnavailable
 from kernel.protocol import DeadlineReached, PermanentError
 from kernel.refusal import RefusalReason, refuse
@@ -68,9 +70,13 @@ def solve(k: Kernel, root_id: str, on_step: Callable[[str], None] | None = None)
                                                          {"run_id": k.run.run_id})])
     try:
         with k.store.read_cache():
-            return _drive(k, root_id, queue, on_step)
-    finally:
-        k.run.flush_logs()
+            outcome = _drive(k, root_id, queue, on_step)
+    except BaseException:
+        with contextlib.suppress(KernelError):  # what went wrong is the error to show
+            k.run.flush()
+        raise
+    k.run.flush()
+    return outcome
 
 
 def _drive(k: Kernel, root_id: str, queue: list[str],

@@ -6,13 +6,12 @@ import pytest
 
 from kernel.core.ledger import (
     Ledger,
-    LedgerError,
     dump_entries,
     load_entries,
     verify_chain,
     verify_file,
 )
-from kernel.core.run import Run
+from kernel.core.run import LedgerError, Run
 
 
 @pytest.fixture
@@ -24,6 +23,7 @@ def ledger(run: Run) -> Ledger:
     book.append("proposal", "resolve", "resolver:claude-code-0", {"code": "print('héllo')\n"},
                 goal_id="node:1")
     book.append("proposal", "verify", "resolver:codex-tools-0", {"passed": True, "seconds": 0.25})
+    run.flush()
     return book
 
 
@@ -65,6 +65,7 @@ def test_reordered_entries_are_detected(ledger: Ledger) -> None:
 def test_a_stale_writer_cannot_extend_the_chain(ledger: Ledger, run: Run) -> None:
     other = Ledger(Run.load(run.store, run.run_id))
     other.append("decision", "select", "kernel", {"chosen": "a"})
+    other.run.flush()
     entries = ledger.entries()
     assert len(entries) == 4
     from kernel.core import ledger as module
@@ -72,8 +73,9 @@ def test_a_stale_writer_cannot_extend_the_chain(ledger: Ledger, run: Run) -> Non
     original = module.load_entries
     module.load_entries = lambda store, run_id: (entries[2].hash, 3, entries[:3])
     try:
+        ledger.append("decision", "select", "kernel", {"chosen": "b"})
         with pytest.raises(LedgerError, match="moved"):
-            ledger.append("decision", "select", "kernel", {"chosen": "b"})
+            ledger.run.flush()
     finally:
         module.load_entries = original
     assert _verify(run) == []
@@ -90,3 +92,30 @@ def test_flipping_any_byte_of_an_exported_ledger_is_detected(ledger: Ledger) -> 
     lines = data.decode().splitlines(keepends=True)
     assert verify_file("".join([lines[0], lines[2], lines[1]]).encode())[0].what == "reordered"
     assert verify_file("".join(lines[:1] + lines[2:]).encode())[0].what == "missing"
+
+
+def test_pending_entries_ride_the_next_commit_and_stay_chained(run: Run) -> None:
+    from kernel.core.budget import Amount, BudgetEnforcer
+    from kernel.core.goals import GoalSpec, GoalTree
+    from kernel.core.state_machine import Status
+
+    tree, book = GoalTree(run), Ledger(run)
+    goal = tree.create_root(GoalSpec("a goal"))
+    run.store.stats.reset()
+    book.append("proposal", "resolve", "scripted", {"i": 0})
+    book.append("observation", "kg/read", "knowledge-graph", {"rows": []})
+    assert load_entries(run.store, run.run_id)[1] == 0  # chained, not stored yet
+    tree.transition(goal, Status.IDENTIFYING_CONSTRAINTS)
+    assert run.store.stats.calls["ledger/append"] == 0  # carried by the commit itself
+    assert load_entries(run.store, run.run_id)[1] == 2
+    book.append("decision", "select", "kernel", {"chosen": "a"})
+    BudgetEnforcer(run).refund(goal, Amount(0, 0), "nothing")  # cannot carry them
+    assert run.store.stats.calls["ledger/append"] == 1  # stored just before it
+    book.append("decision", "select", "kernel", {"chosen": "b"})
+    run.flush()
+    head, size, entries = load_entries(run.store, run.run_id)
+    assert size == 4 and verify_chain(entries, head=head, size=size) == []
+    follows = run.store.execute_adhoc(
+        "MATCH (a:LedgerEntry)-[:FOLLOWS]->(b:LedgerEntry) RETURN a.index AS a, b.index AS b "
+        "ORDER BY a", {}, write=False)
+    assert [tuple(r) for r in follows.rows] == [(1, 0), (2, 1), (3, 2)]

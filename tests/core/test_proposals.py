@@ -100,17 +100,37 @@ def test_scripted_proposals_are_recorded_before_use(run: Run, script: Path) -> N
         proposals.get(*asked(goal))
 
 
-def test_a_resumed_run_is_served_its_recorded_proposals(run: Run, script: Path) -> None:
+def test_a_proposal_is_stored_by_the_next_commit_and_asked_again_after_a_crash_before_it(
+        run: Run, script: Path) -> None:
     goal = _goal(run)
     proposals = Proposals(Ledger(run), ScriptedProposer.from_file(script))
     proposals.get(*asked(goal))
-    GoalTree(run).transition(goal, Status.IDENTIFYING_CONSTRAINTS)  # commits 1 consumed
-    proposals.get(*asked(goal))  # recorded, then the process dies before committing
+    assert load_entries(run.store, run.run_id)[1] == 0  # chained, not stored yet
+    GoalTree(run).transition(goal, Status.IDENTIFYING_CONSTRAINTS)  # stores it, consumed
+    assert load_entries(run.store, run.run_id)[1] == 1
+    lost = proposals.get(*asked(goal))  # obtained, then the process dies before committing
     resumed = Run.load(run.store, run.run_id)
-    assert resumed.proposals == 1
+    assert resumed.proposals == 1 and load_entries(run.store, run.run_id)[1] == 1
+    again = Proposals(Ledger(resumed), ScriptedProposer.from_file(script)).get(*asked(goal))
+    assert not again.replayed and again.ledger_index == lost.ledger_index == 1
+    assert again.output == lost.output  # asked as the second call on that goal, as before
+    resumed.flush()
+    head, size, entries = load_entries(run.store, run.run_id)
+    assert size == 2 and verify_chain(entries, head=head, size=size) == []
+
+
+def test_a_resumed_run_is_served_the_proposals_its_commits_stored(run: Run,
+                                                                  script: Path) -> None:
+    goal = _goal(run)
+    proposals = Proposals(Ledger(run), ScriptedProposer.from_file(script))
+    proposals.get(*asked(goal))
+    run.commit("run/save_queue", {"queue": [goal]}, what="store the queue",
+               consumes=False)  # stores the entry, consumes nothing
+    resumed = Run.load(run.store, run.run_id)
+    assert resumed.proposals == 0
     again = Proposals(Ledger(resumed), Refusing()).get(*asked(goal))
-    assert again.replayed and again.output.constraints[0].type == "semantic"
-    assert len(Ledger(resumed).entries()) == 2  # nothing recorded twice
+    assert again.replayed and again.output.constraints[0].title == "exit 1 on a missing column"
+    assert len(Ledger(resumed).entries()) == 1  # nothing recorded twice
 
 
 def test_a_replay_reproduces_the_ledger_and_detects_divergence(run: Run, script: Path,
@@ -119,6 +139,7 @@ def test_a_replay_reproduces_the_ledger_and_detects_divergence(run: Run, script:
     original = Proposals(Ledger(run), ScriptedProposer.from_file(script))
     original.get(*asked(goal))
     original.get(*asked(goal, "classify_leaf"))
+    run.flush()
     head, _, recorded = load_entries(run.store, run.run_id)
 
     scratch = open_store(embedded_settings(data_dir, "replay-target"))
@@ -132,6 +153,7 @@ def test_a_replay_reproduces_the_ledger_and_detects_divergence(run: Run, script:
         replay = Proposals(Ledger(twin), None, recorded=recorded)
         replay.get(*asked(goal))
         replay.get(*asked(goal, "classify_leaf"))
+        twin.flush()
         replayed_head, size, entries = load_entries(scratch, run.run_id)
         assert (replayed_head, size) == (head, 2) and verify_chain(entries) == []
         with pytest.raises(DivergenceError, match="ends at 2 proposals"):

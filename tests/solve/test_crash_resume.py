@@ -37,15 +37,19 @@ def test_the_shipped_kill_9_check_passes_on_goals_in_progress_side_by_side(
 
 
 @pytest.mark.parametrize(("statement", "number"), [
-    ("ledger/append", 9), ("ledger/append", 14), ("ledger/append", 19),
-    ("ledger/append", 24), ("ledger/append", 29),
+    # commits that stored proposals with them (a ledger entry rides the next commit)
+    ("goal/transition", 9), ("goal/transition", 14), ("goal/transition", 19),
+    ("artifact/create", 4),
+    # a resolve proposal obtained, its commit not yet made: lost, and asked again
+    ("artifact/by_key", 3), ("artifact/by_key", 6),
     # the spends that pay for a part's resolve output, before its goal moves on
     ("budget/spend", 9), ("budget/spend", 10), ("budget/spend", 11)])
-def test_a_proposal_recorded_but_not_committed_is_used_by_its_own_goal(
+def test_a_run_killed_around_a_proposal_resumes_as_the_uninterrupted_one(
         data_dir: Path, statement: str, number: int) -> None:
-    """Killed right after the n-th ledger append (a proposal recorded, its commit not yet
-    made) or the n-th spend (an output paid for, its goal not yet moved on) while the
-    launch parts are all in progress: the resume still matches."""
+    """Killed right after the n-th commit that stored proposals, before the n-th commit
+    would have stored one (it is lost and asked again), or after the n-th spend (an output
+    paid for, its goal not yet moved on) while the launch parts are all in progress: the
+    resume still matches."""
     ulid = ULID()
     child = _Child(data_dir, ulid, sys.executable)
     run_id = f"run:{ulid}"
@@ -142,7 +146,7 @@ def test_a_planning_run_killed_mid_plan_resumes_as_a_planning_run(
     try:
         reference = child.run(f"plan-ref-{append}", plan)
         assert reference.returncode == 0, reference.stderr[-400:]
-        killed = child.run(settings.graph_name, plan, kill_at=append, only="ledger/append")
+        killed = child.run(settings.graph_name, plan, kill_at=append, only="budget/spend")
         assert killed.returncode == -9
         resumed = child.run(settings.graph_name, ["resume", run_id, "--json"])
         assert resumed.returncode == 0, resumed.stderr[-400:]
