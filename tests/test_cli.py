@@ -149,6 +149,7 @@ def test_tree_and_runs_show_a_run(kernel: Kernel, data_dir: Path) -> None:
         child = tree.create_child(root, GoalSpec("Parse arguments"))
         BudgetEnforcer(run).allocate_children(root, {child: 1})
         BudgetEnforcer(run).record(child, Amount(250_000, 1_500), "resolver:claude-code-0", "x")
+        run.flush()
     finally:
         store.close()
     _, out = kernel("tree", run.run_id.removeprefix("run:"))

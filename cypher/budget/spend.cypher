@@ -1,14 +1,17 @@
 // mode: write
-// changes: goal/get, attempt/of_goal, dag/children
+// changes: goal/get, attempt/of_goal, dag/children, dag/unresolved_dependencies, goal/children_keys
 // Records what a call cost, in the same commit as what it paid for: with $attempt_id
 // it pays for that attempt (and, with $output_artifact_id, records the attempt's
 // output on the attempt and the goal; the attempt and the resolver PRODUCED it). An overrun beyond the goal's remaining budget
 // is drawn from its parent when the parent can cover it; otherwise the goal is marked
 // over budget.
+// With $to it also moves the goal from $from to $to with the step's $changes (no row
+// comes back when the goal is not in $from): a spend rides its step's transition.
 // The log lines the step wrote since its last commit ($logs) are stored with it.
 // The ledger entries made since the last commit ($entries) are chained and stored with it.
 MATCH (run:Run {id: $run_id}), (g:Goal {id: $goal_id})
 WHERE run.seq = $seq AND (size($entries) = 0 OR coalesce(run.ledger_size, 0) = $entries[0].props.index)
+  AND ($to IS NULL OR g.status = $from)
 OPTIONAL MATCH (g)-[:CHILD_OF]->(p:Goal)
 OPTIONAL MATCH (a:Attempt {id: $attempt_id})-[:FOR]->(g)
 OPTIONAL MATCH (out:Artifact {id: $output_artifact_id})
@@ -28,7 +31,9 @@ WITH run, g, p, a, out, r, cost_over, time_over,
      AND p.time_allocated + p.time_refunded - p.time_spent - p.time_granted >= time_over
      AS parent_covers
 SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue, run.queue),
-    g.cost_spent = g.cost_spent + $cost, g.time_spent = g.time_spent + $time
+    g.cost_spent = g.cost_spent + $cost, g.time_spent = g.time_spent + $time,
+    g.status = coalesce($to, g.status), g += $changes
+FOREACH (removal IN $removals | SET g += removal)
 FOREACH (tip IN CASE WHEN size($entries) = 0 THEN [] ELSE [last($entries).props] END |
   SET run.ledger_head = tip.hash, run.ledger_size = tip.index + 1)
 CREATE (s:BudgetEvent {id: $event_id, kind: 'spend', goal_id: g.id, cost: $cost, time: $time,

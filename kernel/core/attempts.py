@@ -64,11 +64,10 @@ class Attempts:
         return attempt
 
     def record_output(self, attempt: Attempt, output_artifact_id: str | None,
-                      spent: Amount) -> bool:
-        """The resolver's output and the spend that paid for it, in one commit.
-
-        Returns True if the goal is now over budget (see BudgetEnforcer.record)."""
-        return BudgetEnforcer(self.run).record(
+                      spent: Amount) -> None:
+        """The resolver's output and the spend that paid for it, stored together by the
+        run's next commit (see BudgetEnforcer.record)."""
+        BudgetEnforcer(self.run).record(
             attempt.node_id, spent, attempt.resolver_id, "resolve", attempt_id=attempt.id,
             output_artifact_id=output_artifact_id)
 

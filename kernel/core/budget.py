@@ -94,6 +94,7 @@ class BudgetEnforcer:
         }, what=f"allocate the run budget to {goal_id}")
 
     def remaining(self, goal_id: str) -> Amount:
+        self.run.store_spend()
         row = self._state(goal_id)
         return Amount(int(row["cost_left"]), int(row["time_left"]))
 
@@ -113,6 +114,7 @@ class BudgetEnforcer:
     def pre_check(self, goal_id: str, estimate: Amount) -> PreCheck:
         """ALLOWED if the goal can pay, drawing the shortfall from its parent if the parent
         has it (recorded as a grant); otherwise DENIED (the caller escalates to HIRE)."""
+        self.run.store_spend()
         row = self._state(goal_id)
         left = Amount(int(row["cost_left"]), int(row["time_left"]))
         if left.covers(estimate):
@@ -132,10 +134,13 @@ class BudgetEnforcer:
 
     def record(self, goal_id: str, spent: Amount, resolver_id: str, operation: str,
                attempt_id: str | None = None, output_artifact_id: str | None = None,
-               proposal: str | None = None, replayed: bool = True) -> bool:
-        """Record a call's actual cost, with the attempt (and output) it paid for, in one
-        commit; returns True if it overran what the goal had and its parent could not
-        cover it (the goal is then marked over budget).
+               proposal: str | None = None, replayed: bool = True) -> None:
+        """Record a call's actual cost, with the attempt (and output) it paid for.
+
+        The spend is stored by the run's next commit: the step's transition of this goal
+        carries it (one statement), anything else stores it first (see
+        ``Run.store_spend``). An overrun beyond what the goal has is drawn from its parent
+        when the parent can cover it; otherwise the goal is marked over budget.
 
         ``proposal`` (the ledger hash of what was paid for) makes the spend idempotent:
         a proposal served again after a crash (``replayed``) is not paid for twice; one
@@ -143,16 +148,15 @@ class BudgetEnforcer:
         an attempt's output consumes the proposals behind it: a step resumed after it goes
         straight on from the stored output and never asks for them again."""
         self._non_negative(spent)
+        self.run.store_spend()  # one pending spend at a time
         if proposal is not None and replayed and self.store.run("budget/spend_for_proposal",
                                                    {"proposal": proposal}):
-            return False
-        rows = self.run.commit("budget/spend", {
+            return
+        self.run.pending_spend = {"params": {
             "goal_id": goal_id, "cost": spent.cost, "time": spent.time,
             "resolver_id": resolver_id, "operation": operation, "attempt_id": attempt_id,
             "output_artifact_id": output_artifact_id, "proposal": proposal,
-            "event_id": self.run.new_id("budget"), "grant_id": self.run.new_id("budget", "cover"),
-        }, what=f"record a spend on {goal_id}", consumes=output_artifact_id is not None)
-        return bool(rows[0]["overrun"]) and not bool(rows[0]["parent_covers"])
+        }, "what": f"record a spend on {goal_id}", "consumes": output_artifact_id is not None}
 
     def refund(self, goal_id: str, amount: Amount, description: str) -> None:
         self._non_negative(amount)

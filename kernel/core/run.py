@@ -66,6 +66,10 @@ class Run:
     # Ledger entries not yet stored (see ``Ledger.append``): the next commit stores them,
     # inside its own statement when that takes $entries, otherwise just before it.
     pending_entries: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    # A spend not yet stored (see ``BudgetEnforcer.record``): the step's transition of
+    # the same goal carries it; anything else that commits, reads a budget or takes an
+    # id stores it first, as its own commit.
+    pending_spend: dict[str, Any] | None = field(default=None, repr=False)
     _pending_queue: list[str] | None = field(default=None, repr=False)
     _step_rest: list[str] = field(default_factory=list, repr=False)
     _step_seq: int = field(default=0, repr=False)
@@ -104,8 +108,23 @@ class Run:
         return config
 
     def new_id(self, kind: str, salt: str = "") -> str:
-        """The id an entity created by the *next* commit gets."""
+        """The id an entity created by the *next* commit gets (a pending spend is stored
+        first: it would be that commit)."""
+        self.store_spend()
         return entity_id(kind, self.run_id, self.base_ms, self.seq, salt)
+
+    def store_spend(self, move: Mapping[str, Any] | None = None) -> list[Row]:
+        """Store the pending spend (nothing when there is none), with ``move`` (``from``,
+        ``to``, ``changes``) when it rides its goal's transition."""
+        spend, self.pending_spend = self.pending_spend, None
+        if spend is None:
+            return []
+        params = {**spend["params"],
+                  "event_id": entity_id("budget", self.run_id, self.base_ms, self.seq, ""),
+                  "grant_id": entity_id("budget", self.run_id, self.base_ms, self.seq, "cover"),
+                  "from": None, "to": None, "changes": {}, **(move or {})}
+        return self.commit("budget/spend", params, what=spend["what"],
+                           consumes=spend["consumes"] or move is not None)
 
     def commit(self, name: str, params: Mapping[str, Any],
                identifiers: Mapping[str, str] | None = None, *, what: str,
@@ -116,6 +135,8 @@ class Run:
         it has consumed); intermediate commits (spends, grants, an opened attempt) do
         not, so a crash between them and the step's end serves the same recorded
         proposals again on resume instead of asking for new ones."""
+        if name != "budget/spend":
+            self.store_spend()
         recorded = self.proposals if consumes else self.committed_proposals
         queue = self._pending_queue
         wanted = self.store.catalog.get(name).parameters
@@ -162,6 +183,7 @@ class Run:
         proposals it consumed, stored (one more statement only when its last commit could
         not carry them: a step's intermediate commits consume nothing, so that a crash
         between them serves the step's proposals again)."""
+        self.store_spend()
         self._pending_queue = None
         if self.seq == self._step_seq or (queue == self.queue and
                                           self.committed_proposals == self.proposals):
@@ -178,7 +200,8 @@ class Run:
 
     def flush(self) -> None:
         """Store the ledger entries and log lines no commit carried (one statement; none
-        when nothing is pending)."""
+        when nothing is pending); a pending spend is stored as its own commit."""
+        self.store_spend()
         if self.pending_entries:
             extra = self._riders({"logs", "entries"})
             if not self.store.run("ledger/append", {"run_id": self.run_id,

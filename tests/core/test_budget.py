@@ -78,9 +78,11 @@ def test_an_overrun_is_covered_by_the_parent_or_flagged(tree: GoalTree) -> None:
     root, kids = _family(tree, budget, n=1)
     budget.allocate_children(root, {kids[0]: 1})
     left = budget.remaining(kids[0])
-    assert budget.record(kids[0], Amount(left.cost + 10, 0), "r", "resolve") is False
-    assert budget.remaining(kids[0]) == Amount(0, left.time)
-    assert budget.record(root, Amount(10**12, 0), "r", "resolve") is True  # root: no parent
+    budget.record(kids[0], Amount(left.cost + 10, 0), "r", "resolve")
+    assert budget.remaining(kids[0]) == Amount(0, left.time)  # stored before it is read
+    assert tree.get(kids[0]).over_budget is False  # the parent covered it
+    budget.record(root, Amount(10**12, 0), "r", "resolve")  # root: no parent
+    tree.run.flush()
     assert tree.get(root).over_budget is True
     assert budget.remaining(root).cost < 0
 
@@ -104,6 +106,7 @@ def test_a_spend_is_written_with_its_attempt_or_not_at_all(tree: GoalTree) -> No
     root, _ = _family(tree, budget, n=1)
     attempt = Attempts(tree.run).open(root, "resolver:claude-code-0")
     Attempts(tree.run).record_output(attempt, None, Amount(700, 80))
+    tree.run.flush()
     rows = tree.store.execute_adhoc(
         "MATCH (s:BudgetEvent {kind: 'spend'})-[:PAYS_FOR]->(a:Attempt {id: $a}) "
         "RETURN s.cost AS cost, a.cost AS attempt_cost", {"a": attempt.id}, write=False).records()
@@ -111,6 +114,7 @@ def test_a_spend_is_written_with_its_attempt_or_not_at_all(tree: GoalTree) -> No
     seq = tree.run.seq
     with pytest.raises(Exception, match="not applied"):
         budget.record(root, Amount(1, 1), "r", "resolve", attempt_id="attempt:missing")
+        tree.run.flush()
     assert tree.run.seq == seq
     spends = tree.store.execute_adhoc("MATCH (s:BudgetEvent {kind: 'spend'}) RETURN count(s) AS n",
                                       {}, write=False).records()
@@ -169,3 +173,28 @@ def test_a_failing_statement_leaves_no_budget_event(tree: GoalTree) -> None:
                         what="duplicate id")
     assert budget.ledger_totals(root)["cost_refunded"] == 1
     assert tree.get(root).cost_refunded == 1
+
+
+def test_a_spend_rides_its_goals_transition_and_anything_else_stores_it_first(
+        tree: GoalTree) -> None:
+    from kernel.core.state_machine import Status
+
+    budget = BudgetEnforcer(tree.run)
+    root, kids = _family(tree, budget, n=1)
+    budget.allocate_children(root, {kids[0]: 1})
+    left = budget.remaining(kids[0])
+    stats = tree.store.stats
+    stats.reset()
+    budget.record(kids[0], Amount(300, 7), "r", "identify_constraints")
+    assert stats.write_count == 0  # pending until the next commit
+    seq = tree.run.seq
+    tree.transition(kids[0], Status.IDENTIFYING_CONSTRAINTS)
+    assert (stats.writes["budget/spend"], stats.writes["goal/transition"]) == (1, 0)
+    assert tree.run.seq == seq + 1  # one commit: the spend and the move
+    assert tree.status(kids[0]) == Status.IDENTIFYING_CONSTRAINTS
+    assert budget.remaining(kids[0]) == Amount(left.cost - 300, left.time - 7)
+    budget.record(kids[0], Amount(5, 0), "r", "resolve")
+    tree.transition(root, Status.IDENTIFYING_CONSTRAINTS)  # another goal: stored first
+    assert (stats.writes["budget/spend"], stats.writes["goal/transition"]) == (2, 1)
+    assert budget.remaining(kids[0]).cost == left.cost - 305
+    assert tree.run.pending_spend is None

@@ -38,7 +38,8 @@ def test_the_shipped_kill_9_check_passes_on_goals_in_progress_side_by_side(
 
 @pytest.mark.parametrize(("statement", "number"), [
     # commits that stored proposals with them (a ledger entry rides the next commit)
-    ("goal/transition", 9), ("goal/transition", 14), ("goal/transition", 19),
+    ("goal/transition", 9), ("goal/transition", 12), ("budget/spend", 16),
+    ("budget/spend", 22),
     ("artifact/create", 4),
     # a resolve proposal obtained, its commit not yet made: lost, and asked again
     ("artifact/by_key", 3), ("artifact/by_key", 6),
