@@ -123,6 +123,7 @@ class GoalTree:
         current = self.status(goal_id)
         check_transition(current, target)
         if (current, target) in RESUME_TRANSITIONS | COMPOSITE_TRANSITIONS:
+            self.run.store_spend()  # the guard reads what a spend writes (the output)
             self._check_guarded(goal_id, current, target)
         move = {"from": current.value, "to": target.value, "changes": step_changes(changes)}
         spend = self.run.pending_spend
