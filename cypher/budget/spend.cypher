@@ -34,8 +34,7 @@ SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue,
     g.cost_spent = g.cost_spent + $cost, g.time_spent = g.time_spent + $time,
     g.status = coalesce($to, g.status), g += $changes
 FOREACH (removal IN $removals | SET g += removal)
-FOREACH (tip IN CASE WHEN size($entries) = 0 THEN [] ELSE [last($entries).props] END |
-  SET run.ledger_head = tip.hash, run.ledger_size = tip.index + 1)
+// include: ledger_tip
 CREATE (s:BudgetEvent {id: $event_id, kind: 'spend', goal_id: g.id, cost: $cost, time: $time,
                        resolver_id: $resolver_id, operation: $operation, seq: $seq,
                        proposal: $proposal, caption: 'spend $' + toString(toInteger(floor($cost / 1000000.0))) + '.' +
@@ -62,25 +61,6 @@ FOREACH (_ IN CASE WHEN overrun AND parent_covers THEN [1] ELSE [] END |
   CREATE (t)-[:DRAWN_FROM]->(p))
 SET g.over_budget = coalesce(g.over_budget, false) OR (overrun AND NOT parent_covers)
 WITH s, overrun, parent_covers
-CALL {
-  UNWIND $logs AS entry
-  MERGE (l:LogEntry {id: entry.id})
-  SET l += entry.props
-  WITH l, entry
-  OPTIONAL MATCH (about:Goal {id: entry.goal_id})
-  FOREACH (x IN CASE WHEN about IS NULL THEN [] ELSE [about] END | MERGE (l)-[:ABOUT]->(x))
-}
-CALL {
-  UNWIND $entries AS entry
-  MATCH (r:Run {id: $run_id})
-  CREATE (e:LedgerEntry)
-  SET e = entry.props
-  CREATE (e)-[:RECORDED_IN]->(r)
-  WITH collect({e: e, prev: entry.prev_id}) AS made
-  OPTIONAL MATCH (head:LedgerEntry {id: made[0].prev})
-  UNWIND made AS m
-  WITH m.e AS later,
-       [x IN made WHERE x.e.id = m.prev | x.e] + [h IN [head] WHERE h IS NOT NULL AND h.id = m.prev] AS earlier
-  FOREACH (x IN earlier | CREATE (later)-[:FOLLOWS]->(x))
-}
+// include: store_logs
+// include: store_entries
 RETURN s.id AS id, overrun, parent_covers

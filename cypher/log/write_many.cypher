@@ -4,12 +4,5 @@
 // end of a run). Logs are observations: re-logging after a resume merges into the same
 // entries.
 MATCH (run:Run {id: $run_id})
-CALL {
-  UNWIND $logs AS entry
-  MERGE (l:LogEntry {id: entry.id})
-  SET l += entry.props
-  WITH l, entry
-  OPTIONAL MATCH (about:Goal {id: entry.goal_id})
-  FOREACH (x IN CASE WHEN about IS NULL THEN [] ELSE [about] END | MERGE (l)-[:ABOUT]->(x))
-}
+// include: store_logs
 RETURN run.id AS id

@@ -14,6 +14,11 @@ cached reads it can change: only their answers are dropped (``// changes: nothin
 none of them). Any other write empties the
 cache. With ``KERNEL_AUDIT_READ_CACHE=1`` (the tests set it) every answer served from the
 cache is read again and compared, so a ``changes`` list that misses a read fails loudly.
+
+A line ``// include: NAME`` in a statement's body is replaced by the fragment
+``cypher/_fragments/NAME.cypher`` (its leading comment lines dropped), so a clause that
+several commits share (storing the step's log lines, its ledger entries) is written once.
+The statement's parameters, slots and lint are those of the expanded text.
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ _STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 _LINE_COMMENT = re.compile(r"//[^\n]*")
 _SLOT = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
 _HEADER = re.compile(r"^//\s*(mode|template|cache|changes)\s*:\s*(.*?)\s*$")
+_INCLUDE = re.compile(r"^[ \t]*//[ \t]*include[ \t]*:[ \t]*(\S*)[ \t]*$", re.M)
+FRAGMENTS = "_fragments"
 
 _INDEXED_PROPS = frozenset({"id"}) | {p for spec in LABELS for p in spec.indexed}
 _VECTOR_PROPS = frozenset(v.prop for v in VECTORS)
@@ -116,9 +123,34 @@ def _names(value: str | None) -> tuple[str, ...]:
     return tuple(n.strip() for n in (value or "").split(",") if n.strip())
 
 
-def parse_query_file(name: str, dialect: str | None, path: Path) -> NamedQuery:
-    text = path.read_text(encoding="utf-8")
-    marks = _header(text)
+def _fragment_body(path: Path) -> str:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    while lines and lines[0].startswith("//"):
+        lines.pop(0)
+    return "\n".join(lines).strip("\n")
+
+
+def _expand(text: str, path: Path, fragments: Path | None) -> str:
+    """Replace each ``// include: NAME`` line with that fragment (fragments do not nest)."""
+    def body(match: re.Match[str]) -> str:
+        name = match.group(1)
+        source = None if fragments is None else fragments / f"{name}.cypher"
+        if source is None or not re.fullmatch(r"[a-z_][a-z0-9_]*", name) or not source.is_file():
+            where = "no fragments directory" if fragments is None else str(fragments)
+            raise QueryFileError(f"{path}: '// include: {name}' names no fragment in {where}")
+        fragment = _fragment_body(source)
+        if _INCLUDE.search(fragment):
+            raise QueryFileError(f"{source}: a fragment cannot include another")
+        return fragment
+    return _INCLUDE.sub(body, text)
+
+
+def parse_query_file(name: str, dialect: str | None, path: Path,
+                     fragments: Path | None = None) -> NamedQuery:
+    """Read one statement file; ``fragments`` is where its ``// include:`` lines resolve."""
+    raw = path.read_text(encoding="utf-8")
+    marks = _header(raw)
+    text = _expand(raw, path, fragments)
     mode, cache, slots = marks.get("mode"), marks.get("cache"), _names(marks.get("template"))
     changes = None if "changes" not in marks else frozenset(  # "nothing": no cached read
         n for n in _names(marks["changes"]) if n != "nothing")
@@ -159,10 +191,11 @@ class QueryCatalog:
         self.root = root
         self.dialect = dialect
         self._queries: dict[str, NamedQuery] = {}
+        fragments = root / FRAGMENTS
         for name, path in _files(root, None):
-            self._queries[name] = parse_query_file(name, None, path)
+            self._queries[name] = parse_query_file(name, None, path, fragments)
         for name, path in _files(root / dialect, dialect):
-            self._queries[name] = parse_query_file(name, dialect, path)
+            self._queries[name] = parse_query_file(name, dialect, path, fragments)
         for query in self._queries.values():
             for read in sorted(query.changes or ()):
                 if read not in self._queries or self._queries[read].cache != "read":
@@ -192,7 +225,7 @@ def _files(base: Path, dialect: str | None) -> list[tuple[str, Path]]:
     found = []
     for path in sorted(base.rglob("*.cypher")):
         rel = path.relative_to(base)
-        if dialect is None and rel.parts[0] in DIALECTS:
+        if rel.parts[0] == FRAGMENTS or (dialect is None and rel.parts[0] in DIALECTS):
             continue
         found.append((rel.with_suffix("").as_posix(), path))
     return found
