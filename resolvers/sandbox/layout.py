@@ -176,7 +176,25 @@ def _libraries(files: list[str]) -> list[str]:
         result = subprocess.run([ldd, *chunk], capture_output=True, text=True, check=False,
                                 env={"LC_ALL": "C", "PATH": SYSTEM_PATH})
         found.update(m.group(1) for m in _LDD_LINE.finditer(result.stdout))
-    return sorted(found)
+    return sorted(found | _loaded_at_run_time(found))
+
+
+# Libraries the C library opens itself, which ldd cannot see: glibc loads libgcc_s for
+# the stack unwinding of pthread_exit (CPython ends a daemon thread that way while the
+# interpreter shuts down) and aborts the process when it is missing.
+_RUN_TIME_LIBRARIES = ("libgcc_s.so.1",)
+
+
+def _loaded_at_run_time(libraries: set[str]) -> set[str]:
+    """The run-time libraries beside the C library the programs load, where they exist."""
+    found: set[str] = set()
+    for library in libraries:
+        if os.path.basename(library).startswith("libc.so"):
+            for name in _RUN_TIME_LIBRARIES:
+                candidate = os.path.join(os.path.dirname(library), name)
+                if os.path.exists(candidate):
+                    found.add(candidate)
+    return found
 
 
 def _expose(path: str, binds: dict[str, str], symlinks: dict[str, str]) -> None:

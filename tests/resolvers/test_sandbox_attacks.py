@@ -433,6 +433,26 @@ def test_a_three_gigabyte_allocation_fails(target: Target) -> None:
     assert result.reason == Reason.MEMORY_LIMIT and "allocated" not in result.stdout
 
 
+@needs_sandbox
+def test_daemon_threads_alive_at_exit_end_cleanly(target: Target) -> None:
+    """CPython ends a daemon thread that wakes during shutdown with pthread_exit, for which
+    glibc loads libgcc_s at run time (ldd does not list it): without it the process aborts
+    ("libgcc_s.so.1 must be installed for pthread_exit to work")."""
+    result = target.py(textwrap.dedent("""
+        import ctypes, threading, time
+        ctypes.CDLL("libgcc_s.so.1")
+        def wake():
+            while True:
+                time.sleep(0.0005)
+        for _ in range(8):
+            threading.Thread(target=wake, daemon=True).start()
+        time.sleep(0.05)
+        print("done")
+        """))
+    assert result.ok and result.exit_code == 0, result.stderr
+    assert result.stdout.strip() == "done"
+
+
 # -- verification cannot be forged -------------------------------------------------------
 FAILING_TEST = "from main import value\n\ndef test_value():\n    assert value() == 2\n"
 FORGERIES = {
