@@ -37,7 +37,7 @@ def store_status(store: GraphStore) -> dict[str, Any]:
 def root_goal(store: GraphStore, run_id: str) -> dict[str, Any]:
     """A run's root goal ({} before it has one)."""
     root_id = store.run("run/get", {"run_id": run_id})[0]["root_id"]
-    return store.run("goal/get", {"goal_id": root_id})[0]["goal"] if root_id else {}
+    return store.run("goal/get", {"goal_id": root_id})[0]["view"]["goal"] if root_id else {}
 
 
 def run_status(store: GraphStore, run_id: str) -> dict[str, Any]:

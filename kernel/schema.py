@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from kernel.errors import SchemaVersionError
 from kernel.paths import seeds_dir
 from kernel.store.base import GraphStore
-from kernel.store.ontology import LABELS, VECTORS
+from kernel.store.ontology import LABELS, REL_TYPES, VECTORS
 
 if TYPE_CHECKING:
     from kernel.core.artifacts import BlobStore
@@ -69,6 +69,7 @@ def ensure_schema(store: GraphStore) -> None:
         store.ensure_unique_id(spec.name)
         for prop in spec.indexed:
             store.ensure_index(spec.name, prop)
+    store.ensure_relationship_types(REL_TYPES)
     for vector in VECTORS:
         store.ensure_vector_index(vector.label, vector.prop, vector.dimensions, vector.index_name)
     store.settle_schema()

@@ -57,7 +57,7 @@ def _runs(store: GraphStore, goal: str) -> list[str]:
 
 def _pattern(store: GraphStore, run_id: str) -> str:
     root = next(g["id"] for g in store.run("goal/tree", {"run_id": run_id}) if g["depth"] == 0)
-    return store.run("goal/get", {"goal_id": root})[0]["goal"]["pattern_id"]
+    return store.run("goal/get", {"goal_id": root})[0]["view"]["goal"]["pattern_id"]
 
 
 @pytest.mark.slow

@@ -37,9 +37,15 @@ def test_reads_are_served_until_a_write_and_logs_keep_them(embedded_store: Graph
         run.flush()  # an observation: the goal read stays valid
         assert tree.get(goal_id).status == Status.PENDING
         assert stats.calls["goal/get"] == 1
+        other = tree.create_root(GoalSpec("another goal", "another goal"))
+        tree.get(other)
+        calls = stats.calls["goal/get"]
         tree.update(goal_id, Status.PENDING, GoalChanges(leaf_reason="changed"))
-        assert tree.get(goal_id).leaf_reason == "changed"  # the write emptied the cache
-        assert stats.calls["goal/get"] == 2
+        # the write's answer is the goal's next read; the other goal's read was dropped
+        assert tree.get(goal_id).leaf_reason == "changed"
+        assert stats.calls["goal/get"] == calls
+        tree.get(other)
+        assert stats.calls["goal/get"] == calls + 1
     stats.reset()
     tree.get(goal_id)
     tree.get(goal_id)
@@ -63,9 +69,9 @@ def test_a_write_drops_only_the_reads_it_names(embedded_store: GraphStore) -> No
         tree.update(goal_id, Status.PENDING, GoalChanges(leaf_reason="changed"))
         embedded_store.run("constraint/of_goal", {"goal_id": goal_id})
         assert tree.get(goal_id).leaf_reason == "changed"
-        # goal/update names goal/get, not constraint/of_goal
+        # goal/update names goal/get, not constraint/of_goal; its answer is the next read
         assert stats.calls["constraint/of_goal"] == 1 and stats.hits["constraint/of_goal"] == 1
-        assert stats.calls["goal/get"] == 2
+        assert stats.calls["goal/get"] == 1 and stats.hits["goal/get"] == 1
 
 
 def test_the_audit_catches_a_write_that_does_not_name_a_read_it_changes(
@@ -77,7 +83,8 @@ def test_the_audit_catches_a_write_that_does_not_name_a_read_it_changes(
     _run, tree, goal_id = _run_with_goal(embedded_store)
     queries = embedded_store.catalog._queries
     monkeypatch.setitem(queries, "goal/update",
-                        dataclasses.replace(queries["goal/update"], changes=frozenset()))
+                        dataclasses.replace(queries["goal/update"], changes=frozenset(),
+                                            refreshes=()))
     with embedded_store.read_cache():
         tree.get(goal_id)
         tree.update(goal_id, Status.PENDING, GoalChanges(leaf_reason="changed"))
@@ -105,3 +112,45 @@ def test_a_changes_mark_must_name_cached_reads(tmp_path: Path) -> None:
     (tmp_path / "r.cypher").write_text("// mode: read\nMATCH (x:X) RETURN x\n")
     with pytest.raises(QueryFileError, match="names no statement marked"):
         QueryCatalog(tmp_path, "falkordb")
+
+
+def test_a_refreshing_write_must_return_what_the_read_returns(tmp_path: Path) -> None:
+    from kernel.store.queries import QueryCatalog
+    (tmp_path / "r.cypher").write_text("// mode: read\n// cache: read\n"
+                                       "MATCH (x:X {id: $id}) RETURN x\n")
+    (tmp_path / "w.cypher").write_text("// mode: write\n// refreshes: r\n"
+                                       "MATCH (x:X {id: $id}) SET x.n = 1 RETURN x.n AS n\n")
+    with pytest.raises(QueryFileError, match="does not return the column 'x'"):
+        QueryCatalog(tmp_path, "falkordb")
+    (tmp_path / "w.cypher").write_text("// mode: write\n// refreshes: r\n"
+                                       "MATCH (x:X) SET x.n = 1 RETURN x.n AS n, x\n")
+    with pytest.raises(QueryFileError, match=r"lacks its parameter\(s\) \['id'\]"):
+        QueryCatalog(tmp_path, "falkordb")
+    (tmp_path / "w.cypher").write_text("// mode: write\n// changes: nothing\n// refreshes: r\n"
+                                       "MATCH (x:X {id: $id}) SET x.n = 1 RETURN x\n")
+    with pytest.raises(QueryFileError, match="'// changes:' does not name it"):
+        QueryCatalog(tmp_path, "falkordb")
+
+
+def test_the_audit_refuses_a_refresh_that_differs_from_the_read(
+        embedded_store: GraphStore, tmp_path: Path) -> None:
+    """With the audit on (the tests' default), a write whose answer is not what the read
+    returns fails at once rather than leaving a wrong answer in the cache."""
+    from kernel.store.base import StaleReadError
+    from kernel.store.queries import QueryCatalog
+    (tmp_path / "r.cypher").write_text("// mode: read\n// cache: read\n"
+                                       "MATCH (x:X {id: $id}) WITH x.n AS n RETURN n\n")
+    (tmp_path / "w.cypher").write_text("// mode: write\n// refreshes: r\n"
+                                       "MERGE (x:X {id: $id}) SET x.n = $n RETURN $n + 1 AS n\n")
+    (tmp_path / "ok.cypher").write_text("// mode: write\n// refreshes: r\n"
+                                        "MERGE (x:X {id: $id}) SET x.n = $n RETURN x.n AS n\n")
+    shipped, embedded_store.catalog = embedded_store.catalog, QueryCatalog(tmp_path, "falkordb")
+    try:
+        with embedded_store.read_cache():
+            embedded_store.run("ok", {"id": "a", "n": 1})
+            assert embedded_store.run("r", {"id": "a"}) == [{"n": 1}]
+            assert embedded_store.stats.hits["r"] == 1
+            with pytest.raises(StaleReadError, match="w refreshes r"):
+                embedded_store.run("w", {"id": "a", "n": 2})
+    finally:
+        embedded_store.catalog = shipped  # the fixture drops the graph with the shipped one

@@ -1,5 +1,6 @@
 // mode: write
 // changes: goal/get, attempt/of_goal
+// refreshes: goal/get
 // Starts attempt number attempt_count + 1 of a goal (at most max_attempts), keeping
 // attempt_count and last_attempt_id in step with the attempts in the same commit. The
 // attempt is TRIED_FOR the goal's pattern, USED_CONSTRAINT each selected constraint, and
@@ -24,4 +25,6 @@ WITH DISTINCT a, g
 OPTIONAL MATCH (g)-[h:HAS_CONSTRAINT]->(c:Constraint)
 WHERE h.role = 'selected'
 FOREACH (x IN CASE WHEN c IS NULL THEN [] ELSE [c] END | CREATE (a)-[:USED_CONSTRAINT]->(x))
-RETURN DISTINCT a.id AS id
+WITH DISTINCT a, g
+// include: goal_view
+RETURN a.id AS id, view

@@ -1,5 +1,6 @@
 // mode: write
 // changes: goal/get, attempt/of_goal, constraint/of_goal, constraint/ancestors_resolved
+// refreshes: goal/get
 // Attaches a verification to the attempt and the goal; on SAT the selected constraints
 // become resolved, on UNSAT resolved ones are cleared. Each failed check is an edge the
 // attempt VIOLATED, each passed one an edge its output artifact SATISFIES, both with the
@@ -9,7 +10,7 @@
 // edge per attempt, with sigma_v, cost, time, modality and input constraint signature), and its usage statistics
 // and quality move with the outcome: executability is the smoothed pass rate,
 // completeness the smoothed mean sigma_v (each starts at the 0.5 prior).
-MATCH (run:Run {id: $run_id}), (a:Attempt {id: $attempt_id})-[:FOR]->(g:Goal)
+MATCH (run:Run {id: $run_id}), (a:Attempt {id: $attempt_id})-[:FOR]->(g:Goal {id: $goal_id})
 WHERE run.seq = $seq AND a.verdict IS NULL AND g.last_attempt_id = a.id
 SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue, run.queue),
     a.verification = $verification, a.verdict = $verdict, a.sigma_v = $sigma_v,
@@ -61,4 +62,6 @@ WHERE $verdict = 'SAT'
 FOREACH (x IN CASE WHEN c IS NULL THEN [] ELSE [c] END |
   MERGE (g)-[h:HAS_CONSTRAINT {id: 'resolved'}]->(x)
   SET h.role = 'resolved')
-RETURN a.id AS id, count(c) AS resolved
+WITH a, g, count(c) AS resolved
+// include: goal_view
+RETURN a.id AS id, resolved, view

@@ -1,5 +1,6 @@
 // mode: write
 // changes: goal/get, attempt/of_goal, dag/children, dag/unresolved_dependencies, goal/children_keys
+// refreshes: goal/get
 // Records what a call cost, in the same commit as what it paid for: with $attempt_id
 // it pays for that attempt (and, with $output_artifact_id, records the attempt's
 // output on the attempt and the goal; the attempt and the resolver PRODUCED it). An overrun beyond the goal's remaining budget
@@ -60,7 +61,8 @@ FOREACH (_ IN CASE WHEN overrun AND parent_covers THEN [1] ELSE [] END |
   CREATE (t)-[:CHARGED_TO]->(g)
   CREATE (t)-[:DRAWN_FROM]->(p))
 SET g.over_budget = coalesce(g.over_budget, false) OR (overrun AND NOT parent_covers)
-WITH s, overrun, parent_covers
+WITH s, g, overrun, parent_covers
 // include: store_logs
 // include: store_entries
-RETURN s.id AS id, overrun, parent_covers
+// include: goal_view
+RETURN s.id AS id, overrun, parent_covers, view

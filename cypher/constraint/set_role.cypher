@@ -1,5 +1,6 @@
 // mode: write
 // changes: goal/get, dag/children, dag/unresolved_dependencies, goal/children_keys, constraint/of_goal, constraint/ancestors_resolved
+// refreshes: goal/get
 // Gives a set of constraints one role on a goal (replacing that role's previous set),
 // moving the goal's status and writing the step's other fields in the same commit.
 // With $pattern_id (step 2) the goal becomes an INSTANCE_OF its goal pattern, which
@@ -25,4 +26,6 @@ OPTIONAL MATCH (c:Constraint {id: cid})
 FOREACH (x IN CASE WHEN c IS NULL THEN [] ELSE [c] END |
   MERGE (g)-[h:HAS_CONSTRAINT {id: $role}]->(x)
   SET h.role = $role)
-RETURN g.status AS status, count(c) AS attached
+WITH g, count(c) AS attached
+// include: goal_view
+RETURN g.status AS status, attached, view

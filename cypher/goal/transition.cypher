@@ -1,5 +1,6 @@
 // mode: write
 // changes: goal/get, dag/children, dag/unresolved_dependencies, goal/children_keys
+// refreshes: goal/get
 // Moves a goal from $from to $to, with the step's field changes, in one commit.
 // No row comes back when the goal is not in $from: nothing was written.
 // The log lines the step wrote since its last commit ($logs) are stored with it.
@@ -12,4 +13,5 @@ FOREACH (removal IN $removals | SET g += removal)
 WITH g
 // include: store_logs
 // include: store_entries
-RETURN g.status AS status
+// include: goal_view
+RETURN g.status AS status, view

@@ -37,7 +37,7 @@ class Attempts:
     def open(self, goal_id: str, resolver_id: str, *, plan_artifact_id: str | None = None,
              input_artifact_ids: Sequence[str] = (), feedback: dict[str, Any] | None = None,
              ) -> Attempt:
-        goal = self.store.run("goal/get", {"goal_id": goal_id})[0]["goal"]
+        goal = self.store.run("goal/get", {"goal_id": goal_id})[0]["view"]["goal"]
         index = int(goal["attempt_count"]) + 1
         if index > int(goal["max_attempts"]):
             raise AttemptsExhaustedError(
@@ -71,7 +71,7 @@ class Attempts:
             attempt.node_id, spent, attempt.resolver_id, "resolve", attempt_id=attempt.id,
             output_artifact_id=output_artifact_id)
 
-    def record_verification(self, attempt_id: str, verification: Verification,
+    def record_verification(self, attempt: Attempt, verification: Verification,
                             methods: Mapping[str, str] | None = None,
                             diagnosed: tuple[str, str] | None = None) -> None:
         """The verification, with an edge per check (VIOLATED or SATISFIES) naming the
@@ -80,12 +80,13 @@ class Attempts:
         name, description = diagnosed if diagnosed and verification.verdict == "UNSAT" \
             else (None, None)
         self.run.commit("attempt/record_verification", {
-            "attempt_id": attempt_id, "verification": verification.model_dump_json(),
+            "attempt_id": attempt.id, "goal_id": attempt.node_id,
+            "verification": verification.model_dump_json(),
             "verdict": verification.verdict, "sigma_v": verification.sigma_v,
             "failure_mode": f"failure:{name}" if name else None, "failure_slug": name,
             "failure_description": description,
             "outcomes": check_outcomes(verification, methods or {}),
-        }, what=f"record the verification of {attempt_id}")
+        }, what=f"record the verification of {attempt.id}")
 
     def of_goal(self, goal_id: str) -> list[Attempt]:
         out = []

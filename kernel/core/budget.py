@@ -173,7 +173,7 @@ class BudgetEnforcer:
         rows = self.store.run("goal/get", {"goal_id": goal_id})  # the step's read of its goal
         if not rows:
             raise BudgetError(f"no goal {goal_id!r}")
-        return rows[0]
+        return dict(rows[0]["view"])
 
     @staticmethod
     def _positive(amount: Amount) -> None:

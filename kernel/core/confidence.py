@@ -60,6 +60,7 @@ class Confidence:
             stored[row["id"]] = row["sigma_path"]
         if values and values != stored:  # nothing to write when nothing changed
             self.run.commit("goal/set_sigma_paths", {
+                "goal_id": goal_id,
                 "rows": [{"id": k, "sigma_path": v} for k, v in sorted(values.items())],
             }, what=f"recompute sigma_path under {goal_id}")
         return values

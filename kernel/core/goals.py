@@ -97,7 +97,7 @@ class GoalTree:
         rows = self.store.run("goal/get", {"goal_id": goal_id})
         if not rows:
             raise UnknownGoalError(f"no goal {goal_id!r}")
-        return rows[0]
+        return dict(rows[0]["view"])
 
     def get(self, goal_id: str) -> GoalNode:
         """The goal as stored, validated (a property the model does not declare fails)."""

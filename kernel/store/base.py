@@ -87,7 +87,24 @@ class GraphStore(ABC):
         if key is not None and cache is not None and (rows or query.cache == "read"):
             # an empty answer is kept only where every write that could fill it says so
             cache[key] = copy.deepcopy(rows)
+        if self._cache is not None and query.refreshes and len(rows) == 1:
+            for read in query.refreshes:
+                self._refresh(query, self.catalog.get(read), values, rows[0])
         return rows
+
+    def _refresh(self, write: NamedQuery, read: NamedQuery, values: dict[str, Any],
+                 row: Row) -> None:
+        """Keep a write's one-row answer as ``read``'s answer for the same parameters."""
+        assert self._cache is not None and read.single_column is not None
+        params = {name: values[name] for name in read.parameters}
+        answer = [{read.single_column: row[read.single_column]}]
+        if self._audit:
+            actual = self._execute(read, read.render(None), params)
+            if actual != answer:
+                raise StaleReadError(
+                    f"{write.name} refreshes {read.name}, but its answer is not what "
+                    f"{read.name} reads back: both must end with the same fragment")
+        self._cache.setdefault(read.name, {})[_cache_key(params, None)] = copy.deepcopy(answer)
 
     def _forget(self, write: NamedQuery) -> None:
         """Drop the cached answers ``write`` can change (all of them, unless it says which)."""
@@ -171,6 +188,10 @@ class GraphStore(ABC):
     @abstractmethod
     def ensure_index(self, label: str, prop: str) -> None:
         """Create a lookup index on ``label.prop`` (idempotent)."""
+
+    @abstractmethod
+    def ensure_relationship_types(self, rel_types: Iterable[str]) -> None:
+        """Make the store know each type before any edge of it exists (idempotent)."""
 
     @abstractmethod
     def ensure_vector_index(self, label: str, prop: str, dimensions: int, index_name: str) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import falkordb
@@ -93,6 +93,12 @@ class FalkorDBStore(GraphStore):
     def ensure_index(self, label: str, prop: str) -> None:
         if (label, prop, "RANGE") not in self._indexed():
             self.run("schema/create_range_index", identifiers={"label": label, "prop": prop})
+
+    def ensure_relationship_types(self, rel_types: Iterable[str]) -> None:
+        indexed = self._indexed()
+        for rel_type in rel_types:
+            if (rel_type, "id", "RANGE") not in indexed:
+                self.run("schema/register_relationship_type", identifiers={"type": rel_type})
 
     def ensure_unique_id(self, label: str) -> None:
         self.ensure_index(label, "id")

@@ -6,7 +6,7 @@ Each named statement runs in its own managed transaction (read routing for
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import neo4j
@@ -78,6 +78,9 @@ class Neo4jStore(GraphStore):
     # -- schema ------------------------------------------------------------------
     def ensure_unique_id(self, label: str) -> None:
         self.run("schema/create_unique_id", identifiers={"label": label})
+
+    def ensure_relationship_types(self, rel_types: Iterable[str]) -> None:
+        """Nothing to do: Neo4j resolves a relationship type when a statement runs."""
 
     def ensure_index(self, label: str, prop: str) -> None:
         self.run("schema/create_range_index", identifiers={"label": label, "prop": prop})

@@ -14,6 +14,11 @@ cached reads it can change: only their answers are dropped (``// changes: nothin
 none of them). Any other write empties the
 cache. With ``KERNEL_AUDIT_READ_CACHE=1`` (the tests set it) every answer served from the
 cache is read again and compared, so a ``changes`` list that misses a read fails loudly.
+``// refreshes: goal/get`` on a write says its rows also answer that read (which returns
+one column, ``RETURN name``; the write returns that column too, and takes the read's
+parameters): a one-row answer is kept as the read's cached answer for the same
+parameters, so the step's next read of what it just wrote costs no round trip. With the
+audit on, the read is made anyway and compared.
 
 A line ``// include: NAME`` in a statement's body is replaced by the fragment
 ``cypher/_fragments/NAME.cypher`` (its leading comment lines dropped), so a clause that
@@ -40,7 +45,8 @@ _PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 _STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 _LINE_COMMENT = re.compile(r"//[^\n]*")
 _SLOT = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
-_HEADER = re.compile(r"^//\s*(mode|template|cache|changes)\s*:\s*(.*?)\s*$")
+_HEADER = re.compile(r"^//\s*(mode|template|cache|changes|refreshes)\s*:\s*(.*?)\s*$")
+_SINGLE_COLUMN = re.compile(r"\bRETURN\s+([A-Za-z_][A-Za-z0-9_]*)\s*\Z")
 _INCLUDE = re.compile(r"^[ \t]*//[ \t]*include[ \t]*:[ \t]*(\S*)[ \t]*$", re.M)
 FRAGMENTS = "_fragments"
 
@@ -77,6 +83,14 @@ class NamedQuery:
     cache: Literal["read", "immutable", "keep"] | None = None
     # For a write: the cached reads it can change (None: any of them).
     changes: frozenset[str] | None = None
+    # For a write: the cached reads its one-row answer also answers.
+    refreshes: tuple[str, ...] = ()
+
+    @property
+    def single_column(self) -> str | None:
+        """The one column a statement ending ``RETURN name`` returns (None otherwise)."""
+        match = _SINGLE_COLUMN.search(_LINE_COMMENT.sub("", self.text))
+        return match.group(1) if match else None
 
     def render(self, identifiers: Mapping[str, str] | None = None) -> str:
         """Fill template slots with ontology names; refuse anything else."""
@@ -162,6 +176,9 @@ def parse_query_file(name: str, dialect: str | None, path: Path,
                              "or a write that leaves run state alone ('keep')")
     if changes is not None and (mode != "write" or cache is not None):
         raise QueryFileError(f"{path}: '// changes:' is for a write without a '// cache:' mark")
+    refreshes = _names(marks.get("refreshes"))
+    if refreshes and (mode != "write" or cache is not None):
+        raise QueryFileError(f"{path}: '// refreshes:' is for a write without a '// cache:' mark")
     used_slots = set(_SLOT.findall(text))
     if used_slots != set(slots):
         raise QueryFileError(
@@ -174,7 +191,7 @@ def parse_query_file(name: str, dialect: str | None, path: Path,
         name=name, dialect=dialect, path=path, text=text, mode=mode,  # type: ignore[arg-type]
         slots=slots, parameters=statement_parameters(text),
         cache=cache,  # type: ignore[arg-type]
-        changes=changes,
+        changes=changes, refreshes=refreshes,
     )
 
 
@@ -201,6 +218,26 @@ class QueryCatalog:
                 if read not in self._queries or self._queries[read].cache != "read":
                     raise QueryFileError(f"{query.path}: '// changes: {read}' names no "
                                          "statement marked '// cache: read'")
+            for read in query.refreshes:
+                self._check_refresh(query, read)
+
+    def _check_refresh(self, write: NamedQuery, name: str) -> None:
+        read = self._queries.get(name)
+        problem = None
+        if read is None or read.cache != "read":
+            problem = "names no statement marked '// cache: read'"
+        elif read.single_column is None:
+            problem = "names a read that does not end 'RETURN name' (one column)"
+        elif not re.search(rf"(?:^|,)\s*(?:[^,]*\bAS\s+)?{read.single_column}\s*(?:,|\Z)",
+                           _LINE_COMMENT.sub("", write.text).rsplit("RETURN", 1)[-1]):
+            problem = f"but the write does not return the column '{read.single_column}'"
+        elif not read.parameters <= write.parameters:
+            problem = (f"but the write lacks its parameter(s) "
+                       f"{sorted(read.parameters - write.parameters)}")
+        elif write.changes is not None and name not in write.changes:
+            problem = "but '// changes:' does not name it"
+        if problem:
+            raise QueryFileError(f"{write.path}: '// refreshes: {name}' {problem}")
 
     def names(self) -> list[str]:
         return sorted(self._queries)

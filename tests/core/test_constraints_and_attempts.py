@@ -47,7 +47,7 @@ def test_children_inherit_resolved_constraints_and_never_see_them_as_eligible(
     attempts = Attempts(tree.run)
     attempt = attempts.open(root, "resolver:claude-code-0")
     tree.transition(root, Status.VERIFYING)
-    attempts.record_verification(attempt.id, Verification.from_checks(
+    attempts.record_verification(attempt, Verification.from_checks(
         [Check(constraint_id=c, passed=True, sigma_i=1.0) for c in ids]))
     assert sorted(engine.roles(root)["resolved"]) == sorted(ids)
 
@@ -76,7 +76,7 @@ def test_attempts_count_up_to_the_limit_and_stay_consistent(tree: GoalTree) -> N
         assert attempt.attempt_index == index
         attempts.record_output(attempt, None, Amount(10, 10))
         tree.transition(root, Status.VERIFYING)
-        attempts.record_verification(attempt.id, Verification.from_checks(
+        attempts.record_verification(attempt, Verification.from_checks(
             [Check(constraint_id=ids[0], passed=False, sigma_i=0.0,
                    detail={"got": "MemoryError"})]), {ids[0]: "tests"},
             diagnosed=("memory_error", "the file is read whole"))

@@ -29,7 +29,7 @@ def _failed_attempts(tree: GoalTree, count: int) -> list[str]:
     for index in range(count):
         attempt = attempts.open(root, "resolver:claude-code-0")
         tree.transition(root, Status.VERIFYING)
-        attempts.record_verification(attempt.id, Verification.from_checks(
+        attempts.record_verification(attempt, Verification.from_checks(
             [Check(constraint_id=ids[0], passed=False, sigma_i=1.0)]), {ids[0]: "tests"})
         made.append(attempt.id)
         if index + 1 < count:

@@ -39,7 +39,7 @@ def _written_by_statements() -> set[str]:
 
 def _created(tree: GoalTree) -> dict[str, Any]:
     root = tree.create_root(GoalSpec("Write a haiku about graphs", max_attempts=2))
-    return tree.store.run("goal/get", {"goal_id": root})[0]["goal"]
+    return tree.store.run("goal/get", {"goal_id": root})[0]["view"]["goal"]
 
 
 def _same(node: GoalNode, raw: dict[str, Any]) -> None:
@@ -57,7 +57,7 @@ def test_every_written_property_is_a_field_and_every_field_is_written(run: Run) 
     child = tree.create_child(root["id"], GoalSpec("Build a counter", purpose="build",
                                                    builds_capability="count_syllables"),
                               decomposition_key="1:counter")
-    created = set(root) | set(tree.store.run("goal/get", {"goal_id": child})[0]["goal"])
+    created = set(root) | set(tree.store.run("goal/get", {"goal_id": child})[0]["view"]["goal"])
     written = (_written_by_statements() - {"<created>"}) | created
     assert written - FIELDS == set(), "statements write properties GoalNode does not declare"
     assert FIELDS - written == set(), "GoalNode declares properties no statement writes"
@@ -73,7 +73,7 @@ def test_every_goal_of_a_run_that_reopens_reads_back_field_for_field(
     kernel, _, outcome = _run(initialised_graph, tmp_path, conflict=True)
     assert outcome.status == "resolved"
     ids = [r["id"] for r in kernel.store.run("goal/tree", {"run_id": kernel.run.run_id})]
-    raws = [kernel.store.run("goal/get", {"goal_id": i})[0]["goal"] for i in ids]
+    raws = [kernel.store.run("goal/get", {"goal_id": i})[0]["view"]["goal"] for i in ids]
     assert any(r.get("stale") for r in raws) and any(r.get("verification") for r in raws)
     for raw in raws:
         _same(GoalNode.model_validate(raw), raw)

@@ -37,7 +37,7 @@ def test_an_example_plans_offline_and_passes_every_assertion(
     assert len([r for r in results if r.id.startswith("7.")]) == len(verifications) >= 4
     # the plan lives in the graph: the document, and the tasks as goals with dependencies
     root = initialised_graph.run("run/get", {"run_id": doc["run_id"]})[0]["root_id"]
-    goal_row = initialised_graph.run("goal/get", {"goal_id": root})[0]["goal"]
+    goal_row = initialised_graph.run("goal/get", {"goal_id": root})[0]["view"]["goal"]
     assert goal_row["plan_document_id"].startswith("artifact:")
     tree = initialised_graph.run("goal/tree", {"run_id": doc["run_id"]})
     assert len(tree) == 1 + len(doc["tasks"])
@@ -242,7 +242,7 @@ def test_planning_runs_against_claude_at_the_http_layer(initialised_graph: Graph
     assert "SWE-bench Lite" in sent[0]["messages"][0]["content"]
     assert all(r.passed for r in check_plan(doc))
     root = initialised_graph.run("goal/get", {"goal_id": doc_root(initialised_graph, doc)})
-    assert root[0]["goal"]["cost_spent"] > 0  # the calls were priced and paid for
+    assert root[0]["view"]["goal"]["cost_spent"] > 0  # the calls were priced and paid for
 
 
 def doc_root(graph: GraphStore, doc: dict) -> str:

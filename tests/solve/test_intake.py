@@ -168,7 +168,7 @@ def test_a_headless_intake_parks_and_resumes_after_the_answer(
          "--no-resume")
     done = json.loads(_cli(initialised_graph, data_dir, "resume", parked["run"], "--json"))
     assert done["status"] == "resolved"
-    root = initialised_graph.run("goal/get", {"goal_id": done["root"]})[0]
+    root = initialised_graph.run("goal/get", {"goal_id": done["root"]})[0]["view"]
     assert root["goal"]["description"] == "Make login tokens expire after one hour."
     statuses = {r["status"] for r in json.loads(_cli(initialised_graph, data_dir, "hire",
                                                       "list", "--all", "--json"))}

@@ -19,7 +19,7 @@ def verify(k: Kernel, goal_id: str) -> list[str]:
         selected = constraints_of(k, goal_id, "selected")
         checked = suggestions.verification_of(k, goal, attempt, selected, output)
         k.attempts.record_verification(
-            attempt.id, checked, {c.id: verification.method_of(c) for c in selected},
+            attempt, checked, {c.id: verification.method_of(c) for c in selected},
             diagnosed=_check_diagnosis(checked.failed()))
         goal = k.tree.get(goal_id)
     recorded = goal.verification
