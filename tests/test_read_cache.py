@@ -37,14 +37,18 @@ def test_reads_are_served_until_a_write_and_logs_keep_them(embedded_store: Graph
         run.flush()  # an observation: the goal read stays valid
         assert tree.get(goal_id).status == Status.PENDING
         assert stats.calls["goal/get"] == 1
+        child = tree.create_child(goal_id, GoalSpec("a part", "a part"))
         other = tree.create_root(GoalSpec("another goal", "another goal"))
-        tree.get(other)
+        for read in (goal_id, child, other):
+            tree.get(read)
         calls = stats.calls["goal/get"]
-        tree.update(goal_id, Status.PENDING, GoalChanges(leaf_reason="changed"))
-        # the write's answer is the goal's next read; the other goal's read was dropped
-        assert tree.get(goal_id).leaf_reason == "changed"
-        assert stats.calls["goal/get"] == calls
+        tree.update(child, Status.PENDING, GoalChanges(leaf_reason="changed"))
+        # the write's answer is the child's next read; it drops the parent's read (its
+        # view counts open children) and keeps the unrelated goal's
+        assert tree.get(child).leaf_reason == "changed"
         tree.get(other)
+        assert stats.calls["goal/get"] == calls
+        tree.get(goal_id)
         assert stats.calls["goal/get"] == calls + 1
     stats.reset()
     tree.get(goal_id)
@@ -84,7 +88,7 @@ def test_the_audit_catches_a_write_that_does_not_name_a_read_it_changes(
     queries = embedded_store.catalog._queries
     monkeypatch.setitem(queries, "goal/update",
                         dataclasses.replace(queries["goal/update"], changes=frozenset(),
-                                            refreshes=()))
+                                            refreshes=(), keyed_changes=()))
     with embedded_store.read_cache():
         tree.get(goal_id)
         tree.update(goal_id, Status.PENDING, GoalChanges(leaf_reason="changed"))
@@ -154,3 +158,60 @@ def test_the_audit_refuses_a_refresh_that_differs_from_the_read(
                 embedded_store.run("w", {"id": "a", "n": 2})
     finally:
         embedded_store.catalog = shipped  # the fixture drops the graph with the shipped one
+
+
+def test_a_keyed_change_must_name_a_returned_column_of_a_one_parameter_read(
+        tmp_path: Path) -> None:
+    from kernel.store.queries import QueryCatalog
+    (tmp_path / "r.cypher").write_text("// mode: read\n// cache: read\n"
+                                       "MATCH (x:X {id: $id}) RETURN x\n")
+    (tmp_path / "w.cypher").write_text("// mode: write\n// changes: r(touched)\n"
+                                       "MATCH (x:X {id: $id}) SET x.n = 1 RETURN x.n AS n\n")
+    with pytest.raises(QueryFileError, match="does not return the column 'touched'"):
+        QueryCatalog(tmp_path, "falkordb")
+    (tmp_path / "r.cypher").write_text("// mode: read\n// cache: read\n"
+                                       "MATCH (x:X {id: $id, k: $k}) RETURN x\n")
+    (tmp_path / "w.cypher").write_text("// mode: write\n// changes: r(touched)\n"
+                                       "MATCH (x:X) SET x.n = 1 RETURN [x.id] AS touched\n")
+    with pytest.raises(QueryFileError, match="exactly one parameter"):
+        QueryCatalog(tmp_path, "falkordb")
+    (tmp_path / "w.cypher").write_text("// mode: write\n// changes: r(touched\nRETURN 1\n")
+    with pytest.raises(QueryFileError, match="neither a statement name"):
+        QueryCatalog(tmp_path, "falkordb")
+
+
+def test_a_keyed_change_drops_the_ids_it_returns_or_everything(
+        embedded_store: GraphStore, tmp_path: Path) -> None:
+    """Only the answers for the returned ids go; no row, or a null, drops them all."""
+    from kernel.store.queries import QueryCatalog
+    (tmp_path / "r.cypher").write_text("// mode: read\n// cache: read\n"
+                                       "MATCH (x:X {id: $id}) RETURN x.n AS n\n")
+    (tmp_path / "w.cypher").write_text(
+        "// mode: write\n// changes: r(touched)\n"
+        "UNWIND $ids AS i MERGE (x:X {id: i}) SET x.n = $n\n"
+        "WITH collect(i) AS ids WHERE size(ids) > 0\n"
+        "RETURN CASE WHEN $all THEN null ELSE ids END AS touched\n")
+    shipped, embedded_store.catalog = embedded_store.catalog, QueryCatalog(tmp_path, "falkordb")
+    stats = embedded_store.stats
+    try:
+        with embedded_store.read_cache():
+            embedded_store.run("w", {"ids": ["a", "b"], "n": 1, "all": False})
+            stats.reset()
+
+            def read_both() -> int:
+                for i in ("a", "b"):
+                    assert embedded_store.run("r", {"id": i}) == [{"n": n[i]}]
+                return stats.calls["r"]
+
+            n = {"a": 1, "b": 1}
+            assert read_both() == 2
+            embedded_store.run("w", {"ids": ["a"], "n": 2, "all": False})
+            n["a"] = 2
+            assert read_both() == 3  # only a's answer was read again
+            embedded_store.run("w", {"ids": ["b"], "n": 3, "all": True})
+            n["b"] = 3
+            assert read_both() == 5  # a null: both
+            embedded_store.run("w", {"ids": [], "n": 4, "all": False})  # no row
+            assert read_both() == 7
+    finally:
+        embedded_store.catalog = shipped

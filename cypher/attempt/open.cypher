@@ -1,5 +1,5 @@
 // mode: write
-// changes: goal/get, attempt/of_goal
+// changes: goal/get(touched), attempt/of_goal(touched)
 // refreshes: goal/get
 // Starts attempt number attempt_count + 1 of a goal (at most max_attempts), keeping
 // attempt_count and last_attempt_id in step with the attempts in the same commit. The
@@ -27,4 +27,4 @@ WHERE h.role = 'selected'
 FOREACH (x IN CASE WHEN c IS NULL THEN [] ELSE [c] END | CREATE (a)-[:USED_CONSTRAINT]->(x))
 WITH DISTINCT a, g
 // include: goal_view
-RETURN a.id AS id, view
+RETURN a.id AS id, [g.id] AS touched, view

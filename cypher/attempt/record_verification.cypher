@@ -1,5 +1,5 @@
 // mode: write
-// changes: goal/get, attempt/of_goal, constraint/of_goal, constraint/ancestors_resolved
+// changes: goal/get(touched), attempt/of_goal(touched), constraint/of_goal(touched), constraint/ancestors_resolved
 // refreshes: goal/get
 // Attaches a verification to the attempt and the goal; on SAT the selected constraints
 // become resolved, on UNSAT resolved ones are cleared. Each failed check is an edge the
@@ -64,4 +64,4 @@ FOREACH (x IN CASE WHEN c IS NULL THEN [] ELSE [c] END |
   SET h.role = 'resolved')
 WITH a, g, count(c) AS resolved
 // include: goal_view
-RETURN a.id AS id, resolved, view
+RETURN a.id AS id, resolved, [g.id] AS touched, view

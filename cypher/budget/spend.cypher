@@ -1,5 +1,5 @@
 // mode: write
-// changes: goal/get, attempt/of_goal, dag/children, dag/unresolved_dependencies, goal/children_keys
+// changes: goal/get(touched), attempt/of_goal(touched), dag/children, dag/unresolved_dependencies, goal/children_keys
 // refreshes: goal/get
 // Records what a call cost, in the same commit as what it paid for: with $attempt_id
 // it pays for that attempt (and, with $output_artifact_id, records the attempt's
@@ -64,5 +64,11 @@ SET g.over_budget = coalesce(g.over_budget, false) OR (overrun AND NOT parent_co
 WITH s, g, overrun, parent_covers
 // include: store_logs
 // include: store_entries
+// include: goal_family
+OPTIONAL MATCH (below:Goal)-[:CHILD_OF]->(g)
+// A grant changes the parent's budget, which every sibling's view shows: drop them all.
+WITH s, g, overrun, parent_covers, touched, collect(below.id) AS below
+WITH s, g, overrun, parent_covers,
+     CASE WHEN overrun AND parent_covers THEN null ELSE touched + below END AS touched
 // include: goal_view
-RETURN s.id AS id, overrun, parent_covers, view
+RETURN s.id AS id, overrun, parent_covers, touched, view

@@ -1,5 +1,5 @@
 // mode: write
-// changes: goal/get, dag/children, dag/unresolved_dependencies, goal/children_keys, constraint/of_goal, constraint/ancestors_resolved
+// changes: goal/get(touched), dag/children, dag/unresolved_dependencies, goal/children_keys, constraint/of_goal(touched), constraint/ancestors_resolved
 // refreshes: goal/get
 // Gives a set of constraints one role on a goal (replacing that role's previous set),
 // moving the goal's status and writing the step's other fields in the same commit.
@@ -27,5 +27,6 @@ FOREACH (x IN CASE WHEN c IS NULL THEN [] ELSE [c] END |
   MERGE (g)-[h:HAS_CONSTRAINT {id: $role}]->(x)
   SET h.role = $role)
 WITH g, count(c) AS attached
+// include: goal_family
 // include: goal_view
-RETURN g.status AS status, attached, view
+RETURN g.status AS status, attached, touched, view

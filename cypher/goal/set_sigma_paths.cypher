@@ -1,5 +1,5 @@
 // mode: write
-// changes: goal/get
+// changes: goal/get(touched)
 // refreshes: goal/get
 // Writes recomputed sigma_path values for a subtree in one commit, and returns the
 // view of the step's goal ($goal_id, one of them).
@@ -13,4 +13,4 @@ SET g.sigma_path = row.sigma_path
 WITH run, count(g) AS updated
 MATCH (g:Goal {id: $goal_id})
 // include: goal_view
-RETURN run.seq AS seq, updated, view
+RETURN run.seq AS seq, updated, [row IN $rows | row.id] AS touched, view

@@ -1,5 +1,5 @@
 // mode: write
-// changes: goal/get, dag/children, dag/unresolved_dependencies, goal/children_keys
+// changes: goal/get(touched), dag/children, dag/unresolved_dependencies, goal/children_keys
 // refreshes: goal/get
 // Moves a goal from $from to $to, with the step's field changes, in one commit.
 // No row comes back when the goal is not in $from: nothing was written.
@@ -13,5 +13,6 @@ FOREACH (removal IN $removals | SET g += removal)
 WITH g
 // include: store_logs
 // include: store_entries
+// include: goal_family
 // include: goal_view
-RETURN g.status AS status, view
+RETURN g.status AS status, touched, view

@@ -1,5 +1,5 @@
 // mode: write
-// changes: goal/get, dag/children, dag/unresolved_dependencies, goal/children_keys
+// changes: goal/get(touched), dag/children, dag/unresolved_dependencies, goal/children_keys
 // refreshes: goal/get
 // Changes step fields of a goal that stays in $status (parking it on a request, adopting
 // a tool), in one commit. No row comes back when the goal is not in $status.
@@ -13,5 +13,6 @@ FOREACH (removal IN $removals | SET g += removal)
 WITH g
 // include: store_logs
 // include: store_entries
+// include: goal_family
 // include: goal_view
-RETURN g.status AS status, view
+RETURN g.status AS status, touched, view

@@ -54,14 +54,20 @@ class GoalTree:
         return self._create(spec, None, {"core": list(core_ids)})
 
     def create_child(self, parent_id: str, spec: GoalSpec, inherited_ids: Iterable[str] = (),
-                     core_ids: Iterable[str] = (), decomposition_key: str | None = None) -> str:
+                     core_ids: Iterable[str] = (), decomposition_key: str | None = None,
+                     parent: GoalNode | None = None) -> str:
+        """``parent``: the parent as the caller already read it (a child copies only
+        fields fixed at the parent's creation), saving a read per child."""
+        if parent is not None and parent.id != parent_id:
+            raise ValueError(f"parent {parent.id} given for a child of {parent_id}")
         return self._create(spec, parent_id, {"core": list(core_ids),
                                               "inherited": list(inherited_ids)},
-                            decomposition_key)
+                            decomposition_key, parent)
 
     def _create(self, spec: GoalSpec, parent_id: str | None, roles: dict[str, list[str]],
-                decomposition_key: str | None = None) -> str:
-        parent = self.get(parent_id) if parent_id else None
+                decomposition_key: str | None = None, parent: GoalNode | None = None) -> str:
+        if parent is None and parent_id:
+            parent = self.get(parent_id)
         goal_id = self.run.new_id("goal")
         summary = (spec.summary or _summarize(spec.description)).strip()
         props: dict[str, Any] = {

@@ -81,9 +81,13 @@ class GraphStore(ABC):
         started = time.perf_counter()
         try:
             rows = self._execute(query, text, values)
+        except BaseException:
+            self._forget_keyed(query, [])
+            raise
         finally:
             self.stats.count(name, write=query.mode != "read",
                              seconds=time.perf_counter() - started)
+        self._forget_keyed(query, rows)
         if key is not None and cache is not None and (rows or query.cache == "read"):
             # an empty answer is kept only where every write that could fill it says so
             cache[key] = copy.deepcopy(rows)
@@ -111,11 +115,30 @@ class GraphStore(ABC):
         assert self._cache is not None
         if self._audit:
             self._writes.append(write.name)
+        keyed = {read for read, _column in write.keyed_changes}
         if write.changes is None:
             self._cache.clear()
         else:
-            for name in write.changes:
+            for name in write.changes - keyed:
                 self._cache.pop(name, None)
+
+    def _forget_keyed(self, write: NamedQuery, rows: list[Row]) -> None:
+        """Drop the answers of a ``read(column)`` change for the ids the write returned
+        in ``column`` (all of the read's answers when it returned no row or a null)."""
+        if self._cache is None or not write.keyed_changes:
+            return
+        for read, column in write.keyed_changes:
+            answers = self._cache.get(read)
+            if not answers:
+                continue
+            touched: list[list[Any]] = [row[column] for row in rows if row[column] is not None]
+            if not rows or len(touched) < len(rows):
+                self._cache.pop(read, None)
+                continue
+            (parameter,) = self.catalog.get(read).parameters
+            for ids in touched:
+                for value in ids:
+                    answers.pop(_cache_key({parameter: value}, None), None)
 
     def _check_hit(self, query: NamedQuery, text: str, values: dict[str, Any],
                    cached: list[Row]) -> None:

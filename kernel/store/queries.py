@@ -14,11 +14,13 @@ cached reads it can change: only their answers are dropped (``// changes: nothin
 none of them). Any other write empties the
 cache. With ``KERNEL_AUDIT_READ_CACHE=1`` (the tests set it) every answer served from the
 cache is read again and compared, so a ``changes`` list that misses a read fails loudly.
-``// refreshes: goal/get`` on a write says its rows also answer that read (which returns
-one column, ``RETURN name``; the write returns that column too, and takes the read's
-parameters): a one-row answer is kept as the read's cached answer for the same
-parameters, so the step's next read of what it just wrote costs no round trip. With the
-audit on, the read is made anyway and compared.
+``// changes: goal/get(touched)`` drops only some of that read's answers: those whose one
+parameter is among the ids in the write's ``touched`` column (a null there, or no row at
+all, drops every answer of the read). ``// refreshes: goal/get`` on a write says its
+rows also answer that read (which returns one column, ``RETURN name``; the write returns
+that column too, and takes the read's parameters): a one-row answer is kept as the
+read's cached answer for the same parameters, so the step's next read of what it just
+wrote costs no round trip. With the audit on, the read is made anyway and compared.
 
 A line ``// include: NAME`` in a statement's body is replaced by the fragment
 ``cypher/_fragments/NAME.cypher`` (its leading comment lines dropped), so a clause that
@@ -46,6 +48,7 @@ _STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 _LINE_COMMENT = re.compile(r"//[^\n]*")
 _SLOT = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
 _HEADER = re.compile(r"^//\s*(mode|template|cache|changes|refreshes)\s*:\s*(.*?)\s*$")
+_KEYED = re.compile(r"([A-Za-z_][\w/]*)(?:\((\w+)\))?")
 _SINGLE_COLUMN = re.compile(r"\bRETURN\s+([A-Za-z_][A-Za-z0-9_]*)\s*\Z")
 _INCLUDE = re.compile(r"^[ \t]*//[ \t]*include[ \t]*:[ \t]*(\S*)[ \t]*$", re.M)
 FRAGMENTS = "_fragments"
@@ -85,6 +88,8 @@ class NamedQuery:
     changes: frozenset[str] | None = None
     # For a write: the cached reads its one-row answer also answers.
     refreshes: tuple[str, ...] = ()
+    # For a write: (read, column) pairs: only the answers for the ids in that column change.
+    keyed_changes: tuple[tuple[str, str], ...] = ()
 
     @property
     def single_column(self) -> str | None:
@@ -166,8 +171,18 @@ def parse_query_file(name: str, dialect: str | None, path: Path,
     marks = _header(raw)
     text = _expand(raw, path, fragments)
     mode, cache, slots = marks.get("mode"), marks.get("cache"), _names(marks.get("template"))
-    changes = None if "changes" not in marks else frozenset(  # "nothing": no cached read
-        n for n in _names(marks["changes"]) if n != "nothing")
+    changes, keyed = None, []
+    if "changes" in marks:  # "nothing": no cached read
+        named = []
+        for item in _names(marks["changes"]):
+            match = _KEYED.fullmatch(item)
+            if match is None:
+                raise QueryFileError(f"{path}: '// changes: {item}' is neither a statement "
+                                     "name nor 'name(column)'")
+            named.append(match.group(1))
+            if match.group(2):
+                keyed.append((match.group(1), match.group(2)))
+        changes = frozenset(n for n in named if n != "nothing")
     if mode not in ("read", "write", "schema"):
         raise QueryFileError(f"{path}: first comment lines must declare '// mode: read|write|schema'")
     if (mode, cache) not in (("read", "read"), ("read", "immutable"), ("write", "keep"),
@@ -191,8 +206,14 @@ def parse_query_file(name: str, dialect: str | None, path: Path,
         name=name, dialect=dialect, path=path, text=text, mode=mode,  # type: ignore[arg-type]
         slots=slots, parameters=statement_parameters(text),
         cache=cache,  # type: ignore[arg-type]
-        changes=changes, refreshes=refreshes,
+        changes=changes, refreshes=refreshes, keyed_changes=tuple(keyed),
     )
+
+
+def _returns(write: NamedQuery, column: str) -> bool:
+    """Whether the statement's final RETURN has an item named ``column``."""
+    clause = _LINE_COMMENT.sub("", write.text).rsplit("RETURN", 1)[-1]
+    return re.search(rf"(?:^|,)\s*(?:[^,]*\bAS\s+)?{column}\s*(?:,|\Z)", clause) is not None
 
 
 class QueryFileError(TemplateError):
@@ -220,6 +241,18 @@ class QueryCatalog:
                                          "statement marked '// cache: read'")
             for read in query.refreshes:
                 self._check_refresh(query, read)
+            for read, column in query.keyed_changes:
+                self._check_keyed(query, read, column)
+
+    def _check_keyed(self, write: NamedQuery, name: str, column: str) -> None:
+        read = self._queries[name]  # a named cached read: checked above
+        problem = None
+        if len(read.parameters) != 1:
+            problem = "names a read that does not take exactly one parameter"
+        elif not _returns(write, column):
+            problem = f"but the write does not return the column '{column}'"
+        if problem:
+            raise QueryFileError(f"{write.path}: '// changes: {name}({column})' {problem}")
 
     def _check_refresh(self, write: NamedQuery, name: str) -> None:
         read = self._queries.get(name)
@@ -228,8 +261,7 @@ class QueryCatalog:
             problem = "names no statement marked '// cache: read'"
         elif read.single_column is None:
             problem = "names a read that does not end 'RETURN name' (one column)"
-        elif not re.search(rf"(?:^|,)\s*(?:[^,]*\bAS\s+)?{read.single_column}\s*(?:,|\Z)",
-                           _LINE_COMMENT.sub("", write.text).rsplit("RETURN", 1)[-1]):
+        elif not _returns(write, read.single_column):
             problem = f"but the write does not return the column '{read.single_column}'"
         elif not read.parameters <= write.parameters:
             problem = (f"but the write lacks its parameter(s) "

@@ -38,12 +38,15 @@ def decompose(k: Kernel, goal_id: str) -> list[str]:
         ids[child.key] = existing.get(key) or k.tree.create_child(
             goal_id, GoalSpec(child.goal_description, child.goal_summary, child.modality,
                               input_artifact_ids=(goal.require("output_artifact_id"),)),
-            inherited_ids=inherited, decomposition_key=key)
+            inherited_ids=inherited, decomposition_key=key, parent=goal)
     edges = _acyclic_edges(k, goal_id, plan, ids)
     k.deps.add(k.run, goal_id, edges)
     weights = {ids[key]: next(c.relative_complexity for c in plan.children if c.key == key)
                for key in keys}
-    if all(k.budget.remaining(cid).cost == 0 for cid in weights):
+    # a child made just now starts with nothing allocated; one kept from an earlier
+    # round (a resumed step) may already hold its share
+    kept = set(existing.values())
+    if all(k.budget.remaining(cid).cost == 0 for cid in weights if cid in kept):
         k.budget.allocate_children(goal_id, weights)
     children = k.deps.children(goal_id)
     resolved = {c.id for c in children if c.status == S.RESOLVED.value}
