@@ -4,6 +4,8 @@ outside ``read_cache`` nothing is cached."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -118,22 +120,49 @@ def test_a_changes_mark_must_name_cached_reads(tmp_path: Path) -> None:
         QueryCatalog(tmp_path, "falkordb")
 
 
-def test_a_refreshing_write_must_return_what_the_read_returns(tmp_path: Path) -> None:
+_READ = "// mode: read\n// cache: read\nMATCH (x:X {id: $id}) RETURN x\n"
+
+
+@pytest.mark.parametrize(("read", "write", "message"), [
+    (_READ, "// refreshes: r\nMATCH (x:X {id: $id}) SET x.n = 1 RETURN x.n AS n",
+     "does not return the column 'x'"),
+    (_READ, "// refreshes: r\nMATCH (x:X) SET x.n = 1 RETURN x.n AS n, x",
+     r"lacks its parameter\(s\) \['id'\]"),
+    (_READ, "// changes: nothing\n// refreshes: r\nMATCH (x:X {id: $id}) SET x.n = 1 RETURN x",
+     "'// changes:' does not name it"),
+    (_READ, "// changes: r(touched)\nMATCH (x:X {id: $id}) SET x.n = 1 RETURN x.n AS n",
+     "does not return the column 'touched'"),
+    ("// mode: read\n// cache: read\nMATCH (x:X {id: $id, k: $k}) RETURN x\n",
+     "// changes: r(touched)\nMATCH (x:X) SET x.n = 1 RETURN [x.id] AS touched",
+     "exactly one parameter"),
+    (_READ, "// changes: r(touched\nRETURN 1", "neither a statement name"),
+    ("// mode: read\n// cache: read\nMATCH (x:X {id: $id}) RETURN x.n AS n\n",
+     "// refreshes: r\nMATCH (x:X {id: $id}) SET x.n = 1 RETURN x.n AS n",
+     "does not end 'RETURN name'"),
+])
+def test_a_refresh_or_keyed_change_that_does_not_fit_its_read_is_refused(
+        tmp_path: Path, read: str, write: str, message: str) -> None:
+    """A refreshing write returns the read's column and takes its parameters; a keyed
+    change names a column the write returns, of a read with one parameter."""
     from kernel.store.queries import QueryCatalog
-    (tmp_path / "r.cypher").write_text("// mode: read\n// cache: read\n"
-                                       "MATCH (x:X {id: $id}) RETURN x\n")
-    (tmp_path / "w.cypher").write_text("// mode: write\n// refreshes: r\n"
-                                       "MATCH (x:X {id: $id}) SET x.n = 1 RETURN x.n AS n\n")
-    with pytest.raises(QueryFileError, match="does not return the column 'x'"):
+    (tmp_path / "r.cypher").write_text(read)
+    (tmp_path / "w.cypher").write_text(f"// mode: write\n{write}\n")
+    with pytest.raises(QueryFileError, match=message):
         QueryCatalog(tmp_path, "falkordb")
-    (tmp_path / "w.cypher").write_text("// mode: write\n// refreshes: r\n"
-                                       "MATCH (x:X) SET x.n = 1 RETURN x.n AS n, x\n")
-    with pytest.raises(QueryFileError, match=r"lacks its parameter\(s\) \['id'\]"):
-        QueryCatalog(tmp_path, "falkordb")
-    (tmp_path / "w.cypher").write_text("// mode: write\n// changes: nothing\n// refreshes: r\n"
-                                       "MATCH (x:X {id: $id}) SET x.n = 1 RETURN x\n")
-    with pytest.raises(QueryFileError, match="'// changes:' does not name it"):
-        QueryCatalog(tmp_path, "falkordb")
+
+
+@contextlib.contextmanager
+def _catalog(store: GraphStore, root: Path, files: dict[str, str]) -> Iterator[None]:
+    """The store runs the statements in ``files`` while held (and its own afterwards: the
+    fixture drops the graph with the shipped catalogue)."""
+    from kernel.store.queries import QueryCatalog
+    for name, text in files.items():
+        (root / f"{name}.cypher").write_text(text)
+    shipped, store.catalog = store.catalog, QueryCatalog(root, "falkordb")
+    try:
+        yield
+    finally:
+        store.catalog = shipped
 
 
 def test_the_audit_refuses_a_refresh_that_differs_from_the_read(
@@ -141,77 +170,46 @@ def test_the_audit_refuses_a_refresh_that_differs_from_the_read(
     """With the audit on (the tests' default), a write whose answer is not what the read
     returns fails at once rather than leaving a wrong answer in the cache."""
     from kernel.store.base import StaleReadError
-    from kernel.store.queries import QueryCatalog
-    (tmp_path / "r.cypher").write_text("// mode: read\n// cache: read\n"
-                                       "MATCH (x:X {id: $id}) WITH x.n AS n RETURN n\n")
-    (tmp_path / "w.cypher").write_text("// mode: write\n// refreshes: r\n"
-                                       "MERGE (x:X {id: $id}) SET x.n = $n RETURN $n + 1 AS n\n")
-    (tmp_path / "ok.cypher").write_text("// mode: write\n// refreshes: r\n"
-                                        "MERGE (x:X {id: $id}) SET x.n = $n RETURN x.n AS n\n")
-    shipped, embedded_store.catalog = embedded_store.catalog, QueryCatalog(tmp_path, "falkordb")
-    try:
-        with embedded_store.read_cache():
-            embedded_store.run("ok", {"id": "a", "n": 1})
-            assert embedded_store.run("r", {"id": "a"}) == [{"n": 1}]
-            assert embedded_store.stats.hits["r"] == 1
-            with pytest.raises(StaleReadError, match="w refreshes r"):
-                embedded_store.run("w", {"id": "a", "n": 2})
-    finally:
-        embedded_store.catalog = shipped  # the fixture drops the graph with the shipped one
-
-
-def test_a_keyed_change_must_name_a_returned_column_of_a_one_parameter_read(
-        tmp_path: Path) -> None:
-    from kernel.store.queries import QueryCatalog
-    (tmp_path / "r.cypher").write_text("// mode: read\n// cache: read\n"
-                                       "MATCH (x:X {id: $id}) RETURN x\n")
-    (tmp_path / "w.cypher").write_text("// mode: write\n// changes: r(touched)\n"
-                                       "MATCH (x:X {id: $id}) SET x.n = 1 RETURN x.n AS n\n")
-    with pytest.raises(QueryFileError, match="does not return the column 'touched'"):
-        QueryCatalog(tmp_path, "falkordb")
-    (tmp_path / "r.cypher").write_text("// mode: read\n// cache: read\n"
-                                       "MATCH (x:X {id: $id, k: $k}) RETURN x\n")
-    (tmp_path / "w.cypher").write_text("// mode: write\n// changes: r(touched)\n"
-                                       "MATCH (x:X) SET x.n = 1 RETURN [x.id] AS touched\n")
-    with pytest.raises(QueryFileError, match="exactly one parameter"):
-        QueryCatalog(tmp_path, "falkordb")
-    (tmp_path / "w.cypher").write_text("// mode: write\n// changes: r(touched\nRETURN 1\n")
-    with pytest.raises(QueryFileError, match="neither a statement name"):
-        QueryCatalog(tmp_path, "falkordb")
+    with _catalog(embedded_store, tmp_path, {
+        "r": "// mode: read\n// cache: read\nMATCH (x:X {id: $id}) WITH x.n AS n RETURN n\n",
+        "w": "// mode: write\n// refreshes: r\n"
+             "MERGE (x:X {id: $id}) SET x.n = $n RETURN $n + 1 AS n\n",
+        "ok": "// mode: write\n// refreshes: r\n"
+              "MERGE (x:X {id: $id}) SET x.n = $n RETURN x.n AS n\n",
+    }), embedded_store.read_cache():
+        embedded_store.run("ok", {"id": "a", "n": 1})
+        assert embedded_store.run("r", {"id": "a"}) == [{"n": 1}]
+        assert embedded_store.stats.hits["r"] == 1
+        with pytest.raises(StaleReadError, match="w refreshes r"):
+            embedded_store.run("w", {"id": "a", "n": 2})
 
 
 def test_a_keyed_change_drops_the_ids_it_returns_or_everything(
         embedded_store: GraphStore, tmp_path: Path) -> None:
     """Only the answers for the returned ids go; no row, or a null, drops them all."""
-    from kernel.store.queries import QueryCatalog
-    (tmp_path / "r.cypher").write_text("// mode: read\n// cache: read\n"
-                                       "MATCH (x:X {id: $id}) RETURN x.n AS n\n")
-    (tmp_path / "w.cypher").write_text(
-        "// mode: write\n// changes: r(touched)\n"
-        "UNWIND $ids AS i MERGE (x:X {id: i}) SET x.n = $n\n"
-        "WITH collect(i) AS ids WHERE size(ids) > 0\n"
-        "RETURN CASE WHEN $all THEN null ELSE ids END AS touched\n")
-    shipped, embedded_store.catalog = embedded_store.catalog, QueryCatalog(tmp_path, "falkordb")
     stats = embedded_store.stats
-    try:
-        with embedded_store.read_cache():
-            embedded_store.run("w", {"ids": ["a", "b"], "n": 1, "all": False})
-            stats.reset()
+    n = {"a": 1, "b": 1}
 
-            def read_both() -> int:
-                for i in ("a", "b"):
-                    assert embedded_store.run("r", {"id": i}) == [{"n": n[i]}]
-                return stats.calls["r"]
+    def read_both() -> int:
+        for i in ("a", "b"):
+            assert embedded_store.run("r", {"id": i}) == [{"n": n[i]}]
+        return stats.calls["r"]
 
-            n = {"a": 1, "b": 1}
-            assert read_both() == 2
-            embedded_store.run("w", {"ids": ["a"], "n": 2, "all": False})
-            n["a"] = 2
-            assert read_both() == 3  # only a's answer was read again
-            embedded_store.run("w", {"ids": ["b"], "n": 3, "all": True})
-            n["b"] = 3
-            assert read_both() == 5  # a null: both
-            embedded_store.run("w", {"ids": [], "n": 4, "all": False})  # no row
-            assert read_both() == 7
-    finally:
-        embedded_store.catalog = shipped
+    with _catalog(embedded_store, tmp_path, {
+        "r": "// mode: read\n// cache: read\nMATCH (x:X {id: $id}) RETURN x.n AS n\n",
+        "w": "// mode: write\n// changes: r(touched)\n"
+             "UNWIND $ids AS i MERGE (x:X {id: i}) SET x.n = $n\n"
+             "WITH collect(i) AS ids WHERE size(ids) > 0\n"
+             "RETURN CASE WHEN $all THEN null ELSE ids END AS touched\n",
+    }), embedded_store.read_cache():
+        embedded_store.run("w", {"ids": ["a", "b"], "n": 1, "all": False})
+        stats.reset()
+        assert read_both() == 2
+        embedded_store.run("w", {"ids": ["a"], "n": 2, "all": False})
+        n["a"] = 2
+        assert read_both() == 3  # only a's answer was read again
+        embedded_store.run("w", {"ids": ["b"], "n": 3, "all": True})
+        n["b"] = 3
+        assert read_both() == 5  # a null: both
+        embedded_store.run("w", {"ids": [], "n": 4, "all": False})  # no row
+        assert read_both() == 7

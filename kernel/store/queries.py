@@ -259,8 +259,8 @@ class QueryCatalog:
         problem = None
         if read is None or read.cache != "read":
             problem = "names no statement marked '// cache: read'"
-        elif read.single_column is None:
-            problem = "names a read that does not end 'RETURN name' (one column)"
+        elif read.single_column is None or read.slots:
+            problem = "names a read that is a template or does not end 'RETURN name'"
         elif not _returns(write, read.single_column):
             problem = f"but the write does not return the column '{read.single_column}'"
         elif not read.parameters <= write.parameters:
