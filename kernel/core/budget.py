@@ -94,7 +94,6 @@ class BudgetEnforcer:
         }, what=f"allocate the run budget to {goal_id}")
 
     def remaining(self, goal_id: str) -> Amount:
-        self.run.store_spend()
         row = self._state(goal_id)
         return Amount(int(row["cost_left"]), int(row["time_left"]))
 
@@ -114,7 +113,6 @@ class BudgetEnforcer:
     def pre_check(self, goal_id: str, estimate: Amount) -> PreCheck:
         """ALLOWED if the goal can pay, drawing the shortfall from its parent if the parent
         has it (recorded as a grant); otherwise DENIED (the caller escalates to HIRE)."""
-        self.run.store_spend()
         row = self._state(goal_id)
         left = Amount(int(row["cost_left"]), int(row["time_left"]))
         if left.covers(estimate):
@@ -170,6 +168,7 @@ class BudgetEnforcer:
         return self.store.run("budget/ledger_totals", {"goal_id": goal_id})[0]
 
     def _state(self, goal_id: str) -> dict[str, Any]:
+        self.run.store_spend()  # a budget read sees every spend made before it
         rows = self.store.run("goal/get", {"goal_id": goal_id})  # the step's read of its goal
         if not rows:
             raise BudgetError(f"no goal {goal_id!r}")

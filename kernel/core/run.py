@@ -119,9 +119,8 @@ class Run:
         spend, self.pending_spend = self.pending_spend, None
         if spend is None:
             return []
-        params = {**spend["params"],
-                  "event_id": entity_id("budget", self.run_id, self.base_ms, self.seq, ""),
-                  "grant_id": entity_id("budget", self.run_id, self.base_ms, self.seq, "cover"),
+        params = {**spend["params"],  # no spend is pending now: new_id stores nothing
+                  "event_id": self.new_id("budget"), "grant_id": self.new_id("budget", "cover"),
                   "from": None, "to": None, "changes": {}, **(move or {})}
         return self.commit("budget/spend", params, what=spend["what"],
                            consumes=spend["consumes"] or move is not None)

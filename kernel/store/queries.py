@@ -90,12 +90,8 @@ class NamedQuery:
     refreshes: tuple[str, ...] = ()
     # For a write: (read, column) pairs: only the answers for the ids in that column change.
     keyed_changes: tuple[tuple[str, str], ...] = ()
-
-    @property
-    def single_column(self) -> str | None:
-        """The one column a statement ending ``RETURN name`` returns (None otherwise)."""
-        match = _SINGLE_COLUMN.search(_LINE_COMMENT.sub("", self.text))
-        return match.group(1) if match else None
+    # The one column a statement ending ``RETURN name`` returns (None otherwise).
+    single_column: str | None = None
 
     def render(self, identifiers: Mapping[str, str] | None = None) -> str:
         """Fill template slots with ontology names; refuse anything else."""
@@ -202,11 +198,13 @@ def parse_query_file(name: str, dialect: str | None, path: Path,
     unknown = [s for s in slots if s not in _SLOT_VOCABULARY]
     if unknown:
         raise QueryFileError(f"{path}: unknown template slot(s) {unknown}")
+    single = _SINGLE_COLUMN.search(_LINE_COMMENT.sub("", text))
     return NamedQuery(
         name=name, dialect=dialect, path=path, text=text, mode=mode,  # type: ignore[arg-type]
         slots=slots, parameters=statement_parameters(text),
         cache=cache,  # type: ignore[arg-type]
         changes=changes, refreshes=refreshes, keyed_changes=tuple(keyed),
+        single_column=single.group(1) if single else None,
     )
 
 
