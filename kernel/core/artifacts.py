@@ -83,17 +83,27 @@ class Artifacts:
 
     def register(self, goal_id: str, content: bytes | str, *, type: str, format: str,
                  lineage: Lineage, metadata: Mapping[str, Any] | None = None,
-                 sigma: float | None = None, key: str | None = None) -> Artifact:
-        """Store the bytes and register the artifact. With a ``key`` (the proposal it came
-        from, say) registering again returns the artifact already registered."""
+                 sigma: float | None = None, key: str | None = None,
+                 unseen: bool = False) -> Artifact:
+        """Store the bytes and register the artifact; its node is stored by the run's next
+        commit (it rides the step's commit). With a ``key`` (the proposal it came from,
+        say) registering again returns the artifact already registered, unless the caller
+        knows none can be (``unseen``: a proposal just obtained, say), which saves the
+        lookup."""
         data = content.encode() if isinstance(content, str) else content
         digest = self.blobs.put(data)
         if key is not None:
-            found = self.run.store.run("artifact/by_key", {"key": key})
+            for pending in self.run.pending_artifacts:
+                if pending["props"].get("key") == key:
+                    return self.get(pending["props"]["id"])
+            found = [] if unseen else self.run.store.run("artifact/by_key", {"key": key})
             if found:
                 return self.get(found[0]["id"])
+        inputs = list(lineage.input_artifact_ids)
+        if any(p["props"]["id"] in inputs for p in self.run.pending_artifacts):
+            self.run.store_pending()  # its lineage edges need its inputs stored first
         artifact = Artifact(
-            id=self.run.new_id("artifact"), node_id=goal_id, type=type, format=format,
+            id=self.run.rider_id("artifact"), node_id=goal_id, type=type, format=format,
             uri=URI_SCHEME + digest, sha256=digest, size_bytes=len(data),
             metadata=dict(metadata or {}), lineage=lineage, sigma=sigma)
         props = {
@@ -104,21 +114,25 @@ class Artifacts:
             "key": key,
             "caption": f"{type}:{format} {digest[:8]}",
         }
-        self.run.commit("artifact/create", {
-            "goal_id": goal_id, "props": {k: v for k, v in props.items() if v is not None},
-            "input_ids": list(lineage.input_artifact_ids),
-        }, what=f"register an artifact of {goal_id}", consumes=False)
+        self.run.pending_artifacts.append(
+            {"props": {k: v for k, v in props.items() if v is not None}, "input_ids": inputs})
         return artifact
 
     def get(self, artifact_id: str) -> Artifact:
+        for pending in self.run.pending_artifacts:  # made by this step, not stored yet
+            if pending["props"]["id"] == artifact_id:
+                return _artifact(pending["props"])
         rows = self.run.store.run("artifact/get", {"artifact_id": artifact_id})
         if not rows:
             raise ArtifactNotFoundError(f"no artifact {artifact_id!r}")
-        a = rows[0]["artifact"]
-        return Artifact(id=a["id"], node_id=a["goal_id"], type=a["type"], format=a["format"],
-                        uri=a["uri"], sha256=a["sha256"], size_bytes=a["size_bytes"],
-                        metadata=json.loads(a["metadata"]),
-                        lineage=Lineage.model_validate_json(a["lineage"]), sigma=a.get("sigma"))
+        return _artifact(rows[0]["artifact"])
 
     def read(self, artifact_id: str) -> bytes:
         return self.blobs.get(self.get(artifact_id).sha256)
+
+
+def _artifact(a: Mapping[str, Any]) -> Artifact:
+    return Artifact(id=a["id"], node_id=a["goal_id"], type=a["type"], format=a["format"],
+                    uri=a["uri"], sha256=a["sha256"], size_bytes=a["size_bytes"],
+                    metadata=json.loads(a["metadata"]),
+                    lineage=Lineage.model_validate_json(a["lineage"]), sigma=a.get("sigma"))

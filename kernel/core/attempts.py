@@ -1,7 +1,8 @@
 """Resolution attempts: the TRY history of a goal, 1..T_max, each with its verification.
 
 Opening an attempt advances the goal's ``attempt_count`` and ``last_attempt_id`` in the
-same commit; recording its output writes the spend that paid for it in that commit too.
+commit that stores it, normally the step's last (the attempt rides it, with the output
+and the spend that paid for it); a crash before that commit leaves no trace of it.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from kernel.core.budget import Amount, BudgetEnforcer
 from kernel.core.envelopes import Attempt, Verification
-from kernel.core.run import CommitRejected, Run
+from kernel.core.run import Run
 from kernel.errors import KernelError
 
 
@@ -37,13 +38,16 @@ class Attempts:
     def open(self, goal_id: str, resolver_id: str, *, plan_artifact_id: str | None = None,
              input_artifact_ids: Sequence[str] = (), feedback: dict[str, Any] | None = None,
              ) -> Attempt:
+        if self.run.pending_attempt is not None:
+            self.run.store_pending()  # one pending attempt at a time
         goal = self.store.run("goal/get", {"goal_id": goal_id})[0]["view"]["goal"]
         index = int(goal["attempt_count"]) + 1
         if index > int(goal["max_attempts"]):
             raise AttemptsExhaustedError(
                 f"{goal_id} has used all {goal['max_attempts']} attempts")
-        attempt = Attempt(id=self.run.new_id("attempt"), node_id=goal_id, attempt_index=index,
-                          resolver_id=resolver_id, plan_artifact_id=plan_artifact_id,
+        attempt = Attempt(id=self.run.rider_id("attempt"), node_id=goal_id,
+                          attempt_index=index, resolver_id=resolver_id,
+                          plan_artifact_id=plan_artifact_id,
                           input_artifact_ids=list(input_artifact_ids), feedback=feedback)
         props = {
             "id": attempt.id, "goal_id": goal_id, "attempt_index": index,
@@ -53,14 +57,10 @@ class Attempts:
             "cost": 0, "time": 0, "seq": self.run.seq,
             "caption": f"attempt {index} of {goal_id[-6:]}",
         }
-        try:
-            self.run.commit("attempt/open", {
-                "goal_id": goal_id, "attempt_index": index, "attempt_id": attempt.id,
-                "resolver_id": resolver_id,
-                "props": {k: v for k, v in props.items() if v is not None},
-            }, what=f"open attempt {index} of {goal_id}", consumes=False)
-        except CommitRejected as exc:
-            raise AttemptsExhaustedError(str(exc)) from exc
+        # Stored by the run's next commit on this goal (the step's transition, say).
+        self.run.pending_attempt = {"goal_id": goal_id, "params": {
+            "id": attempt.id, "attempt_index": index, "resolver_id": resolver_id,
+            "props": {k: v for k, v in props.items() if v is not None}}}
         return attempt
 
     def record_output(self, attempt: Attempt, output_artifact_id: str | None,

@@ -135,9 +135,9 @@ class BudgetEnforcer:
                proposal: str | None = None, replayed: bool = True) -> None:
         """Record a call's actual cost, with the attempt (and output) it paid for.
 
-        The spend is stored by the run's next commit: the step's transition of this goal
-        carries it (one statement), anything else stores it first (see
-        ``Run.store_spend``). An overrun beyond what the goal has is drawn from its parent
+        The spend is stored by the run's next commit: the step's commit on this goal
+        carries it (one statement), anything else stores it first (see ``Run.commit``).
+        An overrun beyond what the goal has is drawn from its parent
         when the parent can cover it; otherwise the goal is marked over budget.
 
         ``proposal`` (the ledger hash of what was paid for) makes the spend idempotent:

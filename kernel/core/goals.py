@@ -129,14 +129,12 @@ class GoalTree:
         current = self.status(goal_id)
         check_transition(current, target)
         if (current, target) in RESUME_TRANSITIONS | COMPOSITE_TRANSITIONS:
-            self.run.store_spend()  # the guard reads what a spend writes (the output)
+            self.run.store_pending()  # the guard reads what a spend writes (the output)
             self._check_guarded(goal_id, current, target)
-        move = {"from": current.value, "to": target.value, "changes": step_changes(changes)}
-        spend = self.run.pending_spend
-        if spend is not None and spend["params"]["goal_id"] == goal_id:
-            self.run.store_spend(move)  # the step's spend and its transition, one commit
-            return
-        self.run.commit("goal/transition", {"goal_id": goal_id, **move},
+        # the step's artifacts, attempt and spend ride the transition: one commit
+        self.run.commit("goal/transition", {"goal_id": goal_id, "from": current.value,
+                                            "to": target.value,
+                                            "changes": step_changes(changes)},
                         what=f"{goal_id}: {current} -> {target}")
 
     def _check_guarded(self, goal_id: str, current: Status, target: Status) -> None:

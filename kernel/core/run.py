@@ -66,11 +66,20 @@ class Run:
     # Ledger entries not yet stored (see ``Ledger.append``): the next commit stores them,
     # inside its own statement when that takes $entries, otherwise just before it.
     pending_entries: list[dict[str, Any]] = field(default_factory=list, repr=False)
-    # A spend not yet stored (see ``BudgetEnforcer.record``): the step's transition of
-    # the same goal carries it; anything else that commits, reads a budget or takes an
-    # id stores it first, as its own commit.
+    # What a step made and has not stored yet, in the order a step makes them: artifacts
+    # (``Artifacts.register``), the attempt it opened (``Attempts.open``) and the spend
+    # that paid for its call (``BudgetEnforcer.record``). The next commit whose statement
+    # takes them carries them (``$artifacts``, ``$attempt`` and ``$spend``; an attempt or
+    # a spend only on its own goal), so a step is one statement; whatever it cannot carry
+    # is stored just before it, as its own commit (see ``_store_riders``).
+    pending_artifacts: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    pending_attempt: dict[str, Any] | None = field(default=None, repr=False)
     pending_spend: dict[str, Any] | None = field(default=None, repr=False)
-    _pending_queue: list[str] | None = field(default=None, repr=False)
+    # The queue a step started from, until a commit stores it, and the one that follows
+    # the step (``will_wake``), which only the step's own last commit stores: a rider
+    # stored just before that commit must not tell a resumed run the step is done.
+    _start_queue: list[str] | None = field(default=None, repr=False)
+    _final_queue: list[str] | None = field(default=None, repr=False)
     _step_rest: list[str] = field(default_factory=list, repr=False)
     _step_seq: int = field(default=0, repr=False)
 
@@ -113,17 +122,22 @@ class Run:
         self.store_spend()
         return entity_id(kind, self.run_id, self.base_ms, self.seq, salt)
 
-    def store_spend(self, move: Mapping[str, Any] | None = None) -> list[Row]:
-        """Store the pending spend (nothing when there is none), with ``move`` (``from``,
-        ``to``, ``changes``) when it rides its goal's transition."""
-        spend, self.pending_spend = self.pending_spend, None
-        if spend is None:
-            return []
-        params = {**spend["params"],  # no spend is pending now: new_id stores nothing
-                  "event_id": self.new_id("budget"), "grant_id": self.new_id("budget", "cover"),
-                  "from": None, "to": None, "changes": {}, **(move or {})}
-        return self.commit("budget/spend", params, what=spend["what"],
-                           consumes=spend["consumes"] or move is not None)
+    def rider_id(self, kind: str) -> str:
+        """The id of an entity that rides the run's next commit (an artifact or attempt):
+        unique among the riders of one commit, whatever else that commit creates."""
+        salt = f"rider-{len(self.pending_artifacts)}" if kind == "artifact" else "rider"
+        return entity_id(kind, self.run_id, self.base_ms, self.seq, salt)
+
+    def store_spend(self) -> None:
+        """Store the pending spend now, as its own commit (nothing when there is none)."""
+        if self.pending_spend is not None:
+            spend = self.pending_spend
+            self._write("budget/spend", {"goal_id": spend["params"]["goal_id"]},
+                        what=spend["what"], consumes=spend["consumes"])
+
+    def store_pending(self) -> None:
+        """Store every pending artifact, attempt and spend now (see ``_store_riders``)."""
+        self._store_riders(frozenset(), None)
 
     def commit(self, name: str, params: Mapping[str, Any],
                identifiers: Mapping[str, str] | None = None, *, what: str,
@@ -134,14 +148,42 @@ class Run:
         it has consumed); intermediate commits (spends, grants, an opened attempt) do
         not, so a crash between them and the step's end serves the same recorded
         proposals again on resume instead of asking for new ones."""
-        if name != "budget/spend":
+        wanted = self.store.catalog.get(name).parameters
+        self._store_riders(wanted, params.get("goal_id"))
+        return self._write(name, params, identifiers, what=what, consumes=consumes, final=True)
+
+    def _store_riders(self, wanted: frozenset[str], goal_id: str | None) -> None:
+        """Store, each as its own commit, the pending riders a statement taking ``wanted``
+        about ``goal_id`` cannot carry: a spend (which carries the artifacts, and the
+        attempt of its goal, with it), then an attempt, then artifacts."""
+        if self.pending_spend is not None and not self._rides("spend", wanted, goal_id):
             self.store_spend()
-        recorded = self.proposals if consumes else self.committed_proposals
-        queue = self._pending_queue
+        if self.pending_attempt is not None and not self._rides("attempt", wanted, goal_id):
+            self._write("attempt/open", {"goal_id": self.pending_attempt["goal_id"]},
+                        what=f"open attempt {self.pending_attempt['params']['attempt_index']} "
+                             f"of {self.pending_attempt['goal_id']}", consumes=False)
+        if self.pending_artifacts and "artifacts" not in wanted:
+            self._write("artifact/create", {}, what="register artifacts", consumes=False)
+
+    def _rides(self, rider: str, wanted: frozenset[str], goal_id: str | None) -> bool:
+        pending = self.pending_spend if rider == "spend" else self.pending_attempt
+        return (rider in wanted and pending is not None
+                and goal_id == (pending["params"] if rider == "spend" else pending)["goal_id"])
+
+    def _write(self, name: str, params: Mapping[str, Any],
+               identifiers: Mapping[str, str] | None = None, *, what: str,
+               consumes: bool, final: bool = False) -> list[Row]:
+        """One guarded write; ``final`` when the step asked for it (it may store the queue
+        that follows the step), not when it stores riders ahead of one."""
         wanted = self.store.catalog.get(name).parameters
         if self.pending_entries and "entries" not in wanted:
-            self.flush()  # entries are stored no later than the first commit after them
-        extra = self._riders(wanted)
+            self._store_entries()  # entries are stored no later than the first commit after them
+        extra = self._riders(wanted, params.get("goal_id"))
+        if extra.get("spend") is not None and self.pending_spend is not None:
+            consumes = consumes or self.pending_spend["consumes"]
+        recorded = self.proposals if consumes else self.committed_proposals
+        queue = self._final_queue if final and self._final_queue is not None \
+            else self._start_queue
         if "removals" in wanted:
             extra |= split_removals(params.get("changes", {}))
         rows = self.store.run(name, {**params, "run_id": self.run_id, "seq": self.seq,
@@ -152,7 +194,9 @@ class Run:
             self.seq += 1
             self.committed_proposals = recorded
             if queue is not None:
-                self.queue, self._pending_queue = queue, None
+                self.queue, self._start_queue = queue, None
+                if queue is self._final_queue:
+                    self._final_queue = None
             return rows
         current = self.store.run("run/get", {"run_id": self.run_id})
         if not current:
@@ -170,26 +214,27 @@ class Run:
         first commit stores it (so a crash mid-step steps the same goal again first)."""
         self._step_rest = queue[1:]
         self._step_seq = self.seq
-        self._pending_queue = None if queue == self.queue else list(queue)
+        self._start_queue = None if queue == self.queue else list(queue)
+        self._final_queue = None
 
     def will_wake(self, goal_ids: list[str]) -> None:
         """The step's goal declares what it wakes before its last commit, which then
         stores the queue that follows the step."""
-        self._pending_queue = advance(self._step_rest, goal_ids)
+        self._final_queue = advance(self._step_rest, goal_ids)
 
     def end_step(self, queue: list[str]) -> None:
         """After a step: a step that committed leaves the queue that follows it, and the
         proposals it consumed, stored (one more statement only when its last commit could
         not carry them: a step's intermediate commits consume nothing, so that a crash
         between them serves the step's proposals again)."""
-        self.store_spend()
-        self._pending_queue = None
+        self.store_pending()
+        self._start_queue = self._final_queue = None
         if self.seq == self._step_seq or (queue == self.queue and
                                           self.committed_proposals == self.proposals):
             # nothing committed (the step can run again as it did), or its last commit
             # stored both; log lines it wrote after that commit ride the next one
             return
-        extra = self._riders({"logs", "entries"})
+        extra = self._riders(frozenset({"logs", "entries"}), None)
         if self.store.run("run/save_queue", {"run_id": self.run_id, "seq": self.seq,
                                              "queue": queue, "proposals": self.proposals,
                                              **extra}):
@@ -198,27 +243,45 @@ class Run:
             self.committed_proposals = self.proposals
 
     def flush(self) -> None:
-        """Store the ledger entries and log lines no commit carried (one statement; none
-        when nothing is pending); a pending spend is stored as its own commit."""
-        self.store_spend()
+        """Store what no commit carried: pending artifacts, attempt and spend as their own
+        commits, then ledger entries and log lines (one statement; none when nothing is
+        pending)."""
+        self.store_pending()
         if self.pending_entries:
-            extra = self._riders({"logs", "entries"})
-            if not self.store.run("ledger/append", {"run_id": self.run_id,
-                                                    "genesis": GENESIS, **extra}):
-                raise LedgerError(f"the ledger of {self.run_id} moved while storing entries "
-                                  f"from {extra['entries'][0]['props']['index']}")
-            self._carried(extra)
+            self._store_entries()
         elif self.pending_logs:
             self.store.run("log/write_many", {"run_id": self.run_id, "logs": self.pending_logs})
             self.pending_logs = []
 
-    def _riders(self, wanted: set[str] | frozenset[str]) -> dict[str, Any]:
-        """The pending entries and log lines a statement taking them stores."""
+    def _store_entries(self) -> None:
+        extra = self._riders(frozenset({"logs", "entries"}), None)
+        if not self.store.run("ledger/append", {"run_id": self.run_id,
+                                                "genesis": GENESIS, **extra}):
+            raise LedgerError(f"the ledger of {self.run_id} moved while storing entries "
+                              f"from {extra['entries'][0]['props']['index']}")
+        self._carried(extra)
+
+    def _riders(self, wanted: frozenset[str], goal_id: str | None) -> dict[str, Any]:
+        """The pending riders a statement taking ``wanted`` about ``goal_id`` stores."""
         extra: dict[str, Any] = {}
         if "logs" in wanted:
             extra["logs"] = self.pending_logs
         if "entries" in wanted:
             extra["entries"] = self.pending_entries
+        if "artifacts" in wanted:
+            extra["artifacts"] = self.pending_artifacts
+        if "attempt" in wanted:
+            extra["attempt"] = None
+            if self.pending_attempt is not None and self._rides("attempt", wanted, goal_id):
+                extra["attempt"] = self.pending_attempt["params"]
+        if "spend" in wanted:
+            extra["spend"] = None
+            if self.pending_spend is not None and self._rides("spend", wanted, goal_id):
+                extra["spend"] = {**self.pending_spend["params"],
+                                  "event_id": entity_id("budget", self.run_id, self.base_ms,
+                                                        self.seq),
+                                  "grant_id": entity_id("budget", self.run_id, self.base_ms,
+                                                        self.seq, "cover")}
         return extra
 
     def _carried(self, extra: Mapping[str, Any]) -> None:
@@ -226,6 +289,12 @@ class Run:
             self.pending_logs = []
         if "entries" in extra:
             self.pending_entries = []
+        if "artifacts" in extra:
+            self.pending_artifacts = []
+        if extra.get("attempt") is not None:
+            self.pending_attempt = None
+        if extra.get("spend") is not None:
+            self.pending_spend = None
 
 
 def advance(rest: list[str], woken: list[str]) -> list[str]:

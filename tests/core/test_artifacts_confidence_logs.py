@@ -29,6 +29,7 @@ def test_identical_content_is_stored_once_and_checked_on_read(tree: GoalTree, tm
     assert len(list((tmp_path / "artifacts").rglob("*"))) == 2  # one folder, one blob
     assert artifacts.read(second.id) == b"print('hi')\n"
     assert artifacts.get(second.id).lineage.input_artifact_ids == [first.id]
+    tree.run.flush()  # artifacts ride the run's next commit; none comes here
     lineage = tree.store.execute_adhoc(
         "MATCH (a:Artifact {id: $a})-[:DERIVED_FROM]->(b:Artifact) RETURN b.id AS b",
         {"a": second.id}, write=False).records()

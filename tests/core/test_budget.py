@@ -189,12 +189,12 @@ def test_a_spend_rides_its_goals_transition_and_anything_else_stores_it_first(
     assert stats.write_count == 0  # pending until the next commit
     seq = tree.run.seq
     tree.transition(kids[0], Status.IDENTIFYING_CONSTRAINTS)
-    assert (stats.writes["budget/spend"], stats.writes["goal/transition"]) == (1, 0)
+    assert (stats.writes["budget/spend"], stats.writes["goal/transition"]) == (0, 1)
     assert tree.run.seq == seq + 1  # one commit: the spend and the move
     assert tree.status(kids[0]) == Status.IDENTIFYING_CONSTRAINTS
     assert budget.remaining(kids[0]) == Amount(left.cost - 300, left.time - 7)
     budget.record(kids[0], Amount(5, 0), "r", "resolve")
     tree.transition(root, Status.IDENTIFYING_CONSTRAINTS)  # another goal: stored first
-    assert (stats.writes["budget/spend"], stats.writes["goal/transition"]) == (2, 1)
+    assert (stats.writes["budget/spend"], stats.writes["goal/transition"]) == (1, 2)
     assert budget.remaining(kids[0]).cost == left.cost - 305
     assert tree.run.pending_spend is None

@@ -16,6 +16,7 @@ from kernel.core.goal_node import JSON_FIELDS, STEP_FIELDS, GoalChanges, GoalNod
 from kernel.core.goals import GoalSpec, GoalTree
 from kernel.core.run import Run
 from kernel.store import GraphStore
+from kernel.store.queries import QueryCatalog
 from tests.solve.test_consistency import _run
 
 CYPHER = Path(__file__).resolve().parents[2] / "cypher"
@@ -26,8 +27,8 @@ def _written_by_statements() -> set[str]:
     """Goal properties the named statements set: ``v.name =`` for every variable bound
     to ``:Goal``, and the step fields ``g += $changes`` writes."""
     written: set[str] = set()
-    for path in CYPHER.rglob("*.cypher"):
-        text = path.read_text(encoding="utf-8")
+    texts = {q.text for dialect in ("falkordb", "neo4j") for q in QueryCatalog(CYPHER, dialect)}
+    for text in texts:  # as expanded: a fragment's `g` is the statement's goal
         for var in set(re.findall(r"\((\w+):Goal\b", text)):
             written |= set(re.findall(rf"\b{var}\.(\w+)\s*=(?!=)", text))
             if re.search(rf"\b{var}\s*\+=\s*\$changes", text):

@@ -36,31 +36,32 @@ def test_the_shipped_kill_9_check_passes_on_goals_in_progress_side_by_side(
     assert report.identical == 4
 
 
-@pytest.mark.parametrize(("statement", "number"), [
+@pytest.mark.parametrize(("statement", "number", "when"), [
     # commits that stored proposals with them (a ledger entry rides the next commit)
-    ("goal/transition", 9), ("goal/transition", 12), ("budget/spend", 16),
-    ("budget/spend", 22),
-    ("artifact/create", 4),
-    # a resolve proposal obtained, its commit not yet made: lost, and asked again
-    ("artifact/by_key", 3), ("artifact/by_key", 6),
-    # the spends that pay for a part's resolve output, before its goal moves on
-    ("budget/spend", 9), ("budget/spend", 10), ("budget/spend", 11)])
+    ("goal/transition", 9, "after"), ("goal/transition", 12, "after"),
+    ("budget/spend", 7, "after"),
+    # a step's proposals obtained, the commit that would store them never made: lost, and
+    # asked again (a resolve's output, attempt and spend ride that commit too)
+    ("goal/transition", 3, "before"), ("goal/transition", 12, "before"),
+    # a verify step between its commits: the goal has not moved on yet
+    ("attempt/record_verification", 2, "after"), ("goal/set_sigma_paths", 4, "after"),
+    # an identify step's spend stored ahead of its last commit (not the step's end)
+    ("budget/spend", 11, "after")])
 def test_a_run_killed_around_a_proposal_resumes_as_the_uninterrupted_one(
-        data_dir: Path, statement: str, number: int) -> None:
+        data_dir: Path, statement: str, number: int, when: str) -> None:
     """Killed right after the n-th commit that stored proposals, before the n-th commit
-    would have stored one (it is lost and asked again), or after the n-th spend (an output
-    paid for, its goal not yet moved on) while the launch parts are all in progress: the
-    resume still matches."""
+    would have stored some (they are lost and asked again), or between the commits of a
+    step, while the launch parts are all in progress: the resume still matches."""
     ulid = ULID()
     child = _Child(data_dir, ulid, sys.executable)
     run_id = f"run:{ulid}"
-    tag = f"{statement.replace('/', '-')}-{number}"
+    tag = f"{statement.replace('/', '-')}-{number}-{when}"
     reference = _settings(data_dir, f"pin-ref-{tag}")
     crashed = _settings(data_dir, f"pin-crash-{tag}")
     try:
         assert child.run(reference.graph_name, LAUNCH.command()).returncode == 0
         killed = child.run(crashed.graph_name, LAUNCH.command(), kill_at=number,
-                           only=statement)
+                           when=when, only=statement)
         assert killed.returncode == -9
         resumed = child.run(crashed.graph_name, ["resume", run_id, "--json"])
         assert resumed.returncode == 0, resumed.stderr[-500:]
@@ -72,7 +73,7 @@ def test_a_run_killed_around_a_proposal_resumes_as_the_uninterrupted_one(
 
 
 def test_a_second_process_is_told_who_holds_the_run_and_a_dead_one_shows_interrupted(
-        data_dir: Path, tmp_path: Path) -> None:
+        data_dir: Path) -> None:
     ulid = ULID()
     child = _Child(data_dir, ulid, sys.executable)
     run_id = f"run:{ulid}"
@@ -88,11 +89,11 @@ def test_a_second_process_is_told_who_holds_the_run_and_a_dead_one_shows_interru
             with Lease(store, run_id):  # this process drives the run now
                 assert run_state("pending", lease_state(store, run_id)) == "running"
                 with pytest.raises(RunBusyError, match=r"being driven by pid \d+"):
-                    resume(store, run_id, tmp_path)
+                    resume(store, run_id, data_dir)
                 second = child.run(settings.graph_name, ["resume", run_id])
                 assert second.returncode == 2 and "being driven by pid" in second.stderr
                 assert "Traceback" not in second.stderr
-            assert resume(store, run_id, tmp_path).status == "resolved"
+            assert resume(store, run_id, data_dir).status == "resolved"
     finally:
         with open_store(settings) as store:
             store.drop_all()

@@ -48,7 +48,7 @@ def resolve(k: Kernel, goal_id: str) -> list[str]:
         lineage=Lineage(node_id=goal_id, resolver_id=plan.final_resolver_id,
                         constraint_ids=[c.id for c in selected],
                         input_artifact_ids=goal.input_artifact_ids),
-        key=f"proposal:{proposal.ledger_hash}")
+        key=f"proposal:{proposal.ledger_hash}", unseen=not proposal.replayed)
     k.budget.record(goal_id, amount(proposal.cost_usd, proposal.seconds), plan.final_resolver_id,
                     "resolve", attempt_id=attempt, output_artifact_id=artifact.id,
                     proposal=proposal.ledger_hash, replayed=proposal.replayed)

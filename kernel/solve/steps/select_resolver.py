@@ -92,7 +92,9 @@ def _commit_plan(k: Kernel, goal: GoalNode, plan: ToolPlan, candidates: list[Can
         goal.id, text, type="tool_plan", format="json",
         lineage=Lineage(node_id=goal.id, resolver_id=CLAUDE_ID,
                         constraint_ids=k.constraints.roles(goal.id)["selected"]),
-        key=f"plan:{goal.id}:{goal.attempt_count}:{hashlib.sha256(text.encode()).hexdigest()}")
+        key=f"plan:{goal.id}:{goal.attempt_count}:{hashlib.sha256(text.encode()).hexdigest()}",
+        # a plan is stored with the commit that names it the goal's: none yet, none stored
+        unseen=goal.plan_artifact_id is None)
     k.run.will_wake([goal.id])
     k.tree.transition(goal.id, S.RESOLVING, GoalChanges(
         plan_artifact_id=artifact.id,

@@ -1,0 +1,12 @@
+// The goals whose view a spend ($spend, or null) on the goal bound as `g` changes, as
+// `spend_touched`: those in `touched` (goal_family) and the goal's children, which see
+// its budget; a grant from the parent (`spend_grant`, see store_spend) changes every
+// sibling's view, so then it is null (every cached goal read is dropped).
+CALL {
+  WITH g
+  OPTIONAL MATCH (below:Goal)-[:CHILD_OF]->(g)
+  WHERE $spend IS NOT NULL
+  WITH g, collect(below.id) AS below
+  RETURN below AS spend_below
+}
+WITH *, CASE WHEN spend_grant THEN null ELSE touched + spend_below END AS spend_touched
