@@ -1,5 +1,5 @@
 // mode: write
-// changes: goal/get(touched), attempt/of_goal(touched), constraint/of_goal(touched), constraint/ancestors_resolved
+// changes: goal/get(touched), attempt/of_goal(touched), constraint/of_goal(touched), constraint/ancestors_resolved, artifact/by_key, dag/children, dag/unresolved_dependencies, goal/children_keys
 // refreshes: goal/get
 // Attaches a verification to the attempt and the goal; on SAT the selected constraints
 // become resolved, on UNSAT resolved ones are cleared. Each failed check is an edge the
@@ -10,26 +10,43 @@
 // edge per attempt, with sigma_v, cost, time, modality and input constraint signature), and its usage statistics
 // and quality move with the outcome: executability is the smoothed pass rate,
 // completeness the smoothed mean sigma_v (each starts at the 0.5 prior).
+// The sigma_path values the verification changes ($sigma_paths: the goal's subtree) are
+// written with it, and so is what the step made since the run's last commit: its
+// artifacts ($artifacts), the spend that paid for the check ($spend), its log lines
+// ($logs) and its ledger entries ($entries).
 MATCH (run:Run {id: $run_id}), (a:Attempt {id: $attempt_id})-[:FOR]->(g:Goal {id: $goal_id})
 WHERE run.seq = $seq AND a.verdict IS NULL AND g.last_attempt_id = a.id
+  AND (size($entries) = 0 OR coalesce(run.ledger_size, 0) = $entries[0].props.index)
+// include: attempt_guard
+// include: spend_guard
 SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue, run.queue),
     a.verification = $verification, a.verdict = $verdict, a.sigma_v = $sigma_v,
     a.failure_mode = $failure_mode, a.caption = coalesce(a.caption, 'attempt') + ': ' + $verdict,
     g.verification = $verification, g.sigma_v = $sigma_v
-WITH a, g
+// include: ledger_tip
+// include: store_artifacts
+// include: open_attempt
+// include: store_spend
+WITH a, g, spend_grant
+CALL {
+  UNWIND $sigma_paths AS row
+  MATCH (below:Goal {id: row.id})
+  SET below.sigma_path = row.sigma_path
+}
+WITH a, g, spend_grant
 OPTIONAL MATCH (g)-[old:HAS_CONSTRAINT {id: 'resolved'}]->(:Constraint)
 DELETE old
-WITH DISTINCT a, g
+WITH DISTINCT a, g, spend_grant
 FOREACH (_ IN CASE WHEN $failure_mode IS NULL THEN [] ELSE [1] END |
   MERGE (f:FailureMode {id: $failure_mode})
   ON CREATE SET f.name = $failure_slug, f.slug = $failure_slug, f.caption = $failure_slug,
                 f.description = $failure_description, f.source = 'check'
   MERGE (a)-[b:FAILED_BECAUSE]->(f)
   SET b.source = 'check', b.name = $failure_slug)
-WITH a, g
+WITH a, g, spend_grant
 OPTIONAL MATCH (a)-[:USED]->(r:Resolver)
 OPTIONAL MATCH (p:GoalPattern {id: g.pattern_id})
-WITH a, g, r, p, coalesce(r.usage_count, 0) AS n, coalesce(r.avg_cost_micros, 0.0) AS spent,
+WITH a, g, spend_grant, r, p, coalesce(r.usage_count, 0) AS n, coalesce(r.avg_cost_micros, 0.0) AS spent,
      coalesce(r.q_executability, 0.5) AS qe, coalesce(r.q_completeness, 0.5) AS qc,
      CASE WHEN $verdict = 'SAT' THEN 1 ELSE 0 END AS won
 FOREACH (x IN CASE WHEN r IS NULL THEN [] ELSE [r] END |
@@ -46,7 +63,7 @@ FOREACH (_ IN CASE WHEN r IS NULL OR p IS NULL OR $verdict = 'SAT' THEN [] ELSE 
   CREATE (r)-[:FAILED_ON {id: a.id, sigma_v: $sigma_v, cost: coalesce(a.cost, 0),
                           time: coalesce(a.time, 0), modality: g.modality,
                           input_signature: p.signature, failure_mode: $failure_mode}]->(p))
-WITH DISTINCT a, g
+WITH DISTINCT a, g, spend_grant
 UNWIND (CASE WHEN size($outcomes) = 0 THEN [null] ELSE $outcomes END) AS o
 OPTIONAL MATCH (k:Constraint {id: o.constraint_id})
 OPTIONAL MATCH (art:Artifact {id: a.output_artifact_id})
@@ -56,12 +73,18 @@ FOREACH (x IN CASE WHEN k IS NULL OR o.passed THEN [] ELSE [k] END |
 FOREACH (x IN CASE WHEN k IS NULL OR art IS NULL OR NOT o.passed THEN [] ELSE [k] END |
   MERGE (art)-[s:SATISFIES {attempt_id: a.id}]->(x)
   SET s.check = o.check, s.sigma = o.sigma)
-WITH DISTINCT a, g
+WITH DISTINCT a, g, spend_grant
 OPTIONAL MATCH (g)-[:HAS_CONSTRAINT {id: 'selected'}]->(c:Constraint)
 WHERE $verdict = 'SAT'
 FOREACH (x IN CASE WHEN c IS NULL THEN [] ELSE [c] END |
   MERGE (g)-[h:HAS_CONSTRAINT {id: 'resolved'}]->(x)
   SET h.role = 'resolved')
-WITH a, g, count(c) AS resolved
+WITH a, g, spend_grant, count(c) AS resolved
+// include: store_logs
+// include: store_entries
+// include: goal_family
+// include: spend_family
 // include: goal_view
-RETURN a.id AS id, resolved, [g.id] AS touched, view
+RETURN a.id AS id, resolved,
+       CASE WHEN spend_touched IS NULL THEN null
+            ELSE spend_touched + [row IN $sigma_paths | row.id] END AS touched, view

@@ -73,10 +73,12 @@ class Attempts:
 
     def record_verification(self, attempt: Attempt, verification: Verification,
                             methods: Mapping[str, str] | None = None,
-                            diagnosed: tuple[str, str] | None = None) -> None:
+                            diagnosed: tuple[str, str] | None = None,
+                            sigma_paths: Sequence[Mapping[str, Any]] = ()) -> None:
         """The verification, with an edge per check (VIOLATED or SATISFIES) naming the
-        method in ``methods`` that decided it, and a cause a check ``diagnosed`` itself
-        as ``(name, description)``."""
+        method in ``methods`` that decided it, a cause a check ``diagnosed`` itself as
+        ``(name, description)``, and the ``sigma_paths`` it changes (see
+        ``Confidence.subtree_sigmas``), in one commit that carries the step's spend."""
         name, description = diagnosed if diagnosed and verification.verdict == "UNSAT" \
             else (None, None)
         self.run.commit("attempt/record_verification", {
@@ -86,6 +88,7 @@ class Attempts:
             "failure_mode": f"failure:{name}" if name else None, "failure_slug": name,
             "failure_description": description,
             "outcomes": check_outcomes(verification, methods or {}),
+            "sigma_paths": [dict(row) for row in sigma_paths],
         }, what=f"record the verification of {attempt.id}")
 
     def of_goal(self, goal_id: str) -> list[Attempt]:

@@ -50,20 +50,29 @@ class Confidence:
 
     def recompute_subtree(self, goal_id: str) -> dict[str, float]:
         """Recompute sigma_path for a goal and its live descendants, in one commit."""
+        values, rows = self.subtree_sigmas(goal_id)
+        if rows:  # nothing to write when nothing changed
+            self.run.commit("goal/set_sigma_paths", {"goal_id": goal_id, "rows": rows},
+                            what=f"recompute sigma_path under {goal_id}")
+        return values
+
+    def subtree_sigmas(self, goal_id: str, sigma_v: float | None = None,
+                       ) -> tuple[dict[str, float], list[dict[str, object]]]:
+        """sigma_path of a goal and its live descendants, and the rows to store when they
+        differ from what is stored; ``sigma_v`` is the goal's own, when a verification
+        about to be recorded with those rows sets it."""
         above = self.path(goal_id)
         base = path_sigma([n.sigma_v for n in above[:-1]])
         values: dict[str, float] = {}
         stored: dict[str, float | None] = {}
         for row in self.store.run("goal/subtree", {"goal_id": goal_id}):  # parents first
+            own = sigma_v if row["id"] == goal_id and sigma_v is not None else row["sigma_v"]
             parent = base if row["id"] == goal_id else values[row["parent_id"]]
-            values[row["id"]] = path_sigma([parent, row["sigma_v"]])
+            values[row["id"]] = path_sigma([parent, own])
             stored[row["id"]] = row["sigma_path"]
-        if values and values != stored:  # nothing to write when nothing changed
-            self.run.commit("goal/set_sigma_paths", {
-                "goal_id": goal_id,
-                "rows": [{"id": k, "sigma_path": v} for k, v in sorted(values.items())],
-            }, what=f"recompute sigma_path under {goal_id}")
-        return values
+        if not values or values == stored:
+            return values, []
+        return values, [{"id": k, "sigma_path": v} for k, v in sorted(values.items())]
 
     def system_sigma(self) -> float | None:
         leaves = self.store.run("goal/leaves", {"run_id": self.run.run_id})

@@ -27,33 +27,48 @@ class ConstraintEngine:
         # each is read from the store once per kernel.
         self._known: dict[str, Constraint] = {}
 
-    def upsert(self, specs: Sequence[ConstraintSpec]) -> list[str]:
+    def upsert(self, specs: Sequence[ConstraintSpec], ride: Run | None = None) -> list[str]:
         """Store constraints (identical content is one constraint); ids in input order.
 
         Constraints are immutable and never deleted, so upserting them is not a run
-        commit: it is idempotent and safe to repeat after a crash."""
+        commit: it is idempotent and safe to repeat after a crash. With ``ride`` they are
+        stored by that run's next commit that takes them (the step's ``set_role``), or
+        just before any other."""
         constraints = [spec.with_id() for spec in specs]
         if constraints:
             rows = {c.id: {"id": c.id, "type": c.type.value, "domain": c.domain, "title": c.title,
                            "payload": json.dumps(c.payload, sort_keys=True),
                            "provenance": c.provenance.model_dump_json()} for c in constraints}
-            self.store.run("constraint/upsert", {"rows": [rows[k] for k in sorted(rows)]})
+            ordered = [rows[k] for k in sorted(rows)]
+            if ride is None:
+                self.store.run("constraint/upsert", {"rows": ordered})
+            else:  # a read instead of a write: only constraints not stored yet ride
+                self._read([r["id"] for r in ordered])
+                new = {c.id: c for c in constraints if c.id not in self._known}
+                pending = {r["id"] for r in ride.pending_constraints}
+                ride.pending_constraints.extend(
+                    r for r in ordered if r["id"] in new and r["id"] not in pending)
+                self._known.update(new)  # exactly as the riding commit stores them
         return [c.id for c in constraints]
 
     def get_many(self, ids: Iterable[str]) -> list[Constraint]:
         """The constraints in id order (one read for those this kernel has not read yet)."""
         wanted = sorted(set(ids))
-        unread = [i for i in wanted if i not in self._known]
+        self._read(wanted)
+        missing = [i for i in wanted if i not in self._known]
+        if missing:
+            raise KeyError(f"unknown constraint id(s): {missing}")
+        return [self._known[i] for i in wanted]
+
+    def _read(self, ids: Sequence[str]) -> None:
+        """Read the stored constraints among ``ids`` this engine does not know yet."""
+        unread = [i for i in ids if i not in self._known]
         if unread:
             for r in self.store.run("constraint/get_many", {"ids": unread}):
                 self._known[r["id"]] = Constraint(
                     id=r["id"], type=ConstraintType(r["type"]), domain=r["domain"],
                     title=r["title"], payload=json.loads(r["payload"]),
                     provenance=Provenance.model_validate_json(r["provenance"]))
-        missing = [i for i in wanted if i not in self._known]
-        if missing:
-            raise KeyError(f"unknown constraint id(s): {missing}")
-        return [self._known[i] for i in wanted]
 
     def roles(self, goal_id: str) -> dict[str, list[str]]:
         result: dict[str, list[str]] = {role: [] for role in ROLES}

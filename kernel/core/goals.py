@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kernel.core.goal_node import STEP_FIELDS, GoalChanges, GoalNode
+from kernel.core.ids import entity_id
 from kernel.core.run import CommitRejected, Run
 from kernel.core.state_machine import (
     ACTION_STATE,
@@ -64,13 +65,45 @@ class GoalTree:
                                               "inherited": list(inherited_ids)},
                             decomposition_key, parent)
 
+    def create_children(self, parent: GoalNode, children: Sequence[tuple[str, GoalSpec]],
+                        inherited_ids: Iterable[str] = ()) -> list[str]:
+        """Create a decomposition's children, given as (decomposition key, spec), with the
+        constraints they inherit, in one commit; their ids in the order given."""
+        roles = [{"id": cid, "role": "inherited"} for cid in sorted(set(inherited_ids))]
+        self.run.store_pending()  # nothing else rides: the children take seq numbers
+        rows, ids = [], []
+        for number, (key, spec) in enumerate(children):
+            # the id and seq the child would have had with a commit of its own
+            goal_id = entity_id("goal", self.run.run_id, self.run.base_ms, self.run.seq + number)
+            props = self._props(goal_id, spec, parent.id, parent, key)
+            props["seq"] = self.run.seq + number
+            rows.append({"props": {k: v for k, v in props.items() if v is not None},
+                         "roles": roles})
+            ids.append(goal_id)
+        if rows:
+            self.run.commit("goal/create_children", {"parent_id": parent.id, "children": rows},
+                            what=f"create the children of {parent.id}", consumes=False,
+                            advances=len(rows))
+        return ids
+
     def _create(self, spec: GoalSpec, parent_id: str | None, roles: dict[str, list[str]],
                 decomposition_key: str | None = None, parent: GoalNode | None = None) -> str:
         if parent is None and parent_id:
             parent = self.get(parent_id)
         goal_id = self.run.new_id("goal")
+        props = self._props(goal_id, spec, parent_id, parent, decomposition_key)
+        role_rows = [{"id": cid, "role": role} for role, ids in sorted(roles.items())
+                     for cid in sorted(set(ids))]
+        self.run.commit("goal/create", {
+            "parent_id": parent_id, "props": {k: v for k, v in props.items() if v is not None},
+            "roles": role_rows,
+        }, what=f"create goal under {parent_id or 'the run'}", consumes=False)
+        return goal_id
+
+    def _props(self, goal_id: str, spec: GoalSpec, parent_id: str | None,
+               parent: GoalNode | None, decomposition_key: str | None) -> dict[str, Any]:
         summary = (spec.summary or _summarize(spec.description)).strip()
-        props: dict[str, Any] = {
+        return {
             "id": goal_id, "run_id": self.run.run_id,
             "root_id": parent.root_id if parent else goal_id,
             "parent_id": parent_id, "seq": self.run.seq,
@@ -89,13 +122,6 @@ class GoalTree:
             **{f"{m}_{k}": 0 for m in ("cost", "time")
                for k in ("allocated", "spent", "granted", "refunded")},
         }
-        role_rows = [{"id": cid, "role": role} for role, ids in sorted(roles.items())
-                     for cid in sorted(set(ids))]
-        self.run.commit("goal/create", {
-            "parent_id": parent_id, "props": {k: v for k, v in props.items() if v is not None},
-            "roles": role_rows,
-        }, what=f"create goal under {parent_id or 'the run'}", consumes=False)
-        return goal_id
 
     # -- reading ---------------------------------------------------------------------
     def _read(self, goal_id: str) -> dict[str, Any]:

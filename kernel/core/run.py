@@ -73,6 +73,9 @@ class Run:
     # a spend only on its own goal), so a step is one statement; whatever it cannot carry
     # is stored just before it, as its own commit (see ``_store_riders``).
     pending_artifacts: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    # constraints a step identified that are not stored yet (``$constraints``); stored
+    # without a commit when the next one cannot carry them (they are immutable)
+    pending_constraints: list[dict[str, Any]] = field(default_factory=list, repr=False)
     pending_attempt: dict[str, Any] | None = field(default=None, repr=False)
     pending_spend: dict[str, Any] | None = field(default=None, repr=False)
     # The queue a step started from, until a commit stores it, and the one that follows
@@ -141,8 +144,11 @@ class Run:
 
     def commit(self, name: str, params: Mapping[str, Any],
                identifiers: Mapping[str, str] | None = None, *, what: str,
-               consumes: bool = True) -> list[Row]:
+               consumes: bool = True, advances: int = 1) -> list[Row]:
         """Run one guarded write; advance ``seq`` or explain why nothing was written.
+
+        A statement that stands for several commits (the children of a decomposition,
+        one number each, as if each had its own commit) ``advances`` seq by that many.
 
         A step's final commit *consumes* the proposals it used (the run records how many
         it has consumed); intermediate commits (spends, grants, an opened attempt) do
@@ -150,12 +156,16 @@ class Run:
         proposals again on resume instead of asking for new ones."""
         wanted = self.store.catalog.get(name).parameters
         self._store_riders(wanted, params.get("goal_id"))
-        return self._write(name, params, identifiers, what=what, consumes=consumes, final=True)
+        return self._write(name, params, identifiers, what=what, consumes=consumes, final=True,
+                           advances=advances)
 
     def _store_riders(self, wanted: frozenset[str], goal_id: str | None) -> None:
         """Store, each as its own commit, the pending riders a statement taking ``wanted``
         about ``goal_id`` cannot carry: a spend (which carries the artifacts, and the
         attempt of its goal, with it), then an attempt, then artifacts."""
+        if self.pending_constraints and "constraints" not in wanted:
+            self.store.run("constraint/upsert", {"rows": self.pending_constraints})
+            self.pending_constraints = []
         if self.pending_spend is not None and not self._rides("spend", wanted, goal_id):
             self.store_spend()
         if self.pending_attempt is not None and not self._rides("attempt", wanted, goal_id):
@@ -172,7 +182,7 @@ class Run:
 
     def _write(self, name: str, params: Mapping[str, Any],
                identifiers: Mapping[str, str] | None = None, *, what: str,
-               consumes: bool, final: bool = False) -> list[Row]:
+               consumes: bool, final: bool = False, advances: int = 1) -> list[Row]:
         """One guarded write; ``final`` when the step asked for it (it may store the queue
         that follows the step), not when it stores riders ahead of one."""
         wanted = self.store.catalog.get(name).parameters
@@ -191,7 +201,7 @@ class Run:
                               identifiers)
         if rows:
             self._carried(extra)
-            self.seq += 1
+            self.seq += advances
             self.committed_proposals = recorded
             if queue is not None:
                 self.queue, self._start_queue = queue, None
@@ -270,6 +280,8 @@ class Run:
             extra["entries"] = self.pending_entries
         if "artifacts" in wanted:
             extra["artifacts"] = self.pending_artifacts
+        if "constraints" in wanted:
+            extra["constraints"] = self.pending_constraints
         if "attempt" in wanted:
             extra["attempt"] = None
             if self.pending_attempt is not None and self._rides("attempt", wanted, goal_id):
@@ -291,6 +303,8 @@ class Run:
             self.pending_entries = []
         if "artifacts" in extra:
             self.pending_artifacts = []
+        if "constraints" in extra:
+            self.pending_constraints = []
         if extra.get("attempt") is not None:
             self.pending_attempt = None
         if extra.get("spend") is not None:

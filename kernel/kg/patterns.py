@@ -50,13 +50,16 @@ class Patterns:
         self.encoder = encoder
         self.threshold = threshold
 
-    def ensure(self, summary: str, signature: Signature) -> str:
-        """The goal's pattern (created with its embedding the first time)."""
+    def ensure(self, summary: str, signature: Signature,
+               neighbours: list[Similar] | None = None) -> str:
+        """The goal's pattern (created with its embedding the first time), linked to
+        ``neighbours`` (found before: the search leaves the pattern itself out)."""
         pid = pattern_id(summary, signature)
         self.store.run("pattern/upsert", {
             "id": pid, "summary": summary, "caption": summary[:80],
             "normalized": normalize(summary), "signature": signature_text(signature),
-            "vector": self.encoder.encode_one(normalize(summary))})
+            "vector": self.encoder.encode_one(normalize(summary)),
+            "neighbours": [{"id": s.id, "similarity": s.similarity} for s in neighbours or []]})
         return pid
 
     def similar(self, summary: str, signature: Signature, k: int = 5) -> list[Similar]:
@@ -70,10 +73,5 @@ class Patterns:
              ) -> tuple[str, list[Similar]]:
         """Ensure the pattern and its SIMILAR_TO edges (both ways: similarity is
         symmetric); returns its id and its neighbours."""
-        pid = self.ensure(summary, signature)
         found = self.similar(summary, signature, k)
-        if found:
-            self.store.run("pattern/link_similar", {
-                "id": pid, "neighbours": [{"id": s.id, "similarity": s.similarity}
-                                          for s in found]})
-        return pid, found
+        return self.ensure(summary, signature, found), found  # one write

@@ -39,14 +39,16 @@ def test_the_shipped_kill_9_check_passes_on_goals_in_progress_side_by_side(
 @pytest.mark.parametrize(("statement", "number", "when"), [
     # commits that stored proposals with them (a ledger entry rides the next commit)
     ("goal/transition", 9, "after"), ("goal/transition", 12, "after"),
-    ("budget/spend", 7, "after"),
     # a step's proposals obtained, the commit that would store them never made: lost, and
-    # asked again (a resolve's output, attempt and spend ride that commit too)
+    # asked again (a resolve's output, attempt and spend ride that commit too; an
+    # identify's constraints, spend and pattern links ride its set_role)
     ("goal/transition", 3, "before"), ("goal/transition", 12, "before"),
-    # a verify step between its commits: the goal has not moved on yet
-    ("attempt/record_verification", 2, "after"), ("goal/set_sigma_paths", 4, "after"),
-    # an identify step's spend stored ahead of its last commit (not the step's end)
-    ("budget/spend", 11, "after")])
+    ("constraint/set_role", 5, "before"),
+    # a verify step between its commits: the verdict and its spend are stored, the goal
+    # has not moved on yet (a pass, and a failure that retries)
+    ("attempt/record_verification", 2, "after"), ("attempt/record_verification", 4, "after"),
+    # a retry's spend stored ahead of its step's last commit (not the step's end)
+    ("budget/spend", 2, "after")])
 def test_a_run_killed_around_a_proposal_resumes_as_the_uninterrupted_one(
         data_dir: Path, statement: str, number: int, when: str) -> None:
     """Killed right after the n-th commit that stored proposals, before the n-th commit

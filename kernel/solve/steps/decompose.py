@@ -31,14 +31,20 @@ def decompose(k: Kernel, goal_id: str) -> list[str]:
                 k.store.run("goal/children_keys", {"goal_id": goal_id})}
     inherited = k.constraints.inherited_by_children_of(goal_id)
     ids: dict[str, str] = {}
+    new: list[tuple[str, str, GoalSpec]] = []
     for child in plan.children:
-        if child.key in ids:
+        if child.key in ids or any(child.key == n for n, _, _ in new):
             continue  # the kernel keeps the first child of a repeated key
         key = f"{round_}:{child.key}"
-        ids[child.key] = existing.get(key) or k.tree.create_child(
-            goal_id, GoalSpec(child.goal_description, child.goal_summary, child.modality,
-                              input_artifact_ids=(goal.require("output_artifact_id"),)),
-            inherited_ids=inherited, decomposition_key=key, parent=goal)
+        if key in existing:  # made by this step before a crash
+            ids[child.key] = existing[key]
+        else:
+            new.append((child.key, key, GoalSpec(
+                child.goal_description, child.goal_summary, child.modality,
+                input_artifact_ids=(goal.require("output_artifact_id"),))))
+    made = k.tree.create_children(goal, [(key, spec) for _, key, spec in new], inherited)
+    ids |= {name: cid for (name, _, _), cid in zip(new, made, strict=True)}
+    ids = {c.key: ids[c.key] for c in plan.children if c.key in ids}  # the proposal's order
     edges = _acyclic_edges(k, goal_id, plan, ids)
     k.deps.add(k.run, goal_id, edges)
     weights = {ids[key]: next(c.relative_complexity for c in plan.children if c.key == key)

@@ -36,7 +36,8 @@ def identify(k: Kernel, goal_id: str) -> list[str]:
                        request_for(goal, ops.IDENTIFY_CONSTRAINTS, inherited, context))
         found: models.IdentifiedConstraints = proposal.output
         specs, needed = proposed_specs(k, goal_id, found.constraints), found.required_capabilities
-    eligible = set(k.constraints.upsert(specs)) | set(k.constraints.roles(goal_id)["core"])
+    eligible = set(k.constraints.upsert(specs, ride=k.run)) | \
+        set(k.constraints.roles(goal_id)["core"])  # stored with the step's commit
     capabilities = sorted(set(needed)) or [DEFAULT_CAPABILITY]
     # The goal's pattern (its summary and the structure of its constraints), linked to
     # the similar patterns the vector index finds.

@@ -18,14 +18,18 @@ def verify(k: Kernel, goal_id: str) -> list[str]:
     if attempt.verdict is None:
         selected = constraints_of(k, goal_id, "selected")
         checked = suggestions.verification_of(k, goal, attempt, selected, output)
+        # the sigma_path values the verdict changes are written with it: one commit
+        sigmas, rows = k.confidence.subtree_sigmas(goal_id, sigma_v=checked.sigma_v)
         k.attempts.record_verification(
             attempt, checked, {c.id: verification.method_of(c) for c in selected},
-            diagnosed=_check_diagnosis(checked.failed()))
+            diagnosed=_check_diagnosis(checked.failed()), sigma_paths=rows)
         goal = k.tree.get(goal_id)
+        sigma_path = sigmas[goal_id]
+    else:  # recorded before a crash, with its sigma_path values: nothing to write
+        sigma_path = k.confidence.recompute_subtree(goal_id)[goal_id]
     recorded = goal.verification
     if recorded is None:
         raise MissingGoalProperty(f"goal {goal_id} was verified but holds no verification")
-    sigma_path = k.confidence.recompute_subtree(goal_id)[goal_id]
     if recorded.verdict == "SAT" and recorded.sigma_v >= goal.tau_local:
         return leaf.classify(k, goal, sigma_path)
     return retry.retry(k, goal, recorded)
