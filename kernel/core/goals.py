@@ -129,7 +129,20 @@ class GoalTree:
         rows = self.store.run("goal/get", {"goal_id": goal_id})
         if not rows:
             raise UnknownGoalError(f"no goal {goal_id!r}")
-        return dict(rows[0]["view"])
+        view = dict(rows[0]["view"])
+        move = self.run.pending_move
+        if move is not None and move["goal_id"] == goal_id:  # entered, not stored yet
+            view["goal"] = {**view["goal"], "status": move["to"]}
+        return view
+
+    def enter(self, goal_id: str, target: Status) -> None:
+        """Move a pending goal into the step it resumes with: the move rides the step's
+        first commit that moves the goal on (see ``Run.pending_move``), so entering a
+        step writes nothing of its own."""
+        check_transition(self.status(goal_id), target)
+        self.run.store_pending()  # one entry at a time
+        self.run.pending_move = {"goal_id": goal_id, "from": Status.PENDING.value,
+                                 "to": target.value}
 
     def get(self, goal_id: str) -> GoalNode:
         """The goal as stored, validated (a property the model does not declare fails)."""

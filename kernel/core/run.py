@@ -78,6 +78,10 @@ class Run:
     pending_constraints: list[dict[str, Any]] = field(default_factory=list, repr=False)
     pending_attempt: dict[str, Any] | None = field(default=None, repr=False)
     pending_spend: dict[str, Any] | None = field(default=None, repr=False)
+    # A goal's entry into a step from pending (``GoalTree.enter``): the step's commit that
+    # moves the goal on from the state it entered carries it (its guard then expects the
+    # stored state, pending); any other commit stores it first, as a transition.
+    pending_move: dict[str, str] | None = field(default=None, repr=False)
     # The queue a step started from, until a commit stores it, and the one that follows
     # the step (``will_wake``), which only the step's own last commit stores: a rider
     # stored just before that commit must not tell a resumed run the step is done.
@@ -139,8 +143,15 @@ class Run:
                         what=spend["what"], consumes=spend["consumes"])
 
     def store_pending(self) -> None:
-        """Store every pending artifact, attempt and spend now (see ``_store_riders``)."""
+        """Store every pending entry, artifact, attempt and spend now."""
+        self._store_move()
         self._store_riders(frozenset(), None)
+
+    def _store_move(self) -> None:
+        move = self.pending_move
+        if move is not None:
+            self._write("goal/transition", {**move, "changes": {}}, consumes=False,
+                        what=f"{move['goal_id']}: {move['from']} -> {move['to']}")
 
     def commit(self, name: str, params: Mapping[str, Any],
                identifiers: Mapping[str, str] | None = None, *, what: str,
@@ -155,6 +166,12 @@ class Run:
         not, so a crash between them and the step's end serves the same recorded
         proposals again on resume instead of asking for new ones."""
         wanted = self.store.catalog.get(name).parameters
+        move = self.pending_move
+        if move is not None and move["goal_id"] == params.get("goal_id") \
+                and params.get("from") == move["to"]:
+            params = {**params, "from": move["from"]}  # the entry rides this move
+        else:
+            self._store_move()
         self._store_riders(wanted, params.get("goal_id"))
         return self._write(name, params, identifiers, what=what, consumes=consumes, final=True,
                            advances=advances)
@@ -201,6 +218,9 @@ class Run:
                               identifiers)
         if rows:
             self._carried(extra)
+            if self.pending_move is not None and self.pending_move["goal_id"] == \
+                    params.get("goal_id") and params.get("from") == self.pending_move["from"]:
+                self.pending_move = None  # it moved the goal on from where it was stored
             self.seq += advances
             self.committed_proposals = recorded
             if queue is not None:

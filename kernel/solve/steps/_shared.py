@@ -32,7 +32,7 @@ def enter(k: Kernel, goal_id: str, state: Status) -> GoalNode:
     """The goal, moved into the step's state first if it is resuming from pending."""
     goal = k.tree.get(goal_id)
     if goal.status == S.PENDING:
-        k.tree.transition(goal_id, state)
+        k.tree.enter(goal_id, state)  # stored by the step's commit: no write of its own
         goal = k.tree.get(goal_id)
     return goal
 

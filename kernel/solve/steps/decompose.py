@@ -4,7 +4,7 @@ budgets by relative complexity."""
 from __future__ import annotations
 
 from kernel.core.dag import DagNode, find_cycle, topological_order
-from kernel.core.goal_node import GoalChanges
+from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.core.goals import GoalSpec
 from kernel.kg import context as kg_context
 from kernel.protocol import operations as ops
@@ -29,22 +29,7 @@ def decompose(k: Kernel, goal_id: str) -> list[str]:
     keys = list(dict.fromkeys(c.key for c in plan.children))
     existing = {c["decomposition_key"]: c["id"] for c in
                 k.store.run("goal/children_keys", {"goal_id": goal_id})}
-    inherited = k.constraints.inherited_by_children_of(goal_id)
-    ids: dict[str, str] = {}
-    new: list[tuple[str, str, GoalSpec]] = []
-    for child in plan.children:
-        if child.key in ids or any(child.key == n for n, _, _ in new):
-            continue  # the kernel keeps the first child of a repeated key
-        key = f"{round_}:{child.key}"
-        if key in existing:  # made by this step before a crash
-            ids[child.key] = existing[key]
-        else:
-            new.append((child.key, key, GoalSpec(
-                child.goal_description, child.goal_summary, child.modality,
-                input_artifact_ids=(goal.require("output_artifact_id"),))))
-    made = k.tree.create_children(goal, [(key, spec) for _, key, spec in new], inherited)
-    ids |= {name: cid for (name, _, _), cid in zip(new, made, strict=True)}
-    ids = {c.key: ids[c.key] for c in plan.children if c.key in ids}  # the proposal's order
+    ids = _children(k, goal, plan, round_, existing)
     edges = _acyclic_edges(k, goal_id, plan, ids)
     k.deps.add(k.run, goal_id, edges)
     weights = {ids[key]: next(c.relative_complexity for c in plan.children if c.key == key)
@@ -63,6 +48,29 @@ def decompose(k: Kernel, goal_id: str) -> list[str]:
     k.tree.transition(goal_id, S.PENDING, GoalChanges(decompositions=round_))
     k.log.flow(goal_id, f"decomposed into {len(ids)} children, {len(edges)} dependencies")
     return woken
+
+
+def _children(k: Kernel, goal: GoalNode, plan: models.Decomposition, round_: int,
+              existing: dict[str, str]) -> dict[str, str]:
+    """The children's ids by the proposal's keys, in its order: those this step made
+    before a crash (``existing``, by decomposition key), the others created in one
+    commit with the constraints they inherit."""
+    ids: dict[str, str] = {}
+    new: dict[str, tuple[str, GoalSpec]] = {}
+    for child in plan.children:
+        if child.key in ids or child.key in new:
+            continue  # the kernel keeps the first child of a repeated key
+        key = f"{round_}:{child.key}"
+        if key in existing:
+            ids[child.key] = existing[key]
+        else:
+            new[child.key] = (key, GoalSpec(
+                child.goal_description, child.goal_summary, child.modality,
+                input_artifact_ids=(goal.require("output_artifact_id"),)))
+    made = k.tree.create_children(goal, list(new.values()),
+                                  k.constraints.inherited_by_children_of(goal.id))
+    ids |= dict(zip(new, made, strict=True))
+    return {c.key: ids[c.key] for c in plan.children}  # the proposal's order
 
 
 def _acyclic_edges(k: Kernel, goal_id: str, plan: models.Decomposition,
