@@ -1,0 +1,92 @@
+"""What a step makes rides the step's one commit: artifacts, an opened attempt, the spend
+that paid for the call, constraints and the entry from pending, each stored on its own
+only when the next commit cannot carry it."""
+
+from __future__ import annotations
+
+from kernel.core.artifacts import Artifacts, BlobStore
+from kernel.core.attempts import Attempts
+from kernel.core.budget import Amount, BudgetEnforcer
+from kernel.core.constraints import ConstraintEngine
+from kernel.core.envelopes import Lineage
+from kernel.core.goals import GoalSpec, GoalTree
+from kernel.core.state_machine import Status
+from tests.core.conftest import make_root, spec
+
+
+def _resolving(tree: GoalTree) -> str:
+    root = make_root(tree)
+    BudgetEnforcer(tree.run).allocate_root(root, Amount(10_000_000, 600_000))
+    kid = tree.create_child(root, GoalSpec("child"))
+    for target in (Status.IDENTIFYING_CONSTRAINTS, Status.SELECTING_CONSTRAINTS,
+                   Status.SELECTING_RESOLVER, Status.RESOLVING):
+        tree.transition(kid, target)
+    return kid
+
+
+def _count(tree: GoalTree, query: str, **params: str) -> int:
+    return tree.store.execute_adhoc(query, params, write=False).records()[0]["n"]
+
+
+def test_an_attempt_its_output_and_its_spend_ride_the_goals_transition(
+        tree: GoalTree, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    kid = _resolving(tree)
+    stats, seq = tree.store.stats, tree.run.seq
+    stats.reset()
+    attempt = Attempts(tree.run).open(kid, "resolver:claude-code-0")
+    output = Artifacts(tree.run, BlobStore(tmp_path)).register(
+        kid, "print(1)\n", type="code", format="python",
+        lineage=Lineage(node_id=kid, resolver_id="resolver:claude-code-0"))
+    BudgetEnforcer(tree.run).record(kid, Amount(700, 80), "resolver:claude-code-0", "resolve",
+                                    attempt_id=attempt.id, output_artifact_id=output.id)
+    assert stats.write_count == 0 and _count(tree, "MATCH (a:Attempt) RETURN count(a) AS n") == 0
+    tree.transition(kid, Status.VERIFYING)
+    assert stats.write_count == 1 and tree.run.seq == seq + 1
+    paid = tree.store.execute_adhoc(
+        "MATCH (s:BudgetEvent)-[:PAYS_FOR]->(a:Attempt {id: $a})-[:FOR]->(g:Goal), "
+        "(a)-[:PRODUCED]->(o:Artifact) RETURN s.cost AS cost, o.id AS out, "
+        "g.output_artifact_id AS goal_out, g.attempt_count AS n, g.status AS status",
+        {"a": attempt.id}, write=False).records()
+    assert paid == [{"cost": 700, "out": output.id, "goal_out": output.id, "n": 1,
+                     "status": "verifying"}]
+
+
+def test_what_the_next_commit_cannot_carry_is_stored_just_before_it(
+        tree: GoalTree, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    kid = _resolving(tree)
+    other = tree.create_child(make_root(tree), GoalSpec("elsewhere"))
+    attempt = Attempts(tree.run).open(kid, "resolver:claude-code-0")
+    BudgetEnforcer(tree.run).record(kid, Amount(5, 1), "r", "resolve", attempt_id=attempt.id)
+    stats = tree.store.stats
+    stats.reset()
+    tree.transition(other, Status.IDENTIFYING_CONSTRAINTS)  # another goal's commit
+    assert (stats.writes["budget/spend"], stats.writes["goal/transition"]) == (1, 1)
+    assert tree.run.pending_spend is None and tree.run.pending_attempt is None
+    assert _count(tree, "MATCH (:BudgetEvent {kind: 'spend'})-[:PAYS_FOR]->(a:Attempt {id: $a}) "
+                        "RETURN count(a) AS n", a=attempt.id) == 1
+
+
+def test_an_entry_from_pending_rides_the_commit_that_moves_the_goal_on(tree: GoalTree) -> None:
+    root = make_root(tree)
+    engine = ConstraintEngine(tree.store)
+    stats = tree.store.stats
+    stats.reset()
+    tree.enter(root, Status.IDENTIFYING_CONSTRAINTS)
+    assert tree.status(root) == Status.IDENTIFYING_CONSTRAINTS  # as the step sees it
+    ids = engine.upsert([spec("rides along")], ride=tree.run)
+    assert stats.write_count == 0
+    engine.set_role(tree.run, root, "eligible", ids, Status.IDENTIFYING_CONSTRAINTS,
+                    Status.SELECTING_CONSTRAINTS)
+    assert stats.write_count == 1 and tree.run.pending_move is None
+    assert tree.status(root) == Status.SELECTING_CONSTRAINTS
+    assert engine.roles(root)["eligible"] == ids
+
+
+def test_an_entry_not_carried_is_stored_as_its_own_transition(tree: GoalTree) -> None:
+    root = make_root(tree)
+    tree.enter(root, Status.IDENTIFYING_CONSTRAINTS)
+    tree.run.flush()  # a step that stops after entering
+    assert tree.run.pending_move is None
+    stored = tree.store.execute_adhoc("MATCH (g:Goal {id: $g}) RETURN g.status AS s",
+                                      {"g": root}, write=False).records()
+    assert stored == [{"s": "identifying_constraints"}]
