@@ -124,8 +124,9 @@ class Run:
         return config
 
     def new_id(self, kind: str, salt: str = "") -> str:
-        """The id an entity created by the *next* commit gets (a pending spend is stored
-        first: it would be that commit)."""
+        """The id an entity created by the *next* commit gets (a pending entry or spend
+        is stored first: it would be that commit)."""
+        self._store_move()
         self.store_spend()
         return entity_id(kind, self.run_id, self.base_ms, self.seq, salt)
 
