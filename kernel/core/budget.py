@@ -150,7 +150,7 @@ class BudgetEnforcer:
         if proposal is not None and replayed and self.store.run("budget/spend_for_proposal",
                                                    {"proposal": proposal}):
             return
-        self.run.pending_spend = {"params": {
+        self.run.pending_spend = {"goal_id": goal_id, "params": {
             "goal_id": goal_id, "cost": spent.cost, "time": spent.time,
             "resolver_id": resolver_id, "operation": operation, "attempt_id": attempt_id,
             "output_artifact_id": output_artifact_id, "proposal": proposal,

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernel.core.goal_node import STEP_FIELDS, GoalChanges, GoalNode
-from kernel.core.ids import entity_id
 from kernel.core.run import CommitRejected, Run
 from kernel.core.state_machine import (
     ACTION_STATE,
@@ -74,7 +73,7 @@ class GoalTree:
         rows, ids = [], []
         for number, (key, spec) in enumerate(children):
             # the id and seq the child would have had with a commit of its own
-            goal_id = entity_id("goal", self.run.run_id, self.run.base_ms, self.run.seq + number)
+            goal_id = self.run.new_id("goal", offset=number)
             props = self._props(goal_id, spec, parent.id, parent, key)
             props["seq"] = self.run.seq + number
             rows.append({"props": {k: v for k, v in props.items() if v is not None},

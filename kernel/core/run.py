@@ -123,24 +123,28 @@ class Run:
         config: dict[str, Any] = json.loads(rows[0]["config"] or "{}")
         return config
 
-    def new_id(self, kind: str, salt: str = "") -> str:
+    def new_id(self, kind: str, salt: str = "", offset: int = 0) -> str:
         """The id an entity created by the *next* commit gets (a pending entry or spend
-        is stored first: it would be that commit)."""
+        is stored first: it would be that commit); ``offset`` counts on from it, for a
+        statement that stands for several commits (see ``commit``'s ``advances``)."""
         self._store_move()
         self.store_spend()
-        return entity_id(kind, self.run_id, self.base_ms, self.seq, salt)
+        return self._id(kind, salt, offset)
 
     def rider_id(self, kind: str) -> str:
         """The id of an entity that rides the run's next commit (an artifact or attempt):
         unique among the riders of one commit, whatever else that commit creates."""
-        salt = f"rider-{len(self.pending_artifacts)}" if kind == "artifact" else "rider"
-        return entity_id(kind, self.run_id, self.base_ms, self.seq, salt)
+        return self._id(kind, f"rider-{len(self.pending_artifacts)}"
+                        if kind == "artifact" else "rider")
+
+    def _id(self, kind: str, salt: str = "", offset: int = 0) -> str:
+        return entity_id(kind, self.run_id, self.base_ms, self.seq + offset, salt)
 
     def store_spend(self) -> None:
         """Store the pending spend now, as its own commit (nothing when there is none)."""
         if self.pending_spend is not None:
             spend = self.pending_spend
-            self._write("budget/spend", {"goal_id": spend["params"]["goal_id"]},
+            self._write("budget/spend", {"goal_id": spend["goal_id"]},
                         what=spend["what"], consumes=spend["consumes"])
 
     def store_pending(self) -> None:
@@ -153,6 +157,7 @@ class Run:
         if move is not None:
             self._write("goal/transition", {**move, "changes": {}}, consumes=False,
                         what=f"{move['goal_id']}: {move['from']} -> {move['to']}")
+            self.pending_move = None
 
     def commit(self, name: str, params: Mapping[str, Any],
                identifiers: Mapping[str, str] | None = None, *, what: str,
@@ -168,14 +173,18 @@ class Run:
         proposals again on resume instead of asking for new ones."""
         wanted = self.store.catalog.get(name).parameters
         move = self.pending_move
-        if move is not None and move["goal_id"] == params.get("goal_id") \
-                and params.get("from") == move["to"]:
-            params = {**params, "from": move["from"]}  # the entry rides this move
+        entry_rides = move is not None and move["goal_id"] == params.get("goal_id") \
+            and params.get("from") == move["to"]
+        if move is not None and entry_rides:
+            params = {**params, "from": move["from"]}  # its guard expects the stored state
         else:
             self._store_move()
         self._store_riders(wanted, params.get("goal_id"))
-        return self._write(name, params, identifiers, what=what, consumes=consumes, final=True,
-                           advances=advances)
+        rows = self._write(name, params, identifiers, what=what, consumes=consumes,
+                           final=True, advances=advances)
+        if entry_rides:
+            self.pending_move = None
+        return rows
 
     def _store_riders(self, wanted: frozenset[str], goal_id: str | None) -> None:
         """Store, each as its own commit, the pending riders a statement taking ``wanted``
@@ -195,8 +204,7 @@ class Run:
 
     def _rides(self, rider: str, wanted: frozenset[str], goal_id: str | None) -> bool:
         pending = self.pending_spend if rider == "spend" else self.pending_attempt
-        return (rider in wanted and pending is not None
-                and goal_id == (pending["params"] if rider == "spend" else pending)["goal_id"])
+        return rider in wanted and pending is not None and pending["goal_id"] == goal_id
 
     def _write(self, name: str, params: Mapping[str, Any],
                identifiers: Mapping[str, str] | None = None, *, what: str,
@@ -219,9 +227,6 @@ class Run:
                               identifiers)
         if rows:
             self._carried(extra)
-            if self.pending_move is not None and self.pending_move["goal_id"] == \
-                    params.get("goal_id") and params.get("from") == self.pending_move["from"]:
-                self.pending_move = None  # it moved the goal on from where it was stored
             self.seq += advances
             self.committed_proposals = recorded
             if queue is not None:
@@ -310,11 +315,8 @@ class Run:
         if "spend" in wanted:
             extra["spend"] = None
             if self.pending_spend is not None and self._rides("spend", wanted, goal_id):
-                extra["spend"] = {**self.pending_spend["params"],
-                                  "event_id": entity_id("budget", self.run_id, self.base_ms,
-                                                        self.seq),
-                                  "grant_id": entity_id("budget", self.run_id, self.base_ms,
-                                                        self.seq, "cover")}
+                extra["spend"] = {**self.pending_spend["params"], "event_id": self._id("budget"),
+                                  "grant_id": self._id("budget", "cover")}
         return extra
 
     def _carried(self, extra: Mapping[str, Any]) -> None:
