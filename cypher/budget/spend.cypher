@@ -1,5 +1,5 @@
 // mode: write
-// changes: goal/get(touched), attempt/of_goal(touched), artifact/by_key, dag/children, dag/unresolved_dependencies, goal/children_keys
+// changes: goal/get(touched), attempt/of_goal(attempts_touched), artifact/by_key, dag/children, dag/unresolved_dependencies, goal/children_keys
 // refreshes: goal/get
 // Records what a call cost ($spend, see the store_spend fragment) as its own commit,
 // when no step commit of its goal could carry it. The commit also carries the
@@ -19,4 +19,4 @@ SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue,
 // include: goal_family
 // include: spend_family
 // include: goal_view
-RETURN spend_touched AS touched, view
+RETURN spend_touched AS touched, attempts_touched, view

@@ -1,5 +1,5 @@
 // mode: write
-// changes: goal/get(touched), attempt/of_goal(touched), artifact/by_key, dag/children, dag/unresolved_dependencies, goal/children_keys, constraint/of_goal(touched), constraint/ancestors_resolved
+// changes: goal/get(touched), attempt/of_goal(attempts_touched), artifact/by_key, dag/children, dag/unresolved_dependencies, goal/children_keys, constraint/of_goal(roles_touched), constraint/ancestors_resolved
 // refreshes: goal/get
 // Gives a set of constraints one role on a goal (replacing that role's previous set),
 // moving the goal's status and writing the step's other fields in the same commit.
@@ -44,4 +44,4 @@ WITH g, spend_grant, count(c) AS attached
 // include: goal_family
 // include: spend_family
 // include: goal_view
-RETURN g.status AS status, attached, spend_touched AS touched, view
+RETURN g.status AS status, attached, spend_touched AS touched, attempts_touched, [g.id] AS roles_touched, view

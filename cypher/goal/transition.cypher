@@ -1,5 +1,5 @@
 // mode: write
-// changes: goal/get(touched), attempt/of_goal(touched), artifact/by_key, dag/children, dag/unresolved_dependencies, goal/children_keys
+// changes: goal/get(touched), attempt/of_goal(attempts_touched), artifact/by_key, dag/children, dag/unresolved_dependencies, goal/children_keys
 // refreshes: goal/get
 // Moves a goal from $from to $to, with the step's field changes, in one commit.
 // No row comes back when the goal is not in $from: nothing was written.
@@ -21,4 +21,4 @@ FOREACH (removal IN $removals | SET g += removal)
 // include: goal_family
 // include: spend_family
 // include: goal_view
-RETURN g.status AS status, spend_touched AS touched, view
+RETURN g.status AS status, spend_touched AS touched, attempts_touched, view
