@@ -30,6 +30,17 @@ def test_an_include_line_is_replaced_by_the_fragment_without_its_comments(tmp_pa
     assert catalog.names() == ["w"]  # a fragment is not itself a statement
 
 
+def test_a_dialects_fragment_overrides_the_shared_one_in_shared_statements(tmp_path: Path) -> None:
+    catalog = _catalog(tmp_path, {
+        f"{FRAGMENTS}/set_x": "SET n.x = $x\n",
+        f"falkordb/{FRAGMENTS}/set_x": "SET n.x = vecf32($x)\n",
+        "w": "// mode: write\nMATCH (n {id: $id})\n// include: set_x\nRETURN n.x AS x\n",
+    })
+    assert "SET n.x = vecf32($x)" in catalog.get("w").text
+    assert "vecf32" not in QueryCatalog(tmp_path, "neo4j").get("w").text
+    assert catalog.names() == ["w"]
+
+
 @pytest.mark.parametrize("files, message", [
     ({"w": "// mode: write\n// include: missing\nRETURN 1\n"}, "names no fragment"),
     ({"w": "// mode: write\n// include: ../w\nRETURN 1\n"}, "names no fragment"),

@@ -3,7 +3,8 @@
 // refreshes: goal/get
 // Gives a set of constraints one role on a goal (replacing that role's previous set),
 // moving the goal's status and writing the step's other fields in the same commit.
-// With $pattern_id (step 2) the goal becomes an INSTANCE_OF its goal pattern, which
+// With $pattern (step 2: see the store_pattern fragment) the commit stores the goal's
+// pattern with its SIMILAR_TO links, and the goal becomes an INSTANCE_OF it, which
 // REQUIRES the capabilities the step identified.
 // The commit also carries what the step made since the run's last commit: the
 // constraints it identified ($constraints, stored by content id), its artifacts
@@ -21,8 +22,9 @@ FOREACH (removal IN $removals | SET g += removal)
 // include: store_artifacts
 // include: open_attempt
 // include: store_spend
+// include: store_pattern
 WITH g, spend_grant
-OPTIONAL MATCH (p:GoalPattern {id: $pattern_id})
+OPTIONAL MATCH (p:GoalPattern {id: $pattern.id})
 FOREACH (x IN CASE WHEN p IS NULL THEN [] ELSE [p] END | MERGE (g)-[:INSTANCE_OF]->(x))
 WITH DISTINCT g, spend_grant, p
 UNWIND (CASE WHEN p IS NULL OR size($capabilities) = 0 THEN [null] ELSE $capabilities END) AS tag

@@ -4,7 +4,8 @@ inheritance (axiom B6) and the constraint signature used for goal similarity."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from kernel.core.envelopes import Constraint, ConstraintSpec, ConstraintType, Provenance
 from kernel.core.goal_node import GoalChanges
@@ -84,11 +85,13 @@ class ConstraintEngine:
 
     def set_role(self, run: Run, goal_id: str, role: str, ids: Iterable[str],
                  from_status: Status, to_status: Status,
-                 changes: GoalChanges | None = None, pattern_id: str | None = None,
+                 changes: GoalChanges | None = None, pattern: Mapping[str, Any] | None = None,
                  capabilities: Sequence[str] = ()) -> None:
         """Replace a role's constraint set and move the goal, in one commit.
 
-        For ``eligible`` the goal's inherited constraints are removed first (B6)."""
+        For ``eligible`` the goal's inherited constraints are removed first (B6). With a
+        ``pattern`` (``Patterns.row``) the commit stores it and the goal becomes its
+        instance, requiring ``capabilities``."""
         if role not in ROLES:
             raise ValueError(f"unknown role {role!r}")
         check_transition(from_status, to_status)
@@ -101,7 +104,8 @@ class ConstraintEngine:
             "goal_id": goal_id, "role": role, "ids": wanted,
             "from": from_status.value, "to": to_status.value,
             "changes": changes.to_properties() if changes is not None else {},
-            "pattern_id": pattern_id, "capabilities": sorted(set(capabilities)),
+            "pattern": dict(pattern) if pattern is not None else None,
+            "capabilities": sorted(set(capabilities)),
         }, what=f"set {role} constraints of {goal_id}")
 
 

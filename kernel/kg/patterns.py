@@ -13,6 +13,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from embeddings.encoder import Encoder
 from kernel.core.constraints import Signature
@@ -54,13 +55,20 @@ class Patterns:
                neighbours: list[Similar] | None = None) -> str:
         """The goal's pattern (created with its embedding the first time), linked to
         ``neighbours`` (found before: the search leaves the pattern itself out)."""
-        pid = pattern_id(summary, signature)
-        self.store.run("pattern/upsert", {
-            "id": pid, "summary": summary, "caption": summary[:80],
-            "normalized": normalize(summary), "signature": signature_text(signature),
-            "vector": self.encoder.encode_one(normalize(summary)),
-            "neighbours": [{"id": s.id, "similarity": s.similarity} for s in neighbours or []]})
-        return pid
+        row = self.row(summary, signature, neighbours)
+        self.store.run("pattern/upsert", {"pattern": row})
+        return str(row["id"])
+
+    def row(self, summary: str, signature: Signature,
+            neighbours: list[Similar] | None = None) -> dict[str, Any]:
+        """The pattern as the store_pattern fragment takes it (``$pattern``), for a commit
+        that carries it."""
+        return {"id": pattern_id(summary, signature), "summary": summary,
+                "caption": summary[:80], "normalized": normalize(summary),
+                "signature": signature_text(signature),
+                "vector": self.encoder.encode_one(normalize(summary)),
+                "neighbours": [{"id": s.id, "similarity": s.similarity}
+                               for s in neighbours or []]}
 
     def similar(self, summary: str, signature: Signature, k: int = 5) -> list[Similar]:
         rows = self.store.run("pattern/similar", {
@@ -72,6 +80,7 @@ class Patterns:
     def link(self, summary: str, signature: Signature, k: int = 5,
              ) -> tuple[str, list[Similar]]:
         """Ensure the pattern and its SIMILAR_TO edges (both ways: similarity is
-        symmetric); returns its id and its neighbours."""
+        symmetric); returns its id and its neighbours. A step whose commit carries the
+        pattern takes ``row`` with the neighbours ``similar`` found instead."""
         found = self.similar(summary, signature, k)
         return self.ensure(summary, signature, found), found  # one write

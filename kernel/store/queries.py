@@ -24,7 +24,8 @@ wrote costs no round trip. With the audit on, the read is made anyway and compar
 
 A line ``// include: NAME`` in a statement's body is replaced by the fragment
 ``cypher/_fragments/NAME.cypher`` (its leading comment lines dropped), so a clause that
-several commits share (storing the step's log lines, its ledger entries) is written once.
+several commits share (storing the step's log lines, its ledger entries) is written once;
+``cypher/<dialect>/_fragments/NAME.cypher`` overrides it for that backend.
 The statement's parameters, slots and lint are those of the expanded text.
 """
 
@@ -32,7 +33,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -145,24 +146,26 @@ def _fragment_body(path: Path) -> str:
     return "\n".join(lines).strip("\n")
 
 
-def _expand(text: str, path: Path, fragments: Path | None) -> str:
-    """Replace each ``// include: NAME`` line with that fragment (fragments do not nest)."""
+def _expand(text: str, path: Path, fragments: Sequence[Path]) -> str:
+    """Replace each ``// include: NAME`` line with that fragment, from the first of
+    ``fragments`` that has it (the dialect's own, then the shared ones; no nesting)."""
     def body(match: re.Match[str]) -> str:
         name = match.group(1)
-        source = None if fragments is None else fragments / f"{name}.cypher"
-        if source is None or not re.fullmatch(r"[a-z_][a-z0-9_]*", name) or not source.is_file():
-            where = "no fragments directory" if fragments is None else str(fragments)
+        found = [d / f"{name}.cypher" for d in fragments if (d / f"{name}.cypher").is_file()]
+        if not re.fullmatch(r"[a-z_][a-z0-9_]*", name) or not found:
+            where = ", ".join(map(str, fragments)) or "no fragments directory"
             raise QueryFileError(f"{path}: '// include: {name}' names no fragment in {where}")
-        fragment = _fragment_body(source)
+        fragment = _fragment_body(found[0])
         if _INCLUDE.search(fragment):
-            raise QueryFileError(f"{source}: a fragment cannot include another")
+            raise QueryFileError(f"{found[0]}: a fragment cannot include another")
         return fragment
     return _INCLUDE.sub(body, text)
 
 
 def parse_query_file(name: str, dialect: str | None, path: Path,
-                     fragments: Path | None = None) -> NamedQuery:
-    """Read one statement file; ``fragments`` is where its ``// include:`` lines resolve."""
+                     fragments: Sequence[Path] = ()) -> NamedQuery:
+    """Read one statement file; ``fragments`` are where its ``// include:`` lines resolve,
+    in order."""
     raw = path.read_text(encoding="utf-8")
     marks = _header(raw)
     text = _expand(raw, path, fragments)
@@ -227,7 +230,8 @@ class QueryCatalog:
         self.root = root
         self.dialect = dialect
         self._queries: dict[str, NamedQuery] = {}
-        fragments = root / FRAGMENTS
+        # a dialect's fragment overrides the shared one, in shared statements too
+        fragments = (root / dialect / FRAGMENTS, root / FRAGMENTS)
         for name, path in _files(root, None):
             self._queries[name] = parse_query_file(name, None, path, fragments)
         for name, path in _files(root / dialect, dialect):

@@ -40,13 +40,15 @@ def identify(k: Kernel, goal_id: str) -> list[str]:
         set(k.constraints.roles(goal_id)["core"])  # stored with the step's commit
     capabilities = sorted(set(needed)) or [DEFAULT_CAPABILITY]
     # The goal's pattern (its summary and the structure of its constraints), linked to
-    # the similar patterns the vector index finds.
+    # the similar patterns the vector index finds, stored by the step's commit.
     signature = constraint_signature(k.constraints.get_many(eligible))
-    pattern = k.patterns.link(goal.summary, signature)[0]
+    pattern = k.patterns.row(goal.summary, signature,
+                             k.patterns.similar(goal.summary, signature))
     k.run.will_wake([goal_id])
     k.constraints.set_role(k.run, goal_id, "eligible", eligible, S.IDENTIFYING_CONSTRAINTS,
                            S.SELECTING_CONSTRAINTS,
-                           GoalChanges(required_capabilities=capabilities, pattern_id=pattern),
-                           pattern_id=pattern, capabilities=capabilities)
+                           GoalChanges(required_capabilities=capabilities,
+                                       pattern_id=pattern["id"]),
+                           pattern=pattern, capabilities=capabilities)
     k.log.flow(goal_id, f"identified {len(eligible)} eligible constraints")
     return [goal_id]
