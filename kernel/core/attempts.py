@@ -13,6 +13,7 @@ from typing import Any
 
 from kernel.core.budget import Amount, BudgetEnforcer
 from kernel.core.envelopes import Attempt, Verification
+from kernel.core.goal_node import GoalNode
 from kernel.core.run import Run
 from kernel.errors import KernelError
 
@@ -90,6 +91,11 @@ class Attempts:
             "outcomes": check_outcomes(verification, methods or {}),
             "sigma_paths": [dict(row) for row in sigma_paths],
         }, what=f"record the verification of {attempt.id}")
+
+    def tried(self, goal: GoalNode) -> list[Attempt]:
+        """``of_goal`` for a goal read this step: one that never opened an attempt
+        (``attempt_count`` 0) has none stored, so nothing is read."""
+        return self.of_goal(goal.id) if goal.attempt_count else []
 
     def of_goal(self, goal_id: str) -> list[Attempt]:
         out = []

@@ -61,11 +61,15 @@ class Confidence:
         """sigma_path of a goal and its live descendants, and the rows to store when they
         differ from what is stored; ``sigma_v`` is the goal's own, when a verification
         about to be recorded with those rows sets it."""
-        above = self.path(goal_id)
-        base = path_sigma([n.sigma_v for n in above[:-1]])
+        found = self.store.run("goal/sigma_inputs", {"goal_id": goal_id})
+        if not found:
+            return {}, []
+        base = path_sigma([p["sigma_v"] for p in found[0]["path"][:-1]])
         values: dict[str, float] = {}
         stored: dict[str, float | None] = {}
-        for row in self.store.run("goal/subtree", {"goal_id": goal_id}):  # parents first
+        subtree = sorted(found[0]["subtree"],  # parents first
+                         key=lambda r: (r["depth"], r["seq"] is None, r["seq"] or 0, r["id"]))
+        for row in subtree:
             own = sigma_v if row["id"] == goal_id and sigma_v is not None else row["sigma_v"]
             parent = base if row["id"] == goal_id else values[row["parent_id"]]
             values[row["id"]] = path_sigma([parent, own])

@@ -325,6 +325,9 @@ class Run:
         if "entries" in extra:
             self.pending_entries = []
         if "artifacts" in extra:
+            for made in extra["artifacts"]:  # stored as they are: their next read is known
+                self.store.remember("artifact/get", {"artifact_id": made["props"]["id"]},
+                                    [{"artifact": made["props"]}])
             self.pending_artifacts = []
         if "constraints" in extra:
             self.pending_constraints = []

@@ -96,6 +96,17 @@ class GraphStore(ABC):
                 self._refresh(query, self.catalog.get(read), values, rows[0])
         return rows
 
+    def remember(self, name: str, params: Mapping[str, Any], rows: list[Row]) -> None:
+        """Keep ``rows`` as the answer of the immutable read ``name`` for ``params`` while a
+        run steps: a commit that just stored such a node (an artifact, say) knows what the
+        read would return. With the audit on, a later hit is read again and compared."""
+        query = self.catalog.get(name)
+        if query.cache != "immutable":
+            raise ValueError(f"{name} is not an immutable read")
+        if self._cache is not None:
+            self._immutable.setdefault(name, {})[_cache_key(dict(params), None)] = \
+                copy.deepcopy(rows)
+
     def _refresh(self, write: NamedQuery, read: NamedQuery, values: dict[str, Any],
                  row: Row) -> None:
         """Keep a write's one-row answer as ``read``'s answer for the same parameters."""

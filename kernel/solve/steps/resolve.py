@@ -25,7 +25,7 @@ from kernel.solve.tools import runner_for
 def resolve(k: Kernel, goal_id: str) -> list[str]:
     goal = enter(k, goal_id, S.RESOLVING)
     plan = ToolPlan.model_validate_json(k.artifacts.read(goal.require("plan_artifact_id")))
-    history = k.attempts.of_goal(goal_id)
+    history = k.attempts.tried(goal)
     if history and history[-1].verdict is None and history[-1].output_artifact_id:
         k.run.will_wake([goal_id])
         k.tree.transition(goal_id, S.VERIFYING)  # a crash came after the output was paid for
@@ -60,7 +60,7 @@ def resolve(k: Kernel, goal_id: str) -> list[str]:
 
 def _open_attempt(k: Kernel, goal: GoalNode, plan: ToolPlan) -> tuple[str, int] | None:
     """(id, index) of the attempt a crash interrupted, or of the next one (None: exhausted)."""
-    history = k.attempts.of_goal(goal.id)
+    history = k.attempts.tried(goal)
     if history and history[-1].verdict is None and history[-1].output_artifact_id is None:
         return history[-1].id, history[-1].attempt_index
     if goal.attempt_count >= goal.max_attempts:

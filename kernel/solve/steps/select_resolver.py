@@ -63,7 +63,7 @@ def _candidates(k: Kernel, goal: GoalNode, capabilities: list[str],
     asked for, unless they have already failed on this very goal."""
     candidates = [c for c in k.registry.candidates(capabilities, goal.modality)
                   if c.id != SELF_MODEL]
-    failed_here = {a.resolver_id for a in k.attempts.of_goal(goal.id) if a.verdict == "UNSAT"}
+    failed_here = {a.resolver_id for a in k.attempts.tried(goal) if a.verdict == "UNSAT"}
     proven = {o.resolver_id for o in outcomes if o.successes > 0} - \
         {c.id for c in candidates} - failed_here - {SELF_MODEL}
     if proven:
