@@ -7,6 +7,22 @@
 // budget. The attempt and output may be created earlier in the same statement, so they
 // are matched here, outside the subquery that writes (spend_guard checked they would
 // be). Binds `spend_grant`: the parent covered an overrun.
+// Plain calls paid before it on the same goal ($spend.earlier: no attempt, no output,
+// each with its event id) ride with it: the run let them wait only while the goal's
+// remaining budget covered them, so they are charged first and only the last spend can
+// overrun.
+WITH *
+CALL {
+  WITH g
+  UNWIND (CASE WHEN $spend IS NULL THEN [] ELSE coalesce($spend.earlier, []) END) AS before
+  SET g.cost_spent = g.cost_spent + before.cost, g.time_spent = g.time_spent + before.time
+  CREATE (b:BudgetEvent {id: before.event_id, kind: 'spend', goal_id: g.id, cost: before.cost,
+                         time: before.time, resolver_id: before.resolver_id,
+                         operation: before.operation, seq: $seq, proposal: before.proposal,
+                         caption: 'spend $' + toString(toInteger(floor(before.cost / 1000000.0))) + '.' +
+                                  right('00000' + toString(before.cost - toInteger(floor(before.cost / 1000000.0)) * 1000000), 6)})
+  CREATE (b)-[:CHARGED_TO]->(g)
+}
 WITH *
 OPTIONAL MATCH (paid:Attempt {id: $spend.attempt_id})-[:FOR]->(g)
 OPTIONAL MATCH (paid_out:Artifact {id: $spend.output_artifact_id})

@@ -146,15 +146,44 @@ class BudgetEnforcer:
         an attempt's output consumes the proposals behind it: a step resumed after it goes
         straight on from the stored output and never asks for them again."""
         self._non_negative(spent)
-        self.run.store_spend()  # one pending spend at a time
+        earlier = self._waiting(goal_id)
+        if earlier is None:
+            self.run.store_spend()  # it cannot wait for this one's commit
         if proposal is not None and replayed and self.store.run("budget/spend_for_proposal",
                                                    {"proposal": proposal}):
             return
-        self.run.pending_spend = {"goal_id": goal_id, "params": {
+        params = {
             "goal_id": goal_id, "cost": spent.cost, "time": spent.time,
             "resolver_id": resolver_id, "operation": operation, "attempt_id": attempt_id,
             "output_artifact_id": output_artifact_id, "proposal": proposal,
-        }, "what": f"record a spend on {goal_id}", "consumes": output_artifact_id is not None}
+        }
+        if earlier:
+            params["earlier"] = earlier
+        self.run.pending_spend = {"goal_id": goal_id, "params": params,
+                                  "what": f"record a spend on {goal_id}",
+                                  "consumes": output_artifact_id is not None}
+
+    def _waiting(self, goal_id: str) -> list[dict[str, Any]] | None:
+        """The plain calls already paid on ``goal_id`` and not stored yet, which can ride
+        with its next spend ([] when there are none); None when the pending spend must be
+        stored first: it is another goal's, pays for an attempt or an output, or the
+        goal's remaining budget might not cover it (only a commit's last spend may
+        overrun, so the parent's grant stays the store's decision)."""
+        pending = self.run.pending_spend
+        if pending is None:
+            return []
+        params = pending["params"]
+        chain = [*params.get("earlier", []),
+                 {k: v for k, v in params.items() if k != "earlier"}]
+        if pending["goal_id"] != goal_id or any(
+                c["attempt_id"] is not None or c["output_artifact_id"] is not None
+                for c in chain):
+            return None
+        view = self._view(goal_id)
+        if sum(c["cost"] for c in chain) > int(view["cost_left"]) or \
+                sum(c["time"] for c in chain) > int(view["time_left"]):
+            return None
+        return chain
 
     def refund(self, goal_id: str, amount: Amount, description: str) -> None:
         self._non_negative(amount)
@@ -168,7 +197,19 @@ class BudgetEnforcer:
         return self.store.run("budget/ledger_totals", {"goal_id": goal_id})[0]
 
     def _state(self, goal_id: str) -> dict[str, Any]:
-        self.run.store_spend()  # a budget read sees every spend made before it
+        """The goal's budget as every spend made before it leaves it: plain calls that
+        wait to ride its next spend are counted here (see ``_waiting``); any other
+        pending spend is stored first."""
+        waiting = self._waiting(goal_id)
+        if waiting is None:
+            self.run.store_spend()
+            waiting = []
+        view = self._view(goal_id)
+        view["cost_left"] = int(view["cost_left"]) - sum(c["cost"] for c in waiting)
+        view["time_left"] = int(view["time_left"]) - sum(c["time"] for c in waiting)
+        return view
+
+    def _view(self, goal_id: str) -> dict[str, Any]:
         rows = self.store.run("goal/get", {"goal_id": goal_id})  # the step's read of its goal
         if not rows:
             raise BudgetError(f"no goal {goal_id!r}")

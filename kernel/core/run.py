@@ -315,8 +315,13 @@ class Run:
         if "spend" in wanted:
             extra["spend"] = None
             if self.pending_spend is not None and self._rides("spend", wanted, goal_id):
-                extra["spend"] = {**self.pending_spend["params"], "event_id": self._id("budget"),
+                params = self.pending_spend["params"]
+                extra["spend"] = {**params, "event_id": self._id("budget"),
                                   "grant_id": self._id("budget", "cover")}
+                if params.get("earlier"):  # plain calls paid before it, charged first
+                    extra["spend"]["earlier"] = [
+                        {**before, "event_id": self._id("budget", f"earlier-{number}")}
+                        for number, before in enumerate(params["earlier"])]
         return extra
 
     def _carried(self, extra: Mapping[str, Any]) -> None:

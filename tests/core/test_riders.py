@@ -90,3 +90,41 @@ def test_an_entry_not_carried_is_stored_as_its_own_transition(tree: GoalTree) ->
     stored = tree.store.execute_adhoc("MATCH (g:Goal {id: $g}) RETURN g.status AS s",
                                       {"g": root}, write=False).records()
     assert stored == [{"s": "identifying_constraints"}]
+
+
+def test_plain_calls_on_one_goal_ride_its_next_commit_while_its_budget_covers_them(
+        tree: GoalTree) -> None:
+    kid = _resolving(tree)
+    budget = BudgetEnforcer(tree.run)
+    budget.allocate_children(str(tree.get(kid).parent_id), {kid: 1.0})
+    left = budget.remaining(kid)
+    stats = tree.store.stats
+    stats.reset()
+    budget.record(kid, Amount(300, 10), "resolver:claude", "judge")
+    assert budget.remaining(kid) == Amount(left.cost - 300, left.time - 10)  # counted, not stored
+    budget.record(kid, Amount(200, 5), "resolver:claude", "classify_leaf")
+    assert stats.write_count == 0
+    tree.transition(kid, Status.VERIFYING)
+    assert stats.write_count == 1
+    events = tree.store.execute_adhoc(
+        "MATCH (s:BudgetEvent {kind: 'spend'})-[:CHARGED_TO]->(g:Goal {id: $g}) "
+        "RETURN s.operation AS op, s.cost AS cost, g.cost_spent AS spent ORDER BY s.cost",
+        {"g": kid}, write=False).records()
+    assert events == [{"op": "classify_leaf", "cost": 200, "spent": 500},
+                      {"op": "judge", "cost": 300, "spent": 500}]
+    assert budget.ledger_totals(kid)["cost_spent"] == 500
+
+
+def test_a_call_that_may_overrun_is_stored_before_the_next_one(tree: GoalTree) -> None:
+    kid = _resolving(tree)
+    budget = BudgetEnforcer(tree.run)
+    budget.allocate_children(str(tree.get(kid).parent_id), {kid: 1.0})
+    left = budget.remaining(kid)
+    stats = tree.store.stats
+    stats.reset()
+    budget.record(kid, Amount(left.cost + 1, 1), "resolver:claude", "judge")  # overruns
+    budget.record(kid, Amount(2, 1), "resolver:claude", "classify_leaf")
+    assert stats.write_count == 1  # the first is its own commit: the store decides a grant
+    tree.transition(kid, Status.VERIFYING)
+    assert stats.write_count == 2
+    assert budget.ledger_totals(kid)["cost_spent"] == left.cost + 3
