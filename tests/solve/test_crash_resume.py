@@ -140,9 +140,9 @@ def test_goals_parked_on_a_person_are_stepped_again_when_the_run_resumes(
     assert outcome.status == "resolved", outcome
 
 
-@pytest.mark.parametrize("append", [1, 2])
+@pytest.mark.parametrize("statement, append", [("budget/spend", 1), ("goal/create", 6)])
 def test_a_planning_run_killed_mid_plan_resumes_as_a_planning_run(
-        data_dir: Path, tmp_path: Path, append: int) -> None:
+        data_dir: Path, tmp_path: Path, statement: str, append: int) -> None:
     ulid = ULID()
     child = _Child(data_dir, ulid, sys.executable)
     run_id = f"run:{ulid}"
@@ -151,7 +151,7 @@ def test_a_planning_run_killed_mid_plan_resumes_as_a_planning_run(
     try:
         reference = child.run(f"plan-ref-{append}", plan)
         assert reference.returncode == 0, reference.stderr[-400:]
-        killed = child.run(settings.graph_name, plan, kill_at=append, only="budget/spend")
+        killed = child.run(settings.graph_name, plan, kill_at=append, only=statement)
         assert killed.returncode == -9
         resumed = child.run(settings.graph_name, ["resume", run_id, "--json"])
         assert resumed.returncode == 0, resumed.stderr[-400:]
