@@ -75,22 +75,28 @@ class Attempts:
     def record_verification(self, attempt: Attempt, verification: Verification,
                             methods: Mapping[str, str] | None = None,
                             diagnosed: tuple[str, str] | None = None,
-                            sigma_paths: Sequence[Mapping[str, Any]] = ()) -> None:
+                            sigma_paths: Sequence[Mapping[str, Any]] = (),
+                            ride: bool = False) -> None:
         """The verification, with an edge per check (VIOLATED or SATISFIES) naming the
         method in ``methods`` that decided it, a cause a check ``diagnosed`` itself as
         ``(name, description)``, and the ``sigma_paths`` it changes (see
-        ``Confidence.subtree_sigmas``), in one commit that carries the step's spend."""
+        ``Confidence.subtree_sigmas``). It is stored now, carrying the step's spend, or,
+        with ``ride``, by the step's move of the goal (``Run.pending_verification``)."""
         name, description = diagnosed if diagnosed and verification.verdict == "UNSAT" \
             else (None, None)
-        self.run.commit("attempt/record_verification", {
-            "attempt_id": attempt.id, "goal_id": attempt.node_id,
-            "verification": verification.model_dump_json(),
-            "verdict": verification.verdict, "sigma_v": verification.sigma_v,
-            "failure_mode": f"failure:{name}" if name else None, "failure_slug": name,
-            "failure_description": description,
-            "outcomes": check_outcomes(verification, methods or {}),
-            "sigma_paths": [dict(row) for row in sigma_paths],
-        }, what=f"record the verification of {attempt.id}")
+        if self.run.pending_verification is not None:
+            self.run.store_pending()  # one verification at a time
+        self.run.pending_verification = {
+            "goal_id": attempt.node_id, "proposals": self.run.proposals,
+            "what": f"record the verification of {attempt.id}", "params": {
+                "attempt_id": attempt.id, "verification": verification.model_dump_json(),
+                "verdict": verification.verdict, "sigma_v": verification.sigma_v,
+                "failure_mode": f"failure:{name}" if name else None, "failure_slug": name,
+                "failure_description": description,
+                "outcomes": check_outcomes(verification, methods or {}),
+                "sigma_paths": [dict(row) for row in sigma_paths]}}
+        if not ride:
+            self.run.store_pending()
 
     def tried(self, goal: GoalNode) -> list[Attempt]:
         """``of_goal`` for a goal read this step: one that never opened an attempt

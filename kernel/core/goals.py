@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -132,6 +132,9 @@ class GoalTree:
         move = self.run.pending_move
         if move is not None and move["goal_id"] == goal_id:  # entered, not stored yet
             view["goal"] = {**view["goal"], "status": move["to"]}
+        checked = self.run.pending_verification
+        if checked is not None:  # recorded, riding the step's move: read as stored
+            view["goal"] = {**view["goal"], **_verified(goal_id, checked)}
         return view
 
     def enter(self, goal_id: str, target: Status) -> None:
@@ -224,3 +227,15 @@ def _summarize(description: str, limit: int = 120) -> str:
 
 __all__ = ["STEP_FIELDS", "CommitRejected", "GoalChanges", "GoalNode", "GoalSpec", "GoalTree",
            "UnknownGoalError", "step_changes"]
+
+
+def _verified(goal_id: str, checked: Mapping[str, Any]) -> dict[str, Any]:
+    """What a pending verification (``Run.pending_verification``) changes on the goal."""
+    params = checked["params"]
+    found: dict[str, Any] = {}
+    for row in params["sigma_paths"]:
+        if row["id"] == goal_id:
+            found["sigma_path"] = row["sigma_path"]
+    if checked["goal_id"] == goal_id:
+        found |= {"verification": params["verification"], "sigma_v": params["sigma_v"]}
+    return found

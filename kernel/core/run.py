@@ -82,6 +82,10 @@ class Run:
     # moves the goal on from the state it entered carries it (its guard then expects the
     # stored state, pending); any other commit stores it first, as a transition.
     pending_move: dict[str, str] | None = field(default=None, repr=False)
+    # The verification of a goal's last attempt (``Attempts.record_verification``), which
+    # the step's move of that goal carries (``$checked``); any other commit stores it first,
+    # as the commit that consumes the proposals made up to it (``proposals``).
+    pending_verification: dict[str, Any] | None = field(default=None, repr=False)
     # The queue a step started from, until a commit stores it, and the one that follows
     # the step (``will_wake``), which only the step's own last commit stores: a rider
     # stored just before that commit must not tell a resumed run the step is done.
@@ -128,6 +132,7 @@ class Run:
         is stored first: it would be that commit); ``offset`` counts on from it, for a
         statement that stands for several commits (see ``commit``'s ``advances``)."""
         self._store_move()
+        self.store_verification()
         self.store_spend()
         return self._id(kind, salt, offset)
 
@@ -151,6 +156,14 @@ class Run:
         """Store every pending entry, artifact, attempt and spend now."""
         self._store_move()
         self._store_riders(frozenset(), None)
+
+    def store_verification(self) -> None:
+        """Store the pending verification now, as its own commit (with the spend of its
+        goal, when one is pending); nothing when there is none."""
+        checked = self.pending_verification
+        if checked is not None:
+            self._write("attempt/record_verification", {"goal_id": checked["goal_id"]},
+                        what=checked["what"], consumes=True, recorded=checked["proposals"])
 
     def _store_move(self) -> None:
         move = self.pending_move
@@ -193,6 +206,9 @@ class Run:
         if self.pending_constraints and "constraints" not in wanted:
             self.store.run("constraint/upsert", {"rows": self.pending_constraints})
             self.pending_constraints = []
+        if self.pending_verification is not None and not (
+                "checked" in wanted and self.pending_verification["goal_id"] == goal_id):
+            self.store_verification()
         if self.pending_spend is not None and not self._rides("spend", wanted, goal_id):
             self.store_spend()
         if self.pending_attempt is not None and not self._rides("attempt", wanted, goal_id):
@@ -208,16 +224,19 @@ class Run:
 
     def _write(self, name: str, params: Mapping[str, Any],
                identifiers: Mapping[str, str] | None = None, *, what: str,
-               consumes: bool, final: bool = False, advances: int = 1) -> list[Row]:
+               consumes: bool, final: bool = False, advances: int = 1,
+               recorded: int | None = None) -> list[Row]:
         """One guarded write; ``final`` when the step asked for it (it may store the queue
-        that follows the step), not when it stores riders ahead of one."""
+        that follows the step), not when it stores riders ahead of one. ``recorded``
+        overrides the proposals it consumes (a rider made before later proposals)."""
         wanted = self.store.catalog.get(name).parameters
         if self.pending_entries and "entries" not in wanted:
             self._store_entries()  # entries are stored no later than the first commit after them
         extra = self._riders(wanted, params.get("goal_id"))
         if extra.get("spend") is not None and self.pending_spend is not None:
             consumes = consumes or self.pending_spend["consumes"]
-        recorded = self.proposals if consumes else self.committed_proposals
+        if recorded is None:
+            recorded = self.proposals if consumes else self.committed_proposals
         queue = self._final_queue if final and self._final_queue is not None \
             else self._start_queue
         if "removals" in wanted:
@@ -312,6 +331,10 @@ class Run:
             extra["attempt"] = None
             if self.pending_attempt is not None and self._rides("attempt", wanted, goal_id):
                 extra["attempt"] = self.pending_attempt["params"]
+        if "checked" in wanted:
+            checked = self.pending_verification
+            extra["checked"] = checked["params"] if checked is not None \
+                and checked["goal_id"] == goal_id else None
         if "spend" in wanted:
             extra["spend"] = None
             if self.pending_spend is not None and self._rides("spend", wanted, goal_id):
@@ -340,6 +363,8 @@ class Run:
             self.pending_attempt = None
         if extra.get("spend") is not None:
             self.pending_spend = None
+        if extra.get("checked") is not None:
+            self.pending_verification = None
 
 
 def advance(rest: list[str], woken: list[str]) -> list[str]:

@@ -1,6 +1,6 @@
 """What a step makes rides the step's one commit: artifacts, an opened attempt, the spend
-that paid for the call, constraints and the entry from pending, each stored on its own
-only when the next commit cannot carry it."""
+that paid for the call (and plain calls before it), constraints, the entry from pending
+and a verification, each stored on its own only when the next commit cannot carry it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from kernel.core.artifacts import Artifacts, BlobStore
 from kernel.core.attempts import Attempts
 from kernel.core.budget import Amount, BudgetEnforcer
 from kernel.core.constraints import ConstraintEngine
-from kernel.core.envelopes import Lineage
+from kernel.core.envelopes import Check, Lineage, Verification
 from kernel.core.goals import GoalSpec, GoalTree
 from kernel.core.state_machine import Status
 from tests.core.conftest import make_root, spec
@@ -128,3 +128,42 @@ def test_a_call_that_may_overrun_is_stored_before_the_next_one(tree: GoalTree) -
     tree.transition(kid, Status.VERIFYING)
     assert stats.write_count == 2
     assert budget.ledger_totals(kid)["cost_spent"] == left.cost + 3
+
+
+def test_a_verification_rides_the_goals_next_move_and_reads_as_stored_meanwhile(
+        tree: GoalTree, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    kid = _resolving(tree)
+    attempts = Attempts(tree.run)
+    attempt = attempts.open(kid, "resolver:claude-code-0")
+    output = Artifacts(tree.run, BlobStore(tmp_path)).register(
+        kid, "done", type="doc", format="text",
+        lineage=Lineage(node_id=kid, resolver_id="resolver:claude-code-0"))
+    BudgetEnforcer(tree.run).record(kid, Amount(1, 1), "resolver:claude-code-0", "resolve",
+                                    attempt_id=attempt.id, output_artifact_id=output.id)
+    tree.transition(kid, Status.VERIFYING)
+    checked = Verification.from_checks([Check(constraint_id="c", passed=True, sigma_i=0.9)])
+    stats = tree.store.stats
+    stats.reset()
+    attempts.record_verification(attempt, checked, sigma_paths=[{"id": kid, "sigma_path": 0.9}],
+                                 ride=True)
+    assert stats.write_count == 0
+    seen = tree.get(kid)  # the step reads its goal as the move will store it
+    assert (seen.sigma_v, seen.sigma_path, seen.verification) == (0.9, 0.9, checked)
+    tree.transition(kid, Status.RESOLVED)
+    assert stats.write_count == 1 and tree.run.pending_verification is None
+    stored = attempts.of_goal(kid)[-1]
+    assert (stored.verdict, stored.sigma_v) == ("SAT", 0.9)
+    assert tree.get(kid) == seen.model_copy(update={"status": Status.RESOLVED})
+
+
+def test_a_verification_not_carried_is_stored_before_any_other_commit(
+        tree: GoalTree, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    kid = _resolving(tree)
+    attempts = Attempts(tree.run)
+    attempt = attempts.open(kid, "resolver:claude-code-0")
+    tree.transition(kid, Status.VERIFYING)
+    failed = Verification.from_checks([Check(constraint_id="c", passed=False, sigma_i=0.1)])
+    attempts.record_verification(attempt, failed, ride=True)
+    other = tree.create_child(make_root(tree), GoalSpec("elsewhere"))  # any other commit
+    assert tree.run.pending_verification is None and other
+    assert attempts.of_goal(kid)[-1].verdict == "UNSAT"

@@ -1,5 +1,5 @@
 """Step 6, verify: the attempt's verification recorded, then the goal goes on to the leaf
-step (SAT at tau_local) or to retry."""
+step (SAT at tau_local: the verification rides the goal's move there) or to retry."""
 
 from __future__ import annotations
 
@@ -20,9 +20,11 @@ def verify(k: Kernel, goal_id: str) -> list[str]:
         checked = suggestions.verification_of(k, goal, attempt, selected, output)
         # the sigma_path values the verdict changes are written with it: one commit
         sigmas, rows = k.confidence.subtree_sigmas(goal_id, sigma_v=checked.sigma_v)
+        # on the way to the leaf step it rides the goal's move; a retry reads it back
+        ride = checked.verdict == "SAT" and checked.sigma_v >= goal.tau_local
         k.attempts.record_verification(
             attempt, checked, {c.id: verification.method_of(c) for c in selected},
-            diagnosed=_check_diagnosis(checked.failed()), sigma_paths=rows)
+            diagnosed=_check_diagnosis(checked.failed()), sigma_paths=rows, ride=ride)
         goal = k.tree.get(goal_id)
         sigma_path = sigmas[goal_id]
     else:  # recorded before a crash, with its sigma_path values: nothing to write
