@@ -92,14 +92,20 @@ def test_an_entry_not_carried_is_stored_as_its_own_transition(tree: GoalTree) ->
     assert stored == [{"s": "identifying_constraints"}]
 
 
-def test_plain_calls_on_one_goal_ride_its_next_commit_while_its_budget_covers_them(
-        tree: GoalTree) -> None:
+def _funded(tree: GoalTree) -> tuple[str, BudgetEnforcer, Amount]:
+    """A resolving goal given a share of its parent's budget, counts reset."""
     kid = _resolving(tree)
     budget = BudgetEnforcer(tree.run)
     budget.allocate_children(str(tree.get(kid).parent_id), {kid: 1.0})
     left = budget.remaining(kid)
+    tree.store.stats.reset()
+    return kid, budget, left
+
+
+def test_plain_calls_on_one_goal_ride_its_next_commit_while_its_budget_covers_them(
+        tree: GoalTree) -> None:
+    kid, budget, left = _funded(tree)
     stats = tree.store.stats
-    stats.reset()
     budget.record(kid, Amount(300, 10), "resolver:claude", "judge")
     assert budget.remaining(kid) == Amount(left.cost - 300, left.time - 10)  # counted, not stored
     budget.record(kid, Amount(200, 5), "resolver:claude", "classify_leaf")
@@ -116,12 +122,8 @@ def test_plain_calls_on_one_goal_ride_its_next_commit_while_its_budget_covers_th
 
 
 def test_a_call_that_may_overrun_is_stored_before_the_next_one(tree: GoalTree) -> None:
-    kid = _resolving(tree)
-    budget = BudgetEnforcer(tree.run)
-    budget.allocate_children(str(tree.get(kid).parent_id), {kid: 1.0})
-    left = budget.remaining(kid)
+    kid, budget, left = _funded(tree)
     stats = tree.store.stats
-    stats.reset()
     budget.record(kid, Amount(left.cost + 1, 1), "resolver:claude", "judge")  # overruns
     budget.record(kid, Amount(2, 1), "resolver:claude", "classify_leaf")
     assert stats.write_count == 1  # the first is its own commit: the store decides a grant
