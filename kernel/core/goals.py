@@ -69,18 +69,20 @@ class GoalTree:
         """Create a decomposition's children, given as (decomposition key, spec), with the
         constraints they inherit, in one commit; their ids in the order given."""
         roles = [{"id": cid, "role": "inherited"} for cid in sorted(set(inherited_ids))]
-        self.run.store_pending()  # nothing else rides: the children take seq numbers
+        # only the parent's plain spend, log lines and entries ride: the children take
+        # seq numbers (an attempt, artifacts or a move would be a commit of their own)
+        self.run.store_pending(keep_spend_of=parent.id)
         rows, ids = [], []
         for number, (key, spec) in enumerate(children):
             # the id and seq the child would have had with a commit of its own
-            goal_id = self.run.new_id("goal", offset=number)
+            goal_id = self.run.riding_id("goal", offset=number)
             props = self._props(goal_id, spec, parent.id, parent, key)
             props["seq"] = self.run.seq + number
             rows.append({"props": {k: v for k, v in props.items() if v is not None},
                          "roles": roles})
             ids.append(goal_id)
         if rows:
-            self.run.commit("goal/create_children", {"parent_id": parent.id, "children": rows},
+            self.run.commit("goal/create_children", {"goal_id": parent.id, "children": rows},
                             what=f"create the children of {parent.id}", consumes=False,
                             advances=len(rows))
         return ids

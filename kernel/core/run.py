@@ -136,6 +136,11 @@ class Run:
         self.store_spend()
         return self._id(kind, salt, offset)
 
+    def riding_id(self, kind: str, offset: int = 0) -> str:
+        """``new_id`` for a commit that carries what is pending (after ``store_pending``
+        kept only what it carries): nothing is stored first."""
+        return self._id(kind, "", offset)
+
     def rider_id(self, kind: str) -> str:
         """The id of an entity that rides the run's next commit (an artifact or attempt):
         unique among the riders of one commit, whatever else that commit creates."""
@@ -152,10 +157,16 @@ class Run:
             self._write("budget/spend", {"goal_id": spend["goal_id"]},
                         what=spend["what"], consumes=spend["consumes"])
 
-    def store_pending(self) -> None:
-        """Store every pending entry, artifact, attempt and spend now."""
+    def store_pending(self, keep_spend_of: str | None = None) -> None:
+        """Store every pending entry, artifact, attempt and spend now (but a plain spend
+        on ``keep_spend_of``, which the next commit carries)."""
+        spend = self.pending_spend
+        if spend is not None and (spend["goal_id"] != keep_spend_of or any(
+                spend["params"][k] is not None for k in ("attempt_id", "output_artifact_id"))):
+            keep_spend_of = None
         self._store_move()
-        self._store_riders(frozenset(), None)
+        self._store_riders(frozenset({"spend"}) if keep_spend_of else frozenset(),
+                           keep_spend_of)
 
     def store_verification(self) -> None:
         """Store the pending verification now, as its own commit (with the spend of its

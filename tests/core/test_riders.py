@@ -169,3 +169,18 @@ def test_a_verification_not_carried_is_stored_before_any_other_commit(
     other = tree.create_child(make_root(tree), GoalSpec("elsewhere"))  # any other commit
     assert tree.run.pending_verification is None and other
     assert attempts.of_goal(kid)[-1].verdict == "UNSAT"
+
+
+def test_a_decompositions_call_rides_the_commit_that_creates_its_children(
+        tree: GoalTree) -> None:
+    root = make_root(tree)
+    budget = BudgetEnforcer(tree.run)
+    budget.allocate_root(root, Amount(10_000, 600))
+    seq = tree.run.seq
+    tree.store.stats.reset()
+    budget.record(root, Amount(70, 3), "resolver:claude", "decompose")
+    made = tree.create_children(tree.get(root), [("1:a", GoalSpec("part a")),
+                                                 ("1:b", GoalSpec("part b"))])
+    assert tree.store.stats.write_count == 1 and tree.run.seq == seq + 2
+    assert [tree.get(c).seq for c in made] == [seq, seq + 1]
+    assert budget.ledger_totals(root)["cost_spent"] == 70
