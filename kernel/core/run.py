@@ -173,8 +173,10 @@ class Run:
         goal, when one is pending); nothing when there is none."""
         checked = self.pending_verification
         if checked is not None:
+            # never fewer than a commit since consumed (a run's count only grows)
             self._write("attempt/record_verification", {"goal_id": checked["goal_id"]},
-                        what=checked["what"], consumes=True, recorded=checked["proposals"])
+                        what=checked["what"], consumes=True,
+                        recorded=max(checked["proposals"], self.committed_proposals))
 
     def _store_move(self) -> None:
         move = self.pending_move

@@ -151,8 +151,10 @@ def _expand(text: str, path: Path, fragments: Sequence[Path]) -> str:
     ``fragments`` that has it (the dialect's own, then the shared ones; no nesting)."""
     def body(match: re.Match[str]) -> str:
         name = match.group(1)
-        found = [d / f"{name}.cypher" for d in fragments if (d / f"{name}.cypher").is_file()]
-        if not re.fullmatch(r"[a-z_][a-z0-9_]*", name) or not found:
+        named = re.fullmatch(r"[a-z_][a-z0-9_]*", name) is not None
+        found = [d / f"{name}.cypher" for d in fragments
+                 if named and (d / f"{name}.cypher").is_file()]
+        if not found:
             where = ", ".join(map(str, fragments)) or "no fragments directory"
             raise QueryFileError(f"{path}: '// include: {name}' names no fragment in {where}")
         fragment = _fragment_body(found[0])
