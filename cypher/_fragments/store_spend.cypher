@@ -9,30 +9,31 @@
 // be). Binds `spend_grant`: the parent covered an overrun.
 // Plain calls paid before it on the same goal ($spend.earlier: no attempt, no output,
 // each with its event id) ride with it: the run let them wait only while the goal's
-// remaining budget covered them, so they are charged first and only the last spend can
-// overrun.
+// remaining budget covered them, so every spend is charged first and what the goal then
+// lacks is the last spend's overrun.
 WITH *
 CALL {
   WITH g
-  UNWIND (CASE WHEN $spend IS NULL THEN [] ELSE coalesce($spend.earlier, []) END) AS before
-  SET g.cost_spent = g.cost_spent + before.cost, g.time_spent = g.time_spent + before.time
-  CREATE (b:BudgetEvent {id: before.event_id, kind: 'spend', goal_id: g.id, cost: before.cost,
-                         time: before.time, resolver_id: before.resolver_id,
-                         operation: before.operation, seq: $seq, proposal: before.proposal,
-                         caption: 'spend $' + toString(toInteger(floor(before.cost / 1000000.0))) + '.' +
-                                  right('00000' + toString(before.cost - toInteger(floor(before.cost / 1000000.0)) * 1000000), 6)})
-  CREATE (b)-[:CHARGED_TO]->(g)
+  UNWIND (CASE WHEN $spend IS NULL THEN [] ELSE coalesce($spend.earlier, []) + [$spend] END) AS sp
+  SET g.cost_spent = g.cost_spent + sp.cost, g.time_spent = g.time_spent + sp.time
+  CREATE (s:BudgetEvent {id: sp.event_id, kind: 'spend', goal_id: g.id, cost: sp.cost, time: sp.time,
+                         resolver_id: sp.resolver_id, operation: sp.operation, seq: $seq,
+                         proposal: sp.proposal,
+                         caption: 'spend $' + toString(toInteger(floor(sp.cost / 1000000.0))) + '.' +
+                                  right('00000' + toString(sp.cost - toInteger(floor(sp.cost / 1000000.0)) * 1000000), 6)})
+  CREATE (s)-[:CHARGED_TO]->(g)
 }
 WITH *
+OPTIONAL MATCH (paying:BudgetEvent {id: $spend.event_id})
 OPTIONAL MATCH (paid:Attempt {id: $spend.attempt_id})-[:FOR]->(g)
 OPTIONAL MATCH (paid_out:Artifact {id: $spend.output_artifact_id})
 OPTIONAL MATCH (payer:Goal)<-[:CHILD_OF]-(g)
 OPTIONAL MATCH (maker:Resolver {id: $spend.resolver_id})
 WITH *,
      CASE WHEN $spend IS NULL THEN 0
-          ELSE $spend.cost - (g.cost_allocated + g.cost_refunded - g.cost_spent - g.cost_granted) END AS spend_cost_short,
+          ELSE 0 - (g.cost_allocated + g.cost_refunded - g.cost_spent - g.cost_granted) END AS spend_cost_short,
      CASE WHEN $spend IS NULL THEN 0
-          ELSE $spend.time - (g.time_allocated + g.time_refunded - g.time_spent - g.time_granted) END AS spend_time_short
+          ELSE 0 - (g.time_allocated + g.time_refunded - g.time_spent - g.time_granted) END AS spend_time_short
 WITH *,
      CASE WHEN spend_cost_short > 0 THEN spend_cost_short ELSE 0 END AS spend_cost_over,
      CASE WHEN spend_time_short > 0 THEN spend_time_short ELSE 0 END AS spend_time_over
@@ -44,17 +45,10 @@ WITH *,
      AS spend_covered
 WITH *, spend_overrun AND spend_covered AS spend_grant
 CALL {
-  WITH g, paid, paid_out, payer, maker, spend_cost_over, spend_time_over, spend_overrun, spend_grant
+  WITH g, paying, paid, paid_out, payer, maker, spend_cost_over, spend_time_over, spend_overrun, spend_grant
   UNWIND (CASE WHEN $spend IS NULL THEN [] ELSE [$spend] END) AS sp
-  SET g.cost_spent = g.cost_spent + sp.cost, g.time_spent = g.time_spent + sp.time
-  CREATE (s:BudgetEvent {id: sp.event_id, kind: 'spend', goal_id: g.id, cost: sp.cost, time: sp.time,
-                         resolver_id: sp.resolver_id, operation: sp.operation, seq: $seq,
-                         proposal: sp.proposal,
-                         caption: 'spend $' + toString(toInteger(floor(sp.cost / 1000000.0))) + '.' +
-                                  right('00000' + toString(sp.cost - toInteger(floor(sp.cost / 1000000.0)) * 1000000), 6)})
-  CREATE (s)-[:CHARGED_TO]->(g)
   FOREACH (x IN CASE WHEN paid IS NULL THEN [] ELSE [paid] END |
-    CREATE (s)-[:PAYS_FOR]->(x)
+    CREATE (paying)-[:PAYS_FOR]->(x)
     SET x.cost = x.cost + sp.cost, x.time = x.time + sp.time)
   FOREACH (x IN CASE WHEN paid_out IS NULL OR paid IS NULL THEN [] ELSE [paid_out] END |
     SET paid.output_artifact_id = x.id, g.output_artifact_id = x.id

@@ -15,7 +15,7 @@ from enum import StrEnum
 from fractions import Fraction
 from typing import Any
 
-from kernel.core.run import Run
+from kernel.core.run import Run, plain_call
 from kernel.errors import KernelError
 
 RESERVE_FRACTION = Fraction(1, 5)  # 20% of a parent's remaining budget stays with it
@@ -175,9 +175,7 @@ class BudgetEnforcer:
         params = pending["params"]
         chain = [*params.get("earlier", []),
                  {k: v for k, v in params.items() if k != "earlier"}]
-        if pending["goal_id"] != goal_id or any(
-                c["attempt_id"] is not None or c["output_artifact_id"] is not None
-                for c in chain):
+        if pending["goal_id"] != goal_id or not all(plain_call(c) for c in chain):
             return None
         view = self._view(goal_id)
         if sum(c["cost"] for c in chain) > int(view["cost_left"]) or \

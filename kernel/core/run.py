@@ -161,8 +161,8 @@ class Run:
         """Store every pending entry, artifact, attempt and spend now (but a plain spend
         on ``keep_spend_of``, which the next commit carries)."""
         spend = self.pending_spend
-        if spend is not None and (spend["goal_id"] != keep_spend_of or any(
-                spend["params"][k] is not None for k in ("attempt_id", "output_artifact_id"))):
+        if spend is not None and (spend["goal_id"] != keep_spend_of
+                                  or not plain_call(spend["params"])):
             keep_spend_of = None
         self._store_move()
         self._store_riders(frozenset({"spend"}) if keep_spend_of else frozenset(),
@@ -378,6 +378,11 @@ class Run:
             self.pending_spend = None
         if extra.get("checked") is not None:
             self.pending_verification = None
+
+
+def plain_call(spend: Mapping[str, Any]) -> bool:
+    """A spend that pays for a call alone: no attempt, no output."""
+    return spend["attempt_id"] is None and spend["output_artifact_id"] is None
 
 
 def advance(rest: list[str], woken: list[str]) -> list[str]:

@@ -76,11 +76,3 @@ class Patterns:
             "signature": signature_text(signature), "candidates": CANDIDATES,
             "exclude": pattern_id(summary, signature), "threshold": self.threshold, "k": k})
         return [Similar(r["id"], r["summary"], round(float(r["similarity"]), 6)) for r in rows]
-
-    def link(self, summary: str, signature: Signature, k: int = 5,
-             ) -> tuple[str, list[Similar]]:
-        """Ensure the pattern and its SIMILAR_TO edges (both ways: similarity is
-        symmetric); returns its id and its neighbours. A step whose commit carries the
-        pattern takes ``row`` with the neighbours ``similar`` found instead."""
-        found = self.similar(summary, signature, k)
-        return self.ensure(summary, signature, found), found  # one write
