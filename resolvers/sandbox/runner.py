@@ -12,6 +12,9 @@ with every capability dropped, in a new session, and dies with the kernel:
 * rlimits (CPU seconds, address space, processes, file size), a wall-time limit and an
   output cap stay; when the command ends, times out or the kernel is interrupted, the
   PID namespace ends every process it started;
+* bubblewrap runs under a guardian (guardian.py) that ends every process of the sandbox
+  once the kernel is gone, even when the kernel is killed while bubblewrap is still
+  setting up (before its own ``--die-with-parent`` is armed);
 * a network grant opens the granted host names only, through the kernel's CONNECT
   proxy; without a grant the namespace has nothing but loopback.
 
@@ -22,16 +25,16 @@ Where bubblewrap is missing or cannot create namespaces, commands are refused
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import functools
 import hashlib
+import json
 import os
-import resource
 import selectors
 import shutil
 import signal
 import stat
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -207,22 +210,24 @@ class Sandbox:
     def _execute(self, argv: list[str], decision: Decision, request: CommandRequest) -> RunResult:
         policy = self.policy
         start = time.monotonic()
-        proc = subprocess.Popen(
-            argv, env={"PATH": "/usr/bin:/bin"}, start_new_session=True,
-            stdin=subprocess.PIPE if request.stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            preexec_fn=functools.partial(_limits, policy, _nproc_base(self.uid), os.getpid()),
-            **_identity(self.uid),
-        )
+        lifeline_read, lifeline = os.pipe()
+        try:
+            proc = _start_guardian(argv, policy, self.uid, request, lifeline_read)
+        finally:
+            os.close(lifeline_read)
         try:
             out, err, total, reason = _collect(proc, request, policy, start + decision.timeout)
         finally:  # whatever happens to the kernel meanwhile, the sandbox goes with it
-            _kill_group(proc)
+            os.close(lifeline)  # the guardian sweeps everything the command started
             for stream in (proc.stdin, proc.stdout, proc.stderr):
                 if stream is not None:
                     with contextlib.suppress(OSError):
                         stream.close()
-            exit_code = proc.wait()
+            try:
+                exit_code = proc.wait(timeout=_GUARDIAN_GRACE)
+            except subprocess.TimeoutExpired:
+                _kill_group(proc)
+                exit_code = proc.wait()
         seconds = time.monotonic() - start
         stderr_text = err.decode(errors="replace")
         if reason is None:
@@ -285,6 +290,23 @@ def _identity(uid: int | None) -> dict[str, Any]:
     if uid is None:
         return {}
     return {"user": uid, "group": uid, "extra_groups": []}
+
+
+GUARDIAN = Path(__file__).with_name("guardian.py")
+_GUARDIAN_GRACE = 10.0  # seconds the guardian gets to sweep before its group is killed
+
+
+def _start_guardian(argv: list[str], policy: Constitution, uid: int | None,
+                    request: CommandRequest, lifeline: int) -> subprocess.Popen[bytes]:
+    """Start bubblewrap under guardian.py, which outlives a killed kernel just long
+    enough to end every process of the sandbox (see its docstring for the window)."""
+    config = {"argv": argv, "lifeline": lifeline, "kernel": os.getpid(), "uid": uid,
+              "limits": _rlimits(policy, _nproc_base(uid))}
+    return subprocess.Popen(
+        [sys.executable, "-I", "-S", str(GUARDIAN), json.dumps(config)],
+        env={"PATH": "/usr/bin:/bin"}, start_new_session=True, pass_fds=(lifeline,),
+        stdin=subprocess.PIPE if request.stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
 def _collect(proc: subprocess.Popen[bytes], request: CommandRequest, policy: Constitution,
@@ -365,30 +387,23 @@ def _nproc_base(uid: int | None) -> int:
             with contextlib.suppress(OSError):
                 if entry.stat().st_uid == me:
                     count += len(os.listdir(f"/proc/{entry.name}/task"))
-    return count
+    return count + 1  # the guardian, about to start
 
 
-_LIBC = ctypes.CDLL(None, use_errno=True)
-_PR_SET_PDEATHSIG = 1
-
-
-def _limits(policy: Constitution, nproc_base: int, kernel_pid: int) -> None:
-    """Runs in the child before exec: rlimits are inherited by everything it starts, and
-    the child dies with the kernel even if the kernel is killed before bubblewrap has
-    armed its own ``--die-with-parent`` (the signal survives the exec of bwrap)."""
-    _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != kernel_pid:  # the kernel died before the signal was armed
-        os._exit(1)
+def _rlimits(policy: Constitution, nproc_base: int) -> dict[str, list[int]]:
+    """The limits bubblewrap's process takes before exec; everything it starts inherits
+    them."""
     nproc = nproc_base + policy.max_processes
-    resource.setrlimit(resource.RLIMIT_CPU, (policy.max_cpu_seconds, policy.max_cpu_seconds + 1))
-    resource.setrlimit(resource.RLIMIT_AS, (policy.max_memory_bytes, policy.max_memory_bytes))
-    resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (policy.max_file_bytes, policy.max_file_bytes))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    return {"RLIMIT_CPU": [policy.max_cpu_seconds, policy.max_cpu_seconds + 1],
+            "RLIMIT_AS": [policy.max_memory_bytes, policy.max_memory_bytes],
+            "RLIMIT_NPROC": [nproc, nproc],
+            "RLIMIT_FSIZE": [policy.max_file_bytes, policy.max_file_bytes],
+            "RLIMIT_CORE": [0, 0]}
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """bubblewrap leads its own session; killing it ends the sandbox's PID namespace."""
+    """Last resort when the guardian does not end: it leads its own session, with
+    bubblewrap in it."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -13,8 +13,10 @@ import contextlib
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import textwrap
 import threading
 import time
@@ -405,6 +407,105 @@ def test_a_double_forked_daemon_dies_with_the_run(target: Target) -> None:
     while processes_with(target.token) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert processes_with(target.token) == []
+
+
+KILLED_KERNEL = """
+import sys
+from pathlib import Path
+from resolvers.sandbox import CommandRequest, Constitution, Sandbox
+from resolvers.sandbox.layout import build_layout
+from resolvers.sandbox.runner import isolation_problem
+box = Sandbox(Path(sys.argv[1]), Constitution(max_wall_seconds=30))
+isolation_problem()
+build_layout(box.policy.binaries, box.policy.python_packages, box.uid is not None)
+print("go", flush=True)
+box.run(CommandRequest(argv=["python3", "-c", "import time; time.sleep(30)  # " + sys.argv[2]]))
+"""
+
+
+def _kernel_process(code: str, *args: str) -> subprocess.Popen[bytes]:
+    """A kernel-like process of its own, for the test to kill -9."""
+    package_root = str(Path(__file__).resolve().parents[2])
+    path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))
+    return subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": path})
+
+
+def _gone(token: str, seconds: float = 10) -> bool:
+    deadline = time.monotonic() + seconds
+    while processes_with(token) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = processes_with(token)
+    for pid in left:  # leave the machine clean even when the test fails
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    return not left
+
+
+@needs_sandbox
+@pytest.mark.slow
+def test_a_kernel_killed_while_bubblewrap_sets_up_leaves_no_process(target: Target) -> None:
+    """bubblewrap arms --die-with-parent only after building the mounts: a kernel killed
+    in those milliseconds used to orphan the command, which then ran on its own."""
+    for step in range(8):
+        token = f"{target.token}k{step}"
+        kernel = _kernel_process(KILLED_KERNEL, str(target.box.workspace), token)
+        assert kernel.stdout is not None and kernel.stdout.readline().strip() == b"go"
+        time.sleep(step * 0.006)  # from the first to the last moment of bubblewrap's setup
+        kernel.kill()
+        kernel.wait()
+        assert _gone(token), f"the command outlived a kernel killed after {step * 6} ms"
+
+
+GUARDED_DAEMON = """
+import os, sys, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(60)", sys.argv[1]])
+    os._exit(0)
+time.sleep(60)
+"""
+
+GUARDED_KERNEL = """
+import os, subprocess, sys, time
+from resolvers.sandbox.policy import CommandRequest, Constitution
+from resolvers.sandbox.runner import _start_guardian
+argv = [sys.executable, "-c", sys.argv[1], sys.argv[2]]
+read, lifeline = os.pipe()
+guardian = _start_guardian(argv, Constitution(), None, CommandRequest(argv=["python3"]), read)
+print(guardian.pid, flush=True)
+time.sleep(60)
+"""
+
+
+@needs_sandbox
+def test_the_guardian_ends_every_process_once_the_kernel_is_gone(target: Target) -> None:
+    """Whatever the command left (here a daemon re-parented away from it), the guardian
+    ends it when the kernel's lifeline closes, then ends itself."""
+    kernel = _kernel_process(GUARDED_KERNEL, GUARDED_DAEMON, target.token)
+    assert kernel.stdout is not None
+    guardian = int(kernel.stdout.readline())
+    deadline = time.monotonic() + 10
+    while len(processes_with(target.token)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(processes_with(target.token)) >= 2  # the command and its daemon run
+    kernel.kill()
+    kernel.wait()
+    assert _gone(target.token)
+    deadline = time.monotonic() + 10
+    while _running(guardian) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _running(guardian)
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie waiting for init to reap it."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2] != "Z"
 
 
 @needs_sandbox
