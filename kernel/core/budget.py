@@ -52,6 +52,15 @@ class Split:
     reserve: Amount
 
 
+@dataclass(frozen=True)
+class ChildGrants:
+    """A split stored by the commit that creates the children (see
+    ``BudgetEnforcer.grants_to_children``): an allocation row per child, and the total
+    drawn from the parent with what the parent must hold for it."""
+    rows: list[dict[str, Any]]
+    total: dict[str, int]
+
+
 def split(remaining: Amount, weights: Mapping[str, float],
           share: Fraction | None = None) -> Split:
     """Proportional allocation with a 20% reserve; exact integers, deterministic.
@@ -109,6 +118,24 @@ class BudgetEnforcer:
             "total_time": sum(a.time for a in plan.allocations.values()),
         }, what=f"allocate {parent_id}'s budget to its children", consumes=False)
         return plan
+
+    def grants_to_children(self, parent_id: str, weights: Mapping[str, float]) -> ChildGrants:
+        """``allocate_children`` for a commit that creates the children it grants to (a
+        fresh decomposition): the same split, as the rows that commit stores. What the
+        parent must hold includes the plain calls that commit pays for it."""
+        plan = split(self.remaining(parent_id), weights)
+        pending = self.run.pending_spend
+        chain: list[Mapping[str, Any]] = []
+        if pending is not None and pending["goal_id"] == parent_id:
+            chain = [*pending["params"].get("earlier", []), pending["params"]]
+        rows = [{"child_id": cid, "cost": a.cost, "time": a.time, "weight": float(weights[cid]),
+                 "event_id": self.run.riding_id("budget", salt=cid)}
+                for cid, a in plan.allocations.items()]
+        cost = sum(a.cost for a in plan.allocations.values())
+        time = sum(a.time for a in plan.allocations.values())
+        return ChildGrants(rows, {"cost": cost, "time": time,
+                                  "need_cost": cost + sum(c["cost"] for c in chain),
+                                  "need_time": time + sum(c["time"] for c in chain)})
 
     def pre_check(self, goal_id: str, estimate: Amount) -> PreCheck:
         """ALLOWED if the goal can pay, drawing the shortfall from its parent if the parent

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kernel.core.budget import ChildGrants
 from kernel.core.goal_node import STEP_FIELDS, GoalChanges, GoalNode
 from kernel.core.run import CommitRejected, Run
 from kernel.core.state_machine import (
@@ -26,6 +27,16 @@ DEFAULT_MAX_ATTEMPTS = 5
 
 class UnknownGoalError(KernelError):
     """No goal with that id."""
+
+
+@dataclass(frozen=True)
+class Decomposed:
+    """What a fresh decomposition's one commit carries beside its children: the
+    dependencies among them, their budgets, and the parent's move with its changes."""
+    edges: Sequence[tuple[str, str]]
+    grants: ChildGrants
+    to: Status
+    changes: GoalChanges
 
 
 @dataclass(frozen=True)
@@ -65,27 +76,48 @@ class GoalTree:
                             decomposition_key, parent)
 
     def create_children(self, parent: GoalNode, children: Sequence[tuple[str, GoalSpec]],
-                        inherited_ids: Iterable[str] = ()) -> list[str]:
+                        inherited_ids: Iterable[str] = (),
+                        decomposed: Decomposed | None = None) -> list[str]:
         """Create a decomposition's children, given as (decomposition key, spec), with the
-        constraints they inherit, in one commit; their ids in the order given."""
+        constraints they inherit, in one commit; their ids in the order given (those of
+        ``child_ids``). With ``decomposed``, that commit is the whole decomposition: the
+        children's dependencies and budgets and the parent's move."""
         roles = [{"id": cid, "role": "inherited"} for cid in sorted(set(inherited_ids))]
         # only the parent's plain spend, log lines and entries ride: the children take
         # seq numbers (an attempt, artifacts or a move would be a commit of their own)
         self.run.store_pending(keep_spend_of=parent.id)
-        rows, ids = [], []
-        for number, (key, spec) in enumerate(children):
-            # the id and seq the child would have had with a commit of its own
-            goal_id = self.run.riding_id("goal", offset=number)
+        granted = {row["child_id"]: row for row in decomposed.grants.rows} if decomposed else {}
+        rows, ids = [], self.child_ids(len(children))
+        for number, ((key, spec), goal_id) in enumerate(zip(children, ids, strict=True)):
             props = self._props(goal_id, spec, parent.id, parent, key)
             props["seq"] = self.run.seq + number
+            if goal_id in granted:
+                props["cost_allocated"] = granted[goal_id]["cost"]
+                props["time_allocated"] = granted[goal_id]["time"]
             rows.append({"props": {k: v for k, v in props.items() if v is not None},
                          "roles": roles})
-            ids.append(goal_id)
-        if rows:
-            self.run.commit("goal/create_children", {"goal_id": parent.id, "children": rows},
-                            what=f"create the children of {parent.id}", consumes=False,
-                            advances=len(rows))
+        if not rows:
+            return ids
+        params: dict[str, Any] = {"goal_id": parent.id, "children": rows, "edges": [],
+                                  "grants": [], "grant": None, "from": None, "to": None,
+                                  "changes": {}}
+        if decomposed is not None:
+            current = self.status(parent.id)
+            check_transition(current, decomposed.to)
+            params |= {"edges": [{"goal_id": g, "depends_on_id": d}
+                                 for g, d in decomposed.edges],
+                       "grants": decomposed.grants.rows, "grant": decomposed.grants.total,
+                       "from": current.value, "to": decomposed.to.value,
+                       "changes": step_changes(decomposed.changes)}
+        self.run.commit("goal/create_children", params,
+                        what=f"create the children of {parent.id}",
+                        consumes=decomposed is not None, advances=len(rows))
         return ids
+
+    def child_ids(self, count: int) -> list[str]:
+        """The ids the next ``create_children`` gives its children: each the id it would
+        have had with a commit of its own."""
+        return [self.run.riding_id("goal", offset=number) for number in range(count)]
 
     def _create(self, spec: GoalSpec, parent_id: str | None, roles: dict[str, list[str]],
                 decomposition_key: str | None = None, parent: GoalNode | None = None) -> str:
@@ -171,8 +203,9 @@ class GoalTree:
         """Validate, then move the goal; an invalid move raises and writes nothing."""
         current = self.status(goal_id)
         check_transition(current, target)
-        if (current, target) in RESUME_TRANSITIONS | COMPOSITE_TRANSITIONS:
+        if (current, target) in RESUME_TRANSITIONS:
             self.run.store_pending()  # the guard reads what a spend writes (the output)
+        if (current, target) in RESUME_TRANSITIONS | COMPOSITE_TRANSITIONS:
             self._check_guarded(goal_id, current, target)
         # the step's artifacts, attempt and spend ride the transition: one commit
         self.run.commit("goal/transition", {"goal_id": goal_id, "from": current.value,

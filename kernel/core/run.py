@@ -136,10 +136,10 @@ class Run:
         self.store_spend()
         return self._id(kind, salt, offset)
 
-    def riding_id(self, kind: str, offset: int = 0) -> str:
+    def riding_id(self, kind: str, offset: int = 0, salt: str = "") -> str:
         """``new_id`` for a commit that carries what is pending (after ``store_pending``
         kept only what it carries): nothing is stored first."""
-        return self._id(kind, "", offset)
+        return self._id(kind, salt, offset)
 
     def rider_id(self, kind: str) -> str:
         """The id of an entity that rides the run's next commit (an artifact or attempt):

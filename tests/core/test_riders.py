@@ -4,12 +4,16 @@ and a verification, each stored on its own only when the next commit cannot carr
 
 from __future__ import annotations
 
+import pytest
+
 from kernel.core.artifacts import Artifacts, BlobStore
 from kernel.core.attempts import Attempts
 from kernel.core.budget import Amount, BudgetEnforcer
 from kernel.core.constraints import ConstraintEngine
+from kernel.core.dag import Dependencies
 from kernel.core.envelopes import Check, Lineage, Verification
-from kernel.core.goals import GoalSpec, GoalTree
+from kernel.core.goal_node import GoalChanges
+from kernel.core.goals import CommitRejected, Decomposed, GoalSpec, GoalTree
 from kernel.core.state_machine import Status
 from tests.core.conftest import make_root, spec
 
@@ -184,3 +188,58 @@ def test_a_decompositions_call_rides_the_commit_that_creates_its_children(
     assert tree.store.stats.write_count == 1 and tree.run.seq == seq + 2
     assert [tree.get(c).seq for c in made] == [seq, seq + 1]
     assert budget.ledger_totals(root)["cost_spent"] == 70
+
+
+def _decomposing(tree: GoalTree) -> tuple[str, BudgetEnforcer]:
+    root = make_root(tree)
+    budget = BudgetEnforcer(tree.run)
+    budget.allocate_root(root, Amount(10_000, 600))
+    for target in (Status.IDENTIFYING_CONSTRAINTS, Status.SELECTING_CONSTRAINTS,
+                   Status.SELECTING_RESOLVER, Status.RESOLVING, Status.VERIFYING,
+                   Status.DECOMPOSING):
+        tree.transition(root, target)
+    return root, budget
+
+
+def test_a_fresh_decomposition_is_one_commit(tree: GoalTree) -> None:
+    """Children, their dependencies and budgets, the parent's move and the spend that
+    paid for the plan: one write, and the same graph the separate commits made."""
+    root, budget = _decomposing(tree)
+    seq = tree.run.seq
+    tree.store.stats.reset()
+    budget.record(root, Amount(70, 3), "resolver:claude", "decompose")
+    a, b = tree.child_ids(2)
+    grants = budget.grants_to_children(root, {a: 1.0, b: 3.0})
+    made = tree.create_children(
+        tree.get(root), [("1:a", GoalSpec("part a")), ("1:b", GoalSpec("part b"))],
+        decomposed=Decomposed([(b, a)], grants, Status.PENDING, GoalChanges(decompositions=1)))
+    assert made == [a, b]
+    assert tree.store.stats.write_count == 1 and tree.run.seq == seq + 2
+    parent = tree.get(root)
+    assert (parent.status, parent.decompositions) == (Status.PENDING, 1)
+    left = 10_000 - 70
+    shares = {a: left * 4 // 5 * 1 // 4, b: left * 4 // 5 * 3 // 4}
+    assert {c: budget.remaining(c).cost for c in made} == shares
+    totals = budget.ledger_totals(root)
+    assert (totals["cost_spent"], totals["cost_granted"]) == (70, sum(shares.values()))
+    assert budget.remaining(root).cost == left - sum(shares.values())
+    assert {n.id: n.depends_on for n in Dependencies(tree.store).children(root)} == \
+        {a: (), b: (a,)}
+    assert _count(tree, "MATCH (e:BudgetEvent {kind: 'allocate'})-[:DRAWN_FROM]->"
+                        "(:Goal {id: $g}) RETURN count(e) AS n", g=root) == 2
+
+
+def test_a_decomposition_granting_more_than_the_parent_holds_writes_nothing(
+        tree: GoalTree) -> None:
+    root, budget = _decomposing(tree)
+    a, b = tree.child_ids(2)
+    grants = budget.grants_to_children(root, {a: 1.0, b: 1.0})
+    grants.total["need_cost"] = 10_001
+    seq = tree.run.seq
+    with pytest.raises(CommitRejected):
+        tree.create_children(
+            tree.get(root), [("1:a", GoalSpec("part a")), ("1:b", GoalSpec("part b"))],
+            decomposed=Decomposed([], grants, Status.PENDING, GoalChanges(decompositions=1)))
+    assert tree.run.seq == seq and tree.get(root).status == Status.DECOMPOSING
+    assert _count(tree, "MATCH (c:Goal)-[:CHILD_OF]->(:Goal {id: $g}) RETURN count(c) AS n",
+                  g=root) == 0

@@ -45,12 +45,16 @@ def test_the_shipped_kill_9_check_passes_on_goals_in_progress_side_by_side(
     ("goal/transition", 2, "before"), ("goal/transition", 8, "before"),
     ("constraint/set_role", 5, "before"),
     # a verify step between its commits: the verdict and its spend are stored, the goal
-    # has not moved on yet (a pass that goes on to the gate, and a failure that retries)
-    ("attempt/record_verification", 1, "after"), ("attempt/record_verification", 2, "after"),
+    # has not moved on yet (a failure that retries)
+    ("attempt/record_verification", 1, "after"),
+    # the root's verdict, its leaf classification's spend and its move to the gate's
+    # decomposition are one commit; so are the children, their dependencies and budgets
+    # and the root's move back to pending: made, or lost
+    ("goal/transition", 3, "after"), ("goal/create_children", 1, "before"),
     # a leaf's verdict, both calls' spends and its move are one commit: made, or lost
     ("goal/transition", 11, "after"), ("goal/transition", 11, "before"),
     # a retry's spend stored ahead of its step's last commit (not the step's end)
-    ("budget/spend", 2, "after")])
+    ("budget/spend", 1, "after")])
 def test_a_run_killed_around_a_proposal_resumes_as_the_uninterrupted_one(
         data_dir: Path, statement: str, number: int, when: str) -> None:
     """Killed right after the n-th commit that stored proposals, before the n-th commit

@@ -42,9 +42,11 @@ def assemble(k: Kernel, root: GoalNode) -> list[str]:
                   "notes": assembly.notes},
         lineage=Lineage(node_id=root.id, resolver_id=CLAUDE_ID, input_artifact_ids=inputs),
         sigma=sigma, key=f"final:{proposal.ledger_hash}")
-    k.tree.transition(root.id, S.RESOLVED, GoalChanges(
-        leaf_kind=None, final_artifact_id=artifact.id, sigma_system=sigma))
+    # the log line, the queue after the run's last step and the spend ride its commit
     k.log.flow(root.id, f"goal achieved: final artifact {artifact.id} from "
                            f"{len(parts)} parts, sigma_system={sigma}")
+    k.run.will_wake([])
+    k.tree.transition(root.id, S.RESOLVED, GoalChanges(
+        leaf_kind=None, final_artifact_id=artifact.id, sigma_system=sigma))
     return []
 

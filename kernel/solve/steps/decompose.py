@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kernel.core.dag import DagNode, find_cycle, topological_order
 from kernel.core.goal_node import GoalChanges, GoalNode
-from kernel.core.goals import GoalSpec
+from kernel.core.goals import Decomposed, GoalSpec
 from kernel.kg import context as kg_context
 from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
@@ -29,6 +29,10 @@ def decompose(k: Kernel, goal_id: str) -> list[str]:
     keys = list(dict.fromkeys(c.key for c in plan.children))
     existing = {c["decomposition_key"]: c["id"] for c in
                 k.store.run("goal/children_keys", {"goal_id": goal_id})}
+    if not existing:
+        return _fresh(k, goal, plan, round_)
+    # live children already there (made before a crash, or a build subgoal): each part
+    # of the decomposition is its own commit, and what is there already is kept
     ids = _children(k, goal, plan, round_, existing)
     edges = _acyclic_edges(k, goal_id, plan, ids)
     k.deps.add(k.run, goal_id, edges)
@@ -50,23 +54,53 @@ def decompose(k: Kernel, goal_id: str) -> list[str]:
     return woken
 
 
+def _fresh(k: Kernel, goal: GoalNode, plan: models.Decomposition, round_: int) -> list[str]:
+    """A goal without live children: the children, their dependencies and budgets, the
+    goal's move and the spend that paid for the plan are one commit."""
+    k.run.store_pending(keep_spend_of=goal.id)
+    # a spend that cannot ride is stored before the children's ids are taken
+    k.budget.remaining(goal.id)
+    specs = _specs(goal, plan, round_, {})
+    ids = dict(zip(specs, k.tree.child_ids(len(specs)), strict=True))
+    edges = _acyclic_edges(k, goal.id, plan, ids)
+    weights = {cid: next(c.relative_complexity for c in plan.children if c.key == key)
+               for key, cid in ids.items()}
+    grants = k.budget.grants_to_children(goal.id, weights)
+    nodes = [DagNode(cid, number, tuple(sorted(d for g, d in edges if g == cid)))
+             for number, cid in enumerate(ids.values())]
+    woken = [c for c in topological_order(nodes) if not any(g == c for g, _ in edges)]
+    k.run.will_wake(woken)
+    k.log.flow(goal.id, f"decomposed into {len(ids)} children, {len(edges)} dependencies")
+    made = k.tree.create_children(
+        goal, list(specs.values()), k.constraints.inherited_by_children_of(goal.id),
+        Decomposed(edges, grants, S.PENDING, GoalChanges(decompositions=round_)))
+    if made != list(ids.values()):
+        raise AssertionError(f"children of {goal.id} made as {made}, planned as {ids}")
+    return woken
+
+
+def _specs(goal: GoalNode, plan: models.Decomposition, round_: int,
+           existing: dict[str, str]) -> dict[str, tuple[str, GoalSpec]]:
+    """The children to create by the proposal's keys, in its order (the first of a
+    repeated key), as (decomposition key, spec); not those in ``existing``."""
+    new: dict[str, tuple[str, GoalSpec]] = {}
+    for child in plan.children:
+        key = f"{round_}:{child.key}"
+        if child.key not in new and key not in existing:
+            new[child.key] = (key, GoalSpec(
+                child.goal_description, child.goal_summary, child.modality,
+                input_artifact_ids=(goal.require("output_artifact_id"),)))
+    return new
+
+
 def _children(k: Kernel, goal: GoalNode, plan: models.Decomposition, round_: int,
               existing: dict[str, str]) -> dict[str, str]:
     """The children's ids by the proposal's keys, in its order: those this step made
     before a crash (``existing``, by decomposition key), the others created in one
     commit with the constraints they inherit."""
-    ids: dict[str, str] = {}
-    new: dict[str, tuple[str, GoalSpec]] = {}
-    for child in plan.children:
-        if child.key in ids or child.key in new:
-            continue  # the kernel keeps the first child of a repeated key
-        key = f"{round_}:{child.key}"
-        if key in existing:
-            ids[child.key] = existing[key]
-        else:
-            new[child.key] = (key, GoalSpec(
-                child.goal_description, child.goal_summary, child.modality,
-                input_artifact_ids=(goal.require("output_artifact_id"),)))
+    new = _specs(goal, plan, round_, existing)
+    ids = {c.key: existing[f"{round_}:{c.key}"] for c in plan.children
+           if f"{round_}:{c.key}" in existing}
     made = k.tree.create_children(goal, list(new.values()),
                                   k.constraints.inherited_by_children_of(goal.id))
     ids |= dict(zip(new, made, strict=True))

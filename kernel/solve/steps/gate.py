@@ -15,9 +15,13 @@ from kernel.solve.steps._shared import (
 
 def gate(k: Kernel, goal: GoalNode, sigma_path: float) -> list[str]:
     """A verified goal that is not a leaf decomposes only while sigma_path stays at or
-    above tau_global; below it the goal is gated and the loop backtracks."""
+    above tau_global; below it the goal is gated and the loop backtracks.
+
+    A verification still pending rides the move to DECOMPOSING; a backtrack reads and
+    moves more than this goal, so it is stored first there."""
     goal_id = goal.id
     if sigma_path < goal.tau_global:
+        k.run.store_verification()
         k.tree.transition(goal_id, S.GATED, GoalChanges(gated_reason=f"sigma_path {sigma_path} < "
                                                             f"tau_global {goal.tau_global}"))
         return backtrack(k, goal_id)

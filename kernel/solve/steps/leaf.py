@@ -39,5 +39,4 @@ def classify(k: Kernel, goal: GoalNode, sigma_path: float) -> list[str]:
         k.log.flow(goal_id, f"resolved as a {leaf.leaf_kind or 'atomic'} leaf "
                             f"(sigma_v={goal.sigma_v})")
         return woken
-    k.run.store_verification()  # the gate reads and moves more than this goal
     return gate.gate(k, goal, sigma_path)

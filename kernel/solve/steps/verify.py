@@ -1,5 +1,5 @@
 """Step 6, verify: the attempt's verification recorded, then the goal goes on to the leaf
-step (SAT at tau_local: the verification rides the goal's move there) or to retry."""
+step (SAT at tau_local: the verification rides the goal's next move) or to retry."""
 
 from __future__ import annotations
 
