@@ -37,7 +37,17 @@ def _lint(statements: list[tuple[str, str]]) -> dict[str, list[dict]]:
 
 
 def _renderings(query: NamedQuery) -> list[tuple[str, str]]:
-    """One rendering per label for label templates, representative names for the rest."""
+    """One rendering per label for label templates, representative names for the rest;
+    a statement with fragments left out when their parameter is empty: with all of
+    them, without each one's, and without any (each stand-in line in context)."""
+    if query.optional:
+        names = sorted({name for name, _, _ in query.optional})
+        out = []
+        for left_out in [[], *[[n] for n in names], names]:
+            given = {n: None if n in left_out else ["x"] for n in names}
+            out.append((f"{query.name}[without {','.join(left_out) or 'nothing'}]",
+                        query.render(None, {**dict.fromkeys(query.parameters, 1), **given})))
+        return out
     if not query.slots:
         return [(query.name, query.text)]
     out = []

@@ -70,3 +70,31 @@ def test_the_shipped_commits_share_one_copy_of_the_ledger_and_log_clauses() -> N
     for query in catalog:  # no statement carries its own copy any more
         raw = query.path.read_text()
         assert "UNWIND $logs" not in raw and "UNWIND $entries" not in raw, query.name
+
+
+def test_a_fragment_whose_parameter_is_empty_is_left_out_of_what_is_sent(
+        tmp_path: Path) -> None:
+    """Every clause costs the server time even when it does nothing: a commit without
+    a spend is sent without the spend's clauses, with the fragment's stand-in line."""
+    catalog = _catalog(tmp_path, {
+        f"{FRAGMENTS}/pay": "// needs: spend\n// instead: WITH *, false AS paid\n"
+                            "// Pays.\nWITH *\nCALL { UNWIND $spend AS s SET n.spent = s }\n"
+                            "WITH *, true AS paid\n",
+        "w": "// mode: write\nMATCH (n {id: $id})\n// include: pay\nRETURN paid\n",
+    })
+    query = catalog.get("w")
+    assert "UNWIND $spend" in query.text and query.parameters == {"id", "spend"}
+    none, empty, some = (query.render(None, {"id": "a", "spend": value})
+                         for value in (None, [], [3]))
+    assert none == empty == "MATCH (n {id: $id})\nWITH *, false AS paid\nRETURN paid"
+    assert some == ("MATCH (n {id: $id})\nWITH *\nCALL { UNWIND $spend AS s SET n.spent = s }"
+                    "\nWITH *, true AS paid\nRETURN paid")
+    assert query.render(None) == some  # without parameters: everything
+
+
+def test_a_fragment_needing_a_parameter_it_never_uses_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(QueryFileError, match="never uses"):
+        _catalog(tmp_path, {
+            f"{FRAGMENTS}/pay": "// needs: spend\nSET n.x = 1\n",
+            "w": "// mode: write\nMATCH (n)\n// include: pay\nRETURN 1\n",
+        })

@@ -1,3 +1,4 @@
+// needs: checked
 // The guard of a commit that records a verification ($checked, or null) on the goal bound
 // as `g`: the attempt it judges is the goal's last one and has no verdict yet. It
 // follows the statement's WHERE, before anything is written.

@@ -1,3 +1,5 @@
+// needs: attempt
+// instead: WITH *
 // Opens the attempt begun since the run's last commit ($attempt: null, or its index,
 // id, resolver and properties) on the goal bound as `g`, whose attempt_count and
 // last_attempt_id move with it (the statement's WHERE includes attempt_guard). The

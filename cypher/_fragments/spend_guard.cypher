@@ -1,3 +1,4 @@
+// needs: spend
 // The guard of a commit that carries a spend ($spend, or null) on the goal bound as `g`:
 // an attempt it pays for is stored or opened by this commit ($attempt), and an output it
 // records is stored or registered by it ($artifacts). It follows the statement's WHERE,

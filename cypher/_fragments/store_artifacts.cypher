@@ -1,3 +1,5 @@
+// needs: artifacts
+// instead: WITH *
 // Registers the artifacts made since the run's last commit ($artifacts: each one's
 // properties and the ids of the stored artifacts it was made from) inside the commit
 // that carries them; each is DERIVED_FROM its inputs.

@@ -1,3 +1,5 @@
+// needs: constraints
+// instead: WITH *
 // Stores the constraints a step identified since the run's last commit ($constraints:
 // rows as constraint/upsert takes them) inside the commit that carries them. Constraints
 // are named by their content: an existing one keeps its first provenance.

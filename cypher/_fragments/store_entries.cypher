@@ -1,3 +1,5 @@
+// needs: entries
+// instead: WITH *
 // Stores the ledger entries chained since the run's last commit ($entries), inside the
 // commit that carries them: each is RECORDED_IN the run ($run_id) and FOLLOWS the entry
 // before it (the first follows the stored head, when there is one).

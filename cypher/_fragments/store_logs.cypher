@@ -1,3 +1,5 @@
+// needs: logs
+// instead: WITH *
 // Stores the log lines buffered since the run's last commit ($logs), inside the commit
 // that carries them. Logs are observations: re-logging after a resume merges into the
 // same entries, each linked to the goal it is ABOUT when that goal exists.

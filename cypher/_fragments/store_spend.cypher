@@ -1,3 +1,5 @@
+// needs: spend
+// instead: WITH *, false AS spend_grant
 // Pays for a call on the goal bound as `g` inside the commit that carries the spend
 // ($spend: null, or its cost and time, resolver, operation, the attempt and output it
 // paid for, the proposal, and the ids of its event and of a grant). The attempt (and,

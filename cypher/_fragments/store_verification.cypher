@@ -1,3 +1,5 @@
+// needs: checked
+// instead: WITH *, [] AS checked_below
 // Records a verification ($checked: null, or the attempt it judges, the verification as
 // JSON, its verdict and sigma_v, a failure mode a check diagnosed itself, one outcome per
 // check and the sigma_path values it changes) on the goal bound as `g`, inside the commit

@@ -30,6 +30,7 @@ from kernel.paths import private_dir, private_file
 _SOCKET_PATH_LIMIT = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
 _START_TIMEOUT = 30.0
 _STOP_TIMEOUT = 30.0
+PLAN_CACHE_SIZE = 512  # execution plans the server keeps per thread
 
 
 @dataclass(frozen=True)
@@ -187,7 +188,9 @@ class EmbeddedServer:
             "daemonize yes",
             f'pidfile "{self.pidfile}"',
             f'logfile "{self.logfile}"',
-            f'loadmodule "{module}"',
+            # a plan per statement variant (fragments left out: see queries.py); the
+            # default of 25 per thread would re-plan a step's statements again and again
+            f'loadmodule "{module}" CACHE_SIZE {PLAN_CACHE_SIZE}',
         ]
         fd = os.open(self.conffile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as handle:

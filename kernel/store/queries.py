@@ -27,11 +27,18 @@ A line ``// include: NAME`` in a statement's body is replaced by the fragment
 several commits share (storing the step's log lines, its ledger entries) is written once;
 ``cypher/<dialect>/_fragments/NAME.cypher`` overrides it for that backend.
 The statement's parameters, slots and lint are those of the expanded text.
+
+A fragment whose header says ``// needs: spend`` does nothing when ``$spend`` is null
+or an empty list; the statement is then sent without it, with the fragment's
+``// instead:`` line (if any) in its place, binding what the rest of the statement reads
+from it. Every empty clause still costs the server time on each execution, so a commit
+carries only the clauses of the riders it has (see ``NamedQuery.render``).
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -52,6 +59,8 @@ _HEADER = re.compile(r"^//\s*(mode|template|cache|changes|refreshes)\s*:\s*(.*?)
 _KEYED = re.compile(r"([A-Za-z_][\w/]*)(?:\((\w+)\))?")
 _SINGLE_COLUMN = re.compile(r"\bRETURN\s+([A-Za-z_][A-Za-z0-9_]*)\s*\Z")
 _INCLUDE = re.compile(r"^[ \t]*//[ \t]*include[ \t]*:[ \t]*(\S*)[ \t]*$", re.M)
+_FRAGMENT_HEADER = re.compile(r"^//\s*(needs|instead)\s*:\s*(.*?)\s*$")
+_PIECE = re.compile("\x00([0-9]+)\x00")
 FRAGMENTS = "_fragments"
 
 _INDEXED_PROPS = frozenset({"id"}) | {p for spec in LABELS for p in spec.indexed}
@@ -93,9 +102,19 @@ class NamedQuery:
     keyed_changes: tuple[tuple[str, str], ...] = ()
     # The one column a statement ending ``RETURN name`` returns (None otherwise).
     single_column: str | None = None
+    # The text with a placeholder for each fragment left out when its parameter is
+    # empty, and each such fragment's (parameter, body, what stands in for it).
+    skeleton: str = ""
+    optional: tuple[tuple[str, str, str], ...] = ()
 
-    def render(self, identifiers: Mapping[str, str] | None = None) -> str:
-        """Fill template slots with ontology names; refuse anything else."""
+    def render(self, identifiers: Mapping[str, str] | None = None,
+               params: Mapping[str, Any] | None = None) -> str:
+        """The text sent to the server: template slots filled with ontology names
+        (anything else refused), comment lines dropped and, with ``params``, the
+        fragments whose parameter is empty left out."""
+        present = tuple(params is None or not _empty(params.get(name))
+                        for name, _, _ in self.optional)
+        text = self.variant(present)
         given = dict(identifiers or {})
         if set(given) != set(self.slots):
             raise TemplateError(
@@ -107,7 +126,11 @@ class NamedQuery:
                 raise TemplateError(
                     f"query '{self.name}': {value!r} is not a known {slot} of the kernel ontology"
                 )
-        return _SLOT.sub(lambda m: given[m.group(1)], self.text)
+        return _SLOT.sub(lambda m: given[m.group(1)], text) if self.slots else text
+
+    def variant(self, present: tuple[bool, ...]) -> str:
+        """The text with the optional fragments marked absent in ``present`` left out."""
+        return _variant(self.skeleton, self.optional, present)
 
     def check_parameters(self, params: Mapping[str, Any]) -> None:
         missing = sorted(self.parameters - set(params))
@@ -139,16 +162,41 @@ def _names(value: str | None) -> tuple[str, ...]:
     return tuple(n.strip() for n in (value or "").split(",") if n.strip())
 
 
-def _fragment_body(path: Path) -> str:
+def _empty(value: Any) -> bool:
+    return value is None or (isinstance(value, list) and not value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _variant(skeleton: str, optional: tuple[tuple[str, str, str], ...],
+             present: tuple[bool, ...]) -> str:
+    def piece(match: re.Match[str]) -> str:
+        number = int(match.group(1))
+        _, body, instead = optional[number]
+        return body if present[number] else instead
+    # comment lines are the reader's, not the server's (they would go to its log too)
+    lines = _PIECE.sub(piece, skeleton).splitlines()
+    return "\n".join(line for line in lines
+                     if line.strip() and not line.lstrip().startswith("//"))
+
+
+def _fragment_body(path: Path) -> tuple[str, dict[str, str]]:
+    """A fragment's text without its leading comment lines, and its header marks."""
     lines = path.read_text(encoding="utf-8").splitlines()
+    marks: dict[str, str] = {}
     while lines and lines[0].startswith("//"):
-        lines.pop(0)
-    return "\n".join(lines).strip("\n")
+        match = _FRAGMENT_HEADER.match(lines.pop(0))
+        if match:
+            marks[match.group(1)] = match.group(2)
+    return "\n".join(lines).strip("\n"), marks
 
 
-def _expand(text: str, path: Path, fragments: Sequence[Path]) -> str:
+def _expand(text: str, path: Path, fragments: Sequence[Path]
+            ) -> tuple[str, str, tuple[tuple[str, str, str], ...]]:
     """Replace each ``// include: NAME`` line with that fragment, from the first of
-    ``fragments`` that has it (the dialect's own, then the shared ones; no nesting)."""
+    ``fragments`` that has it (the dialect's own, then the shared ones; no nesting).
+    Returns the full text, and the skeleton and optional pieces (``// needs:``)."""
+    optional: list[tuple[str, str, str]] = []
+
     def body(match: re.Match[str]) -> str:
         name = match.group(1)
         named = re.fullmatch(r"[a-z_][a-z0-9_]*", name) is not None
@@ -157,11 +205,20 @@ def _expand(text: str, path: Path, fragments: Sequence[Path]) -> str:
         if not found:
             where = ", ".join(map(str, fragments)) or "no fragments directory"
             raise QueryFileError(f"{path}: '// include: {name}' names no fragment in {where}")
-        fragment = _fragment_body(found[0])
+        fragment, marks = _fragment_body(found[0])
         if _INCLUDE.search(fragment):
             raise QueryFileError(f"{found[0]}: a fragment cannot include another")
-        return fragment
-    return _INCLUDE.sub(body, text)
+        needs = marks.get("needs")
+        if needs is None:
+            return fragment
+        if f"${needs}" not in fragment:
+            raise QueryFileError(f"{found[0]}: '// needs: {needs}' but it never uses ${needs}")
+        optional.append((needs, fragment, marks.get("instead", "")))
+        return f"\x00{len(optional) - 1}\x00"
+    skeleton = _INCLUDE.sub(body, text)
+    pieces = tuple(optional)
+    full = _PIECE.sub(lambda m: pieces[int(m.group(1))][1], skeleton)
+    return full, skeleton, pieces
 
 
 def parse_query_file(name: str, dialect: str | None, path: Path,
@@ -170,7 +227,7 @@ def parse_query_file(name: str, dialect: str | None, path: Path,
     in order."""
     raw = path.read_text(encoding="utf-8")
     marks = _header(raw)
-    text = _expand(raw, path, fragments)
+    text, skeleton, optional = _expand(raw, path, fragments)
     mode, cache, slots = marks.get("mode"), marks.get("cache"), _names(marks.get("template"))
     changes, keyed = None, []
     if "changes" in marks:  # "nothing": no cached read
@@ -210,6 +267,7 @@ def parse_query_file(name: str, dialect: str | None, path: Path,
         cache=cache,  # type: ignore[arg-type]
         changes=changes, refreshes=refreshes, keyed_changes=tuple(keyed),
         single_column=single.group(1) if single else None,
+        skeleton=skeleton, optional=optional,
     )
 
 
