@@ -213,6 +213,9 @@ class Sandbox:
         lifeline_read, lifeline = os.pipe()
         try:
             proc = _start_guardian(argv, policy, self.uid, request, lifeline_read)
+        except BaseException:
+            os.close(lifeline)
+            raise
         finally:
             os.close(lifeline_read)
         try:
