@@ -106,6 +106,33 @@ def test_decomposition_honours_dependencies(initialised_graph: GraphStore,
         StepHistory(decompositions=past).block(PLAN, 3000)
 
 
+def test_a_decomposition_keeps_the_children_an_earlier_kernel_made(
+        initialised_graph: GraphStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kernel that committed a decomposition in parts may have died after making some
+    children: the step keeps them and commits the rest as before, with the same result
+    as the one-commit decomposition."""
+    from kernel.solve.steps import decompose as step
+
+    made: list[str] = []
+
+    def half_made(k: Kernel, goal, plan, round_: int) -> list[str]:  # type: ignore[no-untyped-def]
+        key, spec = next(iter(step._specs(goal, plan, round_, {}).values()))
+        made.extend(k.tree.create_children(goal, [(key, spec)],
+                                           k.constraints.inherited_by_children_of(goal.id)))
+        return step._beside(k, k.tree.get(goal.id), plan, round_, {key: made[0]})
+
+    monkeypatch.setattr(step, "_fresh", half_made)
+    kernel, root = _start(initialised_graph, tmp_path, PLAN, plan_entries())
+    assert solve(kernel, root).status == "resolved"
+    children = kernel.deps.children(root)
+    docs, announce, support = children
+    assert docs.id == made[0]  # the child made before, kept
+    assert kernel.tree.get(docs.id).summary == "launch part: write the docs"
+    assert announce.depends_on == (docs.id,) and support.depends_on == (announce.id,)
+    weights = [kernel.budget.ledger_totals(c.id)["cost_allocated"] for c in children]
+    assert weights[1] == 2 * weights[0] == 2 * weights[2] > 0
+
+
 def test_low_path_confidence_gates_and_backtracks(initialised_graph: GraphStore,
                                                   tmp_path: Path) -> None:
     part = "launch part*"

@@ -26,13 +26,20 @@ def decompose(k: Kernel, goal_id: str) -> list[str]:
         goal, ops.DECOMPOSE, constraints_of(k, goal_id, "selected"), context, **feedback))
     plan: models.Decomposition = proposal.output
     round_ = goal.decompositions + 1
-    keys = list(dict.fromkeys(c.key for c in plan.children))
     existing = {c["decomposition_key"]: c["id"] for c in
                 k.store.run("goal/children_keys", {"goal_id": goal_id})}
     if not existing:
         return _fresh(k, goal, plan, round_)
-    # live children already there (made before a crash, or a build subgoal): each part
-    # of the decomposition is its own commit, and what is there already is kept
+    return _beside(k, goal, plan, round_, existing)
+
+
+def _beside(k: Kernel, goal: GoalNode, plan: models.Decomposition, round_: int,
+            existing: dict[str, str]) -> list[str]:
+    """A goal with live children already (made before a crash by a kernel that
+    committed a decomposition in parts, or a build subgoal): what is there is kept, and
+    each remaining part of the decomposition is its own commit."""
+    goal_id = goal.id
+    keys = list(dict.fromkeys(c.key for c in plan.children))
     ids = _children(k, goal, plan, round_, existing)
     edges = _acyclic_edges(k, goal_id, plan, ids)
     k.deps.add(k.run, goal_id, edges)
