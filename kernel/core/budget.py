@@ -119,15 +119,14 @@ class BudgetEnforcer:
         }, what=f"allocate {parent_id}'s budget to its children", consumes=False)
         return plan
 
-    def grants_to_children(self, parent_id: str, weights: Mapping[str, float]) -> ChildGrants:
+    def grants_to_children(self, parent_id: str, remaining: Amount,
+                           weights: Mapping[str, float]) -> ChildGrants:
         """``allocate_children`` for a commit that creates the children it grants to (a
-        fresh decomposition): the same split, as the rows that commit stores. What the
-        parent must hold includes the plain calls that commit pays for it."""
-        plan = split(self.remaining(parent_id), weights)
-        pending = self.run.pending_spend
-        chain: list[Mapping[str, Any]] = []
-        if pending is not None and pending["goal_id"] == parent_id:
-            chain = [*pending["params"].get("earlier", []), pending["params"]]
+        fresh decomposition): the same split of the parent's ``remaining`` budget (as
+        ``remaining`` gave it), as the rows that commit stores. What the parent must hold
+        includes the plain calls that commit pays for it."""
+        plan = split(remaining, weights)
+        chain = self._waiting(parent_id) or []
         rows = [{"child_id": cid, "cost": a.cost, "time": a.time, "weight": float(weights[cid]),
                  "event_id": self.run.riding_id("budget", salt=cid)}
                 for cid, a in plan.allocations.items()]

@@ -166,15 +166,21 @@ def _empty(value: Any) -> bool:
     return value is None or (isinstance(value, list) and not value)
 
 
-@functools.lru_cache(maxsize=4096)
-def _variant(skeleton: str, optional: tuple[tuple[str, str, str], ...],
-             present: tuple[bool, ...]) -> str:
+def _filled(skeleton: str, optional: tuple[tuple[str, str, str], ...],
+            present: tuple[bool, ...]) -> str:
+    """The skeleton with each optional fragment's body, or its stand-in where absent."""
     def piece(match: re.Match[str]) -> str:
         number = int(match.group(1))
         _, body, instead = optional[number]
         return body if present[number] else instead
+    return _PIECE.sub(piece, skeleton)
+
+
+@functools.lru_cache(maxsize=4096)
+def _variant(skeleton: str, optional: tuple[tuple[str, str, str], ...],
+             present: tuple[bool, ...]) -> str:
     # comment lines are the reader's, not the server's (they would go to its log too)
-    lines = _PIECE.sub(piece, skeleton).splitlines()
+    lines = _filled(skeleton, optional, present).splitlines()
     return "\n".join(line for line in lines
                      if line.strip() and not line.lstrip().startswith("//"))
 
@@ -217,8 +223,7 @@ def _expand(text: str, path: Path, fragments: Sequence[Path]
         return f"\x00{len(optional) - 1}\x00"
     skeleton = _INCLUDE.sub(body, text)
     pieces = tuple(optional)
-    full = _PIECE.sub(lambda m: pieces[int(m.group(1))][1], skeleton)
-    return full, skeleton, pieces
+    return _filled(skeleton, pieces, (True,) * len(pieces)), skeleton, pieces
 
 
 def parse_query_file(name: str, dialect: str | None, path: Path,

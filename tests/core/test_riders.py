@@ -209,7 +209,7 @@ def test_a_fresh_decomposition_is_one_commit(tree: GoalTree) -> None:
     tree.store.stats.reset()
     budget.record(root, Amount(70, 3), "resolver:claude", "decompose")
     a, b = tree.child_ids(2)
-    grants = budget.grants_to_children(root, {a: 1.0, b: 3.0})
+    grants = budget.grants_to_children(root, budget.remaining(root), {a: 1.0, b: 3.0})
     made = tree.create_children(
         tree.get(root), [("1:a", GoalSpec("part a")), ("1:b", GoalSpec("part b"))],
         decomposed=Decomposed([(b, a)], grants, Status.PENDING, GoalChanges(decompositions=1)))
@@ -233,7 +233,7 @@ def test_a_decomposition_granting_more_than_the_parent_holds_writes_nothing(
         tree: GoalTree) -> None:
     root, budget = _decomposing(tree)
     a, b = tree.child_ids(2)
-    grants = budget.grants_to_children(root, {a: 1.0, b: 1.0})
+    grants = budget.grants_to_children(root, budget.remaining(root), {a: 1.0, b: 1.0})
     grants.total["need_cost"] = 10_001
     seq = tree.run.seq
     with pytest.raises(CommitRejected):

@@ -65,17 +65,18 @@ def _fresh(k: Kernel, goal: GoalNode, plan: models.Decomposition, round_: int) -
     """A goal without live children: the children, their dependencies and budgets, the
     goal's move and the spend that paid for the plan are one commit."""
     k.run.store_pending(keep_spend_of=goal.id)
-    # a spend that cannot ride is stored before the children's ids are taken
-    k.budget.remaining(goal.id)
+    # a spend that cannot ride is stored here, before the children's ids are taken
+    left = k.budget.remaining(goal.id)
     specs = _specs(goal, plan, round_, {})
     ids = dict(zip(specs, k.tree.child_ids(len(specs)), strict=True))
     edges = _acyclic_edges(k, goal.id, plan, ids)
     weights = {cid: next(c.relative_complexity for c in plan.children if c.key == key)
                for key, cid in ids.items()}
-    grants = k.budget.grants_to_children(goal.id, weights)
+    grants = k.budget.grants_to_children(goal.id, left, weights)
     nodes = [DagNode(cid, number, tuple(sorted(d for g, d in edges if g == cid)))
              for number, cid in enumerate(ids.values())]
-    woken = [c for c in topological_order(nodes) if not any(g == c for g, _ in edges)]
+    waiting = {g for g, _ in edges}  # woken when its dependencies resolve
+    woken = [c for c in topological_order(nodes) if c not in waiting]
     k.run.will_wake(woken)
     k.log.flow(goal.id, f"decomposed into {len(ids)} children, {len(edges)} dependencies")
     made = k.tree.create_children(
