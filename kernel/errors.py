@@ -73,3 +73,12 @@ class RunInterrupted(KernelError):
 
 class Refused(KernelError):
     """The kernel refused the work itself (not the input): exit code 1, with the report."""
+
+
+def yaml_problem(exc: Exception) -> str:
+    """A YAML parse error on one line: where it is and what is wrong (PyYAML's own
+    message spans several lines and quotes the text around the mark)."""
+    mark, problem = getattr(exc, "problem_mark", None), getattr(exc, "problem", None)
+    if mark is not None and problem:
+        return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
+    return " ".join(str(exc).split())

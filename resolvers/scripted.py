@@ -33,7 +33,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from kernel.errors import KernelError
+from kernel.errors import KernelError, yaml_problem
 from kernel.protocol import (
     MODEL_OPERATIONS,
     Estimate,
@@ -126,7 +126,7 @@ def load_script(path: Path) -> Script:
     except IsADirectoryError:
         raise ScriptError(f"{path} is a directory: give a YAML script file") from None
     except yaml.YAMLError as exc:
-        raise ScriptError(f"{path}: not valid YAML: {exc}") from None
+        raise ScriptError(f"{path}: not valid YAML: {yaml_problem(exc)}") from None
     if not isinstance(data, dict):
         raise ScriptError(f"{path}: a script is a YAML mapping with 'version: 1' and a "
                           "'proposals' list (docs/scripted-proposals.md); this file holds "

@@ -10,7 +10,7 @@ from rich.prompt import Prompt
 
 from kernel.cli.common import out
 from kernel.cli.intake_dialog import ask_in_terminal
-from kernel.errors import ConfigError, KernelError
+from kernel.errors import ConfigError, KernelError, yaml_problem
 from kernel.protocol import HireAnswer
 from kernel.protocol.intake_models import IntakeAnswer, is_intake_question
 
@@ -48,7 +48,7 @@ def intake_answer(path: Path) -> IntakeAnswer:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
         return IntakeAnswer.model_validate(data if data is not None else {})
     except yaml.YAMLError as exc:
-        raise ConfigError(f"--intake {path}: not valid YAML: {exc}") from None
+        raise ConfigError(f"--intake {path}: not valid YAML: {yaml_problem(exc)}") from None
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "the answer"

@@ -194,12 +194,13 @@ def test_an_invalid_proposal_is_rejected(run: Run) -> None:
     ("version: 1\nproposals:\n  - {operation: fly, output: {}}\n", "unknown operation 'fly'"),
     ("version: 1\nproposals:\n  - {operation: classify_leaf, output: {is_leaf: maybe}}\n",
      "proposals.0.output.is_leaf"),
-    ("version: 1\nproposals: [\n", "not valid YAML"),
+    ("version: 1\nproposals: [\n", "not valid YAML: line 3, column 1: expected the node content"),
     ("version: 1\nfallback:\n  decompose: {output: {children: []}}\n",
      "fallback.decompose.output.children"),
 ])
 def test_a_malformed_script_names_the_entry(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text(text)
-    with pytest.raises(ScriptError, match=message):
+    with pytest.raises(ScriptError, match=message) as raised:
         load_script(path)
+    assert "\n" not in str(raised.value)  # one line, as every bad-input error
