@@ -9,8 +9,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kernel.core.artifacts import Artifacts, BlobStore
-from kernel.core.envelopes import Verification
 from kernel.core.lease import LeaseState, lease_state, run_state
 from kernel.core.run import Run
 from kernel.core.summary import summary_hash
@@ -113,6 +111,8 @@ def weighed_candidates(store: GraphStore, goal_id: str) -> list[dict[str, Any]]:
     """The candidates a goal's attempt weighed (its output and the person's suggestions),
     best first: who offered each, its status, and for a failing one which constraints
     failed and why ([] when the run was given no suggestions)."""
+    from kernel.core.envelopes import Verification  # pydantic models: not for `kernel status`
+
     rows = store.run("suggestion/of_goal", {"goal_id": goal_id})
     if not rows:
         return []
@@ -153,6 +153,8 @@ def _failure_reason(detail: Any) -> str:
 
 def plan_document(store: GraphStore, data_dir: Path, run_id: str) -> dict[str, Any]:
     """The plan a planning run wrote (its root's plan document)."""
+    from kernel.core.artifacts import Artifacts, BlobStore
+
     run = Run.load(store, run_id)
     goal = root_goal(store, run_id)
     if not goal.get("plan_document_id"):

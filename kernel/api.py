@@ -14,18 +14,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
-
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    PrivateAttr,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
+from typing import TYPE_CHECKING, Any
 
 from kernel._views import (
     analytics_queries,
@@ -38,15 +27,13 @@ from kernel._views import (
     run_tree,
     store_status,
 )
-from kernel.core.envelopes import ConstraintSpec
-from kernel.errors import ConfigError
-from kernel.protocol.suggestion_models import Suggestion
 from kernel.runtime import progress
 from kernel.settings import KernelSettings
 from kernel.store import open_store
 from kernel.store.base import GraphStore
 
 if TYPE_CHECKING:
+    from kernel._solve_request import SolveRequest
     from kernel.core.summary import summary_hash
     from kernel.graph_io import export_graph, import_graph
     from kernel.plan.session import plan_goal, resume_plan
@@ -62,7 +49,7 @@ _LAZY = {
     "import_graph": "kernel.graph_io", "plan_goal": "kernel.plan.session",
     "resume_plan": "kernel.plan.session", "HireAnswer": "kernel.protocol",
     "Outcome": "kernel.solve.dispatch", "replay": "kernel.solve.session",
-    "resume": "kernel.solve.session",
+    "resume": "kernel.solve.session", "SolveRequest": "kernel._solve_request",
 }
 
 
@@ -81,77 +68,6 @@ __all__ = [
     "plan_document", "plan_goal", "replay", "resume", "resume_plan", "run_refusals",
     "run_status", "run_summary", "run_tree", "solve", "store_status", "summary_hash",
 ]
-
-
-class SolveRequest(BaseModel):
-    """A goal to solve, as ``kernel solve`` takes it."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    goal: str = Field(min_length=1)
-    constraints: list[ConstraintSpec] = Field(
-        default_factory=list, description="the human's core constraints; text is parsed as "
-                                          "--constraint takes it (TYPE[:DOMAIN]:TEXT)")
-    budget_usd: float = Field(default=5.0, gt=0)
-    time_seconds: float = Field(default=600.0, gt=0)
-    proposer: Literal["auto", "anthropic", "scripted"] = "auto"
-    script: Path | None = None
-    max_attempts: int = Field(default=5, ge=1, description="T_max per goal")
-    max_wall_seconds: float = Field(default=600.0, gt=0)
-    intake: bool = Field(default=False, description="start with step 1, the intake dialogue")
-    suggestions: list[Suggestion] = Field(
-        default_factory=list, description="a person's candidates for the goal, weighed "
-                                          "with the model's own output on merit alone")
-    _implied: list[str] = PrivateAttr(default_factory=list)  # found with the consistency check
-
-    @field_validator("goal")
-    @classmethod
-    def _goal_has_words(cls, goal: str) -> str:
-        if not goal.strip():
-            raise ValueError("the goal is empty: say in words what should be achieved")
-        return goal.strip()
-
-    # Both raise ConfigError, which pydantic passes through: the message is the CLI's own.
-    @field_validator("constraints", mode="before")
-    @classmethod
-    def _parse_text(cls, given: list[Any]) -> list[Any]:
-        from kernel.solve.constraint_text import parse_constraint
-
-        return [parse_constraint(c) if isinstance(c, str) else c for c in given]
-
-    @field_validator("proposer", mode="before")
-    @classmethod
-    def _known_proposer(cls, kind: Any) -> Any:
-        from kernel.runtime.proposers import check_proposer
-
-        return check_proposer(kind) if isinstance(kind, str) else kind
-
-    @model_validator(mode="after")
-    def _core_is_consistent(self) -> SolveRequest:
-        """Core constraints that contradict each other are refused before anything is
-        stored or paid for, naming a minimal set that cannot hold together; those the
-        others imply are kept for ``implied_core``."""
-        if any(c.payload.get("check") == "arith" for c in self.constraints):
-            from kernel.solve.core_check import refuse_contradiction  # Z3 loads only when needed
-
-            self._implied = refuse_contradiction(self.constraints).problems()
-        return self
-
-    def implied_core(self) -> list[str]:
-        """Core constraints the others already imply, said in words (a note, not an error:
-        the person typed them)."""
-        return list(self._implied)
-
-    @classmethod
-    def checked(cls, **fields: Any) -> SolveRequest:
-        """Validate, turning the first problem into one line naming the field."""
-        try:
-            return cls(**fields)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "request"
-            message = str(first["msg"]).removeprefix("Value error, ")
-            raise ConfigError(f"--{where.replace('_', '-')}: {message}") from None
 
 
 def solve(store: GraphStore, request: SolveRequest, settings: KernelSettings | None = None, *,

@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from kernel.errors import ConfigError
+
 _PACKAGE = Path(__file__).resolve().parent
 
 
@@ -31,11 +33,17 @@ def private_dir(path: Path) -> Path:
     """Create ``path`` (and missing parents) readable by its owner only; an existing one
     of ours is closed to others too. The data dir, the store's files, artifacts and the
     embedding cache live in such directories."""
-    missing = [p for p in [path, *path.parents] if not p.exists()]
-    for folder in reversed(missing):
-        folder.mkdir(mode=0o700, exist_ok=True)
-    if path.stat().st_uid == os.geteuid():
-        os.chmod(path, 0o700)
+    try:
+        missing = [p for p in [path, *path.parents] if not p.exists()]
+        for folder in reversed(missing):
+            folder.mkdir(mode=0o700, exist_ok=True)
+        if not path.is_dir():
+            raise NotADirectoryError(20, "it is a file, not a directory")
+        if path.stat().st_uid == os.geteuid():
+            os.chmod(path, 0o700)
+    except OSError as exc:  # a file in the way, no permission, a read-only disk
+        raise ConfigError(f"cannot use {path} as a directory ({exc.strerror}): choose one you "
+                          "can write with --data-dir or KERNEL_DATA_DIR") from None
     return path
 
 

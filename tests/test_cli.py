@@ -113,6 +113,27 @@ def test_errors_exit_2_with_one_line_on_stderr(tmp_path: Path) -> None:
     assert len(lines) == 1 and lines[0].startswith("error: graph URI 'ftp://x' is not understood")
 
 
+@pytest.mark.parametrize("problem", ["a file", "under a file"])
+def test_a_data_dir_that_cannot_be_a_directory_is_one_line_exit_2(tmp_path: Path,
+                                                                  problem: str) -> None:
+    """A data dir that is a file (or sits under one) names itself and the setting to
+    change; before, the store's lock file raised and even the crash log could not be
+    written."""
+    blocker = tmp_path / "data"
+    blocker.write_text("not a directory")
+    data_dir = blocker if problem == "a file" else blocker / "kernel"
+    done = subprocess.run(
+        [sys.executable, "-c", "from kernel.cli.app import main; main()", "status"],
+        capture_output=True, text=True, check=False,
+        env={**os.environ, "KERNEL_DATA_DIR": str(data_dir), "KERNEL_GRAPH": "embedded",
+             "COLUMNS": "300"})
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: cannot use {data_dir}")
+    assert "KERNEL_DATA_DIR" in lines[0]
+    assert blocker.read_text() == "not a directory"
+
+
 def test_db_status_and_stop(tmp_path: Path) -> None:
     k = Kernel(tmp_path)
     k("db", "init")

@@ -16,15 +16,77 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 import typer
 
 from kernel.cli.common import err_console
+from kernel.cli.lazy import Lazy, LazyGroup
 from kernel.errors import KernelError, Refused, RunInterrupted
+
+
+class _Commands(LazyGroup):
+    """Every subcommand, in the order ``kernel --help`` lists them."""
+
+    lazy: ClassVar[dict[str, Lazy]] = {
+        "query": Lazy("kernel.cli.query", "query",
+                      "Run ad-hoc Cypher (read-only by default) and print a table or JSON."),
+        "status": Lazy("kernel.cli.status", "status",
+                       "Backend, schema version and what the graph holds; or, given RUN, "
+                       "how that run stands."),
+        "solve": Lazy("kernel.cli.solve", "solve_command",
+                      "Solve GOAL: constraints, resolvers, verification, decomposition, "
+                      "until done or refused."),
+        "intake": Lazy("kernel.cli.solve", "intake_command",
+                       "Step 1 only: turn GOAL into a confirmed root goal and core "
+                       "constraints, asking in the terminal (or parking on the question "
+                       "when there is none), then stop; 'kernel resume RUN' solves the "
+                       "confirmed goal."),
+        "resume": Lazy("kernel.cli.solve", "resume_command",
+                       "Continue a run that stopped (a crash, a cap, a parked HIRE) from "
+                       "its committed state; a planning run plans on, served what it had "
+                       "already recorded."),
+        "replay": Lazy("kernel.cli.solve", "replay_command",
+                       "Re-run a recorded run with its recorded proposals; the summary hash "
+                       "must match."),
+        "tree": Lazy("kernel.cli.tree", "tree",
+                     "The goal tree of a run: status, σ_v, σ_path, budget spent/allocated "
+                     "per goal."),
+        "log": Lazy("kernel.cli.log", "log_command",
+                    "What a run did, step by step: its log, each attempt with its verdict, "
+                    "the checks that failed and why, the feedback for the next attempt, "
+                    "costs and refusals."),
+        "show": Lazy("kernel.cli.log", "show_command",
+                     "Any node by id or unique prefix: its label, properties (stored JSON "
+                     "decoded) and neighbours."),
+        "runs": Lazy("kernel.cli.tree", "runs", "Every run, newest first."),
+        "plan": Lazy("kernel.cli.plan", "plan_command",
+                     "Plan GOAL against its constraints before anything runs (offline: "
+                     "--example NAME)."),
+        "plan-report": Lazy("kernel.cli.plan", "plan_report_command",
+                            "Write a self-contained HTML report of a plan (DAG, waterfall, "
+                            "surveys, repair)."),
+        "check-plan": Lazy("kernel.cli.plan", "check_plan_command",
+                           "Run the assertion framework on a plan document; exit 1 if any "
+                           "assertion fails."),
+        "analytics": Lazy("kernel.cli.analytics", "analytics_command",
+                          "Run a named analytics query (failure modes, retries, cost, HIRE, "
+                          "build reuse, σ)."),
+        "db": Lazy("kernel.cli.db", "app", "Schema and store management."),
+        "graph": Lazy("kernel.cli.graph", "app",
+                      "Graph export and import (seed a deployment, move between backends)."),
+        "bench": Lazy("kernel.cli.bench", "app", "Benchmarks (figures, not pass/fail)."),
+        "ledger": Lazy("kernel.cli.ledger", "app", "The hash-chained ledger of proposals."),
+        "hire": Lazy("kernel.cli.hire", "app",
+                     "Capability requests the kernel asked a human for."),
+        "artifact": Lazy("kernel.cli.artifact", "app",
+                         "Artifacts out of the store: show one, or save its files."),
+    }
+
 
 app = typer.Typer(
     name="kernel",
+    cls=_Commands,
     help="A graph-database-backed planning kernel.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -70,46 +132,6 @@ def _configure(
         raise KernelError(f"invalid setting: {exc}") from exc
 
 
-def _register() -> None:
-    from kernel.cli import (
-        analytics,
-        artifact,
-        bench,
-        db,
-        graph,
-        hire,
-        ledger,
-        log,
-        plan,
-        query,
-        solve,
-        status,
-        tree,
-    )
-
-    app.add_typer(db.app, name="db")
-    app.add_typer(graph.app, name="graph")
-    app.add_typer(bench.app, name="bench")
-    app.add_typer(ledger.app, name="ledger")
-    app.add_typer(hire.app, name="hire")
-    app.add_typer(artifact.app, name="artifact")
-    app.command("query")(query.query)
-    app.command("status")(status.status)
-    app.command("solve")(solve.solve_command)
-    app.command("intake")(solve.intake_command)
-    app.command("resume")(solve.resume_command)
-    app.command("replay")(solve.replay_command)
-    app.command("tree")(tree.tree)
-    app.command("log")(log.log_command)
-    app.command("show")(log.show_command)
-    app.command("runs")(tree.runs)
-    app.command("plan")(plan.plan_command)
-    app.command("plan-report")(plan.plan_report_command)
-    app.command("check-plan")(plan.check_plan_command)
-    app.command("analytics")(analytics.analytics_command)
-
-
-_register()
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -163,9 +185,9 @@ def _write_crash_log() -> Path:
         from kernel.settings import KernelSettings
 
         root = KernelSettings().data_dir / "logs"
-    except ValueError:
+        root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except (ValueError, OSError):  # no usable data dir: the traceback still goes somewhere
         root = Path(tempfile.gettempdir())
-    root.mkdir(parents=True, exist_ok=True, mode=0o700)
     path = root / f"crash-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.log"
     path.write_text(f"kernel {' '.join(sys.argv[1:])}\n\n{traceback.format_exc()}")
     return path

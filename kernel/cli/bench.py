@@ -103,6 +103,22 @@ def embeddings_bench(
                    as_json)
 
 
+@app.command("startup")
+def startup_bench(
+    ctx: typer.Context,
+    samples: Annotated[int, typer.Option(help="timed runs of each command", min=1)] = 10,
+    as_json: Annotated[bool, typer.Option("--json", help="print the figures as JSON")] = False,
+) -> None:
+    """Wall time of `kernel --help`, `status` and `runs`, each a new process, beside the
+    import of the libraries they cannot start without (median and fastest of SAMPLES
+    runs, after one warm-up round), on the store in use. Reads only."""
+    from kernel.bench.startup import bench_startup
+
+    settings = settings_of(ctx)
+    _print_figures("start-up benchmark", bench_startup(settings, samples),
+                   f"graph: {settings.graph}", as_json)
+
+
 @app.command("kg")
 def kg_bench(
     ctx: typer.Context,

@@ -67,7 +67,7 @@ def _word(annotation: Any) -> str:
 def hoist_global_options(argv: list[str], command: Any) -> list[str]:
     """Move ``--graph X``, ``--data-dir X`` and ``--debug`` typed after the subcommand to
     the front, where the group parses them (``kernel status --data-dir D`` works)."""
-    if not argv or argv[0].startswith("-") or argv[0] not in command.commands:
+    if not argv or argv[0].startswith("-") or argv[0] not in command.list_commands(None):
         return argv
     front: list[str] = []
     rest: list[str] = []
