@@ -214,6 +214,33 @@ def test_bench_core_prints_figures(kernel: Kernel) -> None:
         assert figure in out
 
 
+def test_a_bench_keeps_the_graph_an_embedded_uri_names(data_dir: Path) -> None:
+    """The scratch graph of ``--graph embedded:///DIR?graph=NAME`` is NAME-bench; before,
+    the URI's own graph was the scratch graph, so the bench emptied the user's graph."""
+    name = f"cli-{next(_names)}"
+    uri = f"embedded://{data_dir}?graph={name}"
+    runner = CliRunner()
+    assert runner.invoke(app, ["--graph", uri, "db", "init"]).exit_code == 0
+    before = json.loads(runner.invoke(app, ["--graph", uri, "status", "--json"]).stdout)
+    done = runner.invoke(app, ["--graph", uri, "bench", "core", "--repeats", "2",
+                               "--goals", "20"], env={"COLUMNS": "200"})
+    assert done.exit_code == 0, done.output
+    after = json.loads(runner.invoke(app, ["--graph", uri, "status", "--json"]).stdout)
+    assert sum(after["nodes"].values()) == sum(before["nodes"].values()) > 0
+    assert after["store"]["schema"] == LATEST_VERSION
+
+
+def test_two_benches_on_one_scratch_graph_are_refused(kernel: Kernel, data_dir: Path) -> None:
+    """A second benchmark would empty the first's scratch graph under it."""
+    import fcntl
+
+    with (data_dir / f"{kernel.env['KERNEL_GRAPH_NAME']}-bench.lock").open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        code, message = kernel("bench", "core", "--repeats", "2", "--goals", "20", ok=False)
+    assert code == 2 and "another benchmark is using the scratch graph" in message
+    kernel("bench", "core", "--repeats", "2", "--goals", "20")  # free again
+
+
 def test_ledger_verify_and_export(kernel: Kernel, data_dir: Path, tmp_path: Path) -> None:
     from kernel.core.ledger import Ledger
     from kernel.core.run import Run

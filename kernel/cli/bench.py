@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from functools import partial
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
@@ -16,6 +18,7 @@ from kernel.errors import ConfigError, KernelError
 
 if TYPE_CHECKING:
     from kernel.bench.store import Figure
+    from kernel.settings import KernelSettings
     from kernel.store import GraphStore
 
 # Each command imports its benchmark when it runs: `kernel --help` loads none of them.
@@ -184,7 +187,9 @@ def crash_bench(
                           + ", ".join(e.name for e in EXAMPLES))
     from kernel.bench.crash import crash_check
 
-    reports = crash_check(settings.data_dir, trials, seed, chosen,
+    data_dir = settings.target().data_dir
+    assert data_dir is not None  # embedded: checked above
+    reports = crash_check(data_dir, trials, seed, chosen,
                           on_trial=None if as_json else lambda t: out.print(
                               f"{t.example}: killed {', '.join(t.kill_at)}: "
                               + ("same result" if t.ok else f"[red]{t.detail}[/]")))
@@ -231,21 +236,48 @@ def _in_scratch(ctx: typer.Context, measure: Callable[[GraphStore], T],
     use when the benchmark writes nothing of its own (``writes`` is None); otherwise an empty
     scratch database named in the URI, emptied afterwards.
     """
-    from kernel.schema import init_schema
-    from kernel.store import open_store
-
     settings = settings_of(ctx)
     target = settings.target()
     embedded = target.backend == "embedded"
     neo4j_scratch = not embedded and writes is not None
-    if embedded:
-        settings = settings.model_copy(update={"graph_name": f"{settings.graph_name}-bench"})
+    if embedded:  # the graph named in an embedded:///DIR?graph=NAME URI is the user's own
+        assert target.data_dir is not None
+        settings = settings.model_copy(update={
+            "graph": "embedded", "data_dir": target.data_dir,
+            "graph_name": f"{target.database}-bench"})
     if neo4j_scratch:
         scratch_database(target.database, str(writes))
+    with _only_bench(settings) if embedded else nullcontext():
+        return _measure_in(settings, measure, writes, embedded, neo4j_scratch, target.database)
+
+
+@contextmanager
+def _only_bench(settings: KernelSettings) -> Iterator[None]:
+    """One benchmark at a time per scratch graph: a second would empty the first's graph
+    under it."""
+    from kernel.paths import private_dir
+
+    lock = private_dir(settings.data_dir) / f"{settings.graph_name}.lock"
+    with lock.open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise KernelError(f"another benchmark is using the scratch graph "
+                              f"{settings.graph_name!r} in {settings.data_dir}; wait for it "
+                              "to finish or give this one another --data-dir") from None
+        yield
+
+
+def _measure_in(settings: KernelSettings, measure: Callable[[GraphStore], T],
+                writes: str | None, embedded: bool, neo4j_scratch: bool,
+                database: str | None) -> tuple[T, str]:
+    from kernel.schema import init_schema
+    from kernel.store import open_store
+
     store = open_store(settings)
     try:
         if neo4j_scratch:
-            require_empty(store, str(target.database))
+            require_empty(store, str(database))
         init_schema(store)
         try:
             result = measure(store)
