@@ -110,15 +110,19 @@ def embeddings_bench(
 def startup_bench(
     ctx: typer.Context,
     samples: Annotated[int, typer.Option(help="timed runs of each command", min=1)] = 10,
+    solves: Annotated[int, typer.Option(
+        help="timed scripted solves of the ingest example, each in a fresh data dir",
+        min=0)] = 3,
     as_json: Annotated[bool, typer.Option("--json", help="print the figures as JSON")] = False,
 ) -> None:
     """Wall time of `kernel --help`, `status` and `runs`, each a new process, beside the
     import of the libraries they cannot start without (median and fastest of SAMPLES
-    runs, after one warm-up round), on the store in use. Reads only."""
+    runs, after one warm-up round), on the store in use (read only); then the ingest
+    example's scripted solve in a fresh data dir of its own, SOLVES times."""
     from kernel.bench.startup import bench_startup
 
     settings = settings_of(ctx)
-    _print_figures("start-up benchmark", bench_startup(settings, samples),
+    _print_figures("start-up benchmark", bench_startup(settings, samples, solves),
                    f"graph: {settings.graph}", as_json)
 
 
