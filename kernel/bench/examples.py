@@ -4,9 +4,10 @@ the kernel, so ``kernel bench --help`` can list them at once."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
-EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "seeds" / "examples"
+from kernel.paths import seeds_dir
+
+EXAMPLES_DIR = seeds_dir() / "examples"  # the checkout's seeds/, or the wheel's bundled copy
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from kernel.core.envelopes import ConstraintSpec, Provenance
 from kernel.core.ledger import load_entries
 from kernel.errors import ConfigError
+from kernel.paths import seeds_dir
 from kernel.protocol import HireAnswer
 from kernel.runtime.kernel import SolveConfig
 from kernel.runtime.start import start
@@ -31,7 +32,7 @@ from kernel.store.base import GraphStore
 from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "seeds" / "examples" / "flywheel"
+EXAMPLE = seeds_dir() / "examples" / "flywheel"
 
 
 class _Goal(BaseModel):
