@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from kernel.core.lease import LeaseState, lease_state, run_state
 from kernel.core.run import Run
-from kernel.core.summary import summary_hash
 from kernel.core.units import micros_to_usd, ms_to_seconds
 from kernel.errors import ConfigError
 from kernel.schema import LATEST_VERSION, schema_version
@@ -40,6 +39,8 @@ def root_goal(store: GraphStore, run_id: str) -> dict[str, Any]:
 
 def run_status(store: GraphStore, run_id: str) -> dict[str, Any]:
     """How a run stands: its state, spend against budget, commits, refusals, summary hash."""
+    from kernel.core.summary import summary_hash  # its models: not for `kernel status`
+
     run = Run.load(store, run_id)
     root = root_goal(store, run_id)
     goals = run_tree(store, run_id)
@@ -95,6 +96,8 @@ def run_refusals(store: GraphStore, run_id: str) -> list[dict[str, Any]]:
 def outcome_report(store: GraphStore, outcome: Outcome) -> dict[str, Any]:
     """What ``kernel solve`` reports at the end of a run (refusals only when it ended
     refused, not when it waits on a person or stopped)."""
+    from kernel.core.summary import summary_hash
+
     root = root_goal(store, outcome.run_id)
     resolved = outcome.status == "resolved"
     unfinished = not resolved and bool(outcome.waiting_on or outcome.stopped)

@@ -16,7 +16,7 @@ def _catalog(root: Path, files: dict[str, str]) -> QueryCatalog:
         path = root / f"{name}.cypher"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    return QueryCatalog(root, "falkordb")
+    return QueryCatalog(root, "falkordb").check()
 
 
 def test_an_include_line_is_replaced_by_the_fragment_without_its_comments(tmp_path: Path) -> None:
@@ -98,3 +98,12 @@ def test_a_fragment_needing_a_parameter_it_never_uses_is_refused(tmp_path: Path)
             f"{FRAGMENTS}/pay": "// needs: spend\nSET n.x = 1\n",
             "w": "// mode: write\nMATCH (n)\n// include: pay\nRETURN 1\n",
         })
+
+
+@pytest.mark.parametrize("dialect", ["falkordb", "neo4j"])
+def test_the_shipped_catalogue_checks_whole(dialect: str) -> None:
+    """A store reads a statement file when it first runs the statement; the whole
+    catalogue, checked at once, still holds together."""
+    catalog = QueryCatalog(cypher_dir(), dialect)
+    assert catalog._queries == {}
+    assert len(list(catalog.check())) == len(catalog.names()) > 100

@@ -87,9 +87,9 @@ def test_the_audit_catches_a_write_that_does_not_name_a_read_it_changes(
     from kernel.store.base import StaleReadError
 
     _run, tree, goal_id = _run_with_goal(embedded_store)
-    queries = embedded_store.catalog._queries
-    monkeypatch.setitem(queries, "goal/update",
-                        dataclasses.replace(queries["goal/update"], changes=frozenset(),
+    catalog = embedded_store.catalog
+    monkeypatch.setitem(catalog._checked, "goal/update",
+                        dataclasses.replace(catalog.get("goal/update"), changes=frozenset(),
                                             refreshes=(), keyed_changes=()))
     with embedded_store.read_cache():
         tree.get(goal_id)
@@ -117,7 +117,10 @@ def test_a_changes_mark_must_name_cached_reads(tmp_path: Path) -> None:
     (tmp_path / "w.cypher").write_text("// mode: write\n// changes: r\nCREATE (:X)\n")
     (tmp_path / "r.cypher").write_text("// mode: read\nMATCH (x:X) RETURN x\n")
     with pytest.raises(QueryFileError, match="names no statement marked"):
-        QueryCatalog(tmp_path, "falkordb")
+        QueryCatalog(tmp_path, "falkordb").check()
+    with pytest.raises(QueryFileError, match="names no statement marked"):
+        QueryCatalog(tmp_path, "falkordb").get("w")  # on first use too
+    assert QueryCatalog(tmp_path, "falkordb").get("r").mode == "read"
 
 
 _READ = "// mode: read\n// cache: read\nMATCH (x:X {id: $id}) RETURN x\n"
@@ -148,7 +151,7 @@ def test_a_refresh_or_keyed_change_that_does_not_fit_its_read_is_refused(
     (tmp_path / "r.cypher").write_text(read)
     (tmp_path / "w.cypher").write_text(f"// mode: write\n{write}\n")
     with pytest.raises(QueryFileError, match=message):
-        QueryCatalog(tmp_path, "falkordb")
+        QueryCatalog(tmp_path, "falkordb").check()
 
 
 @contextlib.contextmanager

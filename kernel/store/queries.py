@@ -28,6 +28,10 @@ several commits share (storing the step's log lines, its ledger entries) is writ
 ``cypher/<dialect>/_fragments/NAME.cypher`` overrides it for that backend.
 The statement's parameters, slots and lint are those of the expanded text.
 
+A statement file is read, and its marks checked against the reads they name, when the
+statement is first run: a command reads only the files of what it runs.
+``QueryCatalog.check`` reads and checks them all (the tests do, for both dialects).
+
 A fragment whose header says ``// needs: spend`` does nothing when ``$spend`` is null
 or an empty list; the statement is then sent without it, with the fragment's
 ``// instead:`` line (if any) in its place, binding what the rest of the statement reads
@@ -287,32 +291,55 @@ class QueryFileError(TemplateError):
 
 
 class QueryCatalog:
-    """Loads named statements for one dialect, with shared files as the fallback."""
+    """Named statements for one dialect, with shared files as the fallback.
+
+    A statement file is read and checked when the statement is first asked for (with the
+    reads its ``// changes:`` and ``// refreshes:`` marks name), so opening a store reads
+    no file and `kernel status` parses the three statements it runs, not all of them.
+    :meth:`check` (and iterating) reads and checks the whole catalogue; the tests do.
+    """
 
     def __init__(self, root: Path, dialect: str) -> None:
         if dialect not in DIALECTS:
             raise ValueError(f"unknown dialect {dialect!r}")
         self.root = root
         self.dialect = dialect
-        self._queries: dict[str, NamedQuery] = {}
         # a dialect's fragment overrides the shared one, in shared statements too
-        fragments = (root / dialect / FRAGMENTS, root / FRAGMENTS)
-        for name, path in _files(root, None):
-            self._queries[name] = parse_query_file(name, None, path, fragments)
-        for name, path in _files(root / dialect, dialect):
-            self._queries[name] = parse_query_file(name, dialect, path, fragments)
-        for query in self._queries.values():
-            for read in sorted(query.changes or ()):
-                if read not in self._queries or self._queries[read].cache != "read":
-                    raise QueryFileError(f"{query.path}: '// changes: {read}' names no "
-                                         "statement marked '// cache: read'")
-            for read in query.refreshes:
-                self._check_refresh(query, read)
-            for read, column in query.keyed_changes:
-                self._check_keyed(query, read, column)
+        self._fragments = (root / dialect / FRAGMENTS, root / FRAGMENTS)
+        self._paths: dict[str, tuple[str | None, Path]] = {
+            name: (None, path) for name, path in _files(root, None)}
+        self._paths.update({name: (dialect, path) for name, path in _files(root / dialect,
+                                                                               dialect)})
+        self._queries: dict[str, NamedQuery] = {}  # parsed
+        self._checked: dict[str, NamedQuery] = {}  # parsed, and the reads it names checked
+
+    def check(self) -> QueryCatalog:
+        """Read and check every statement: a malformed file raises :class:`QueryFileError`."""
+        for name in self.names():
+            self.get(name)
+        return self
+
+    def _parsed(self, name: str) -> NamedQuery:
+        """The statement as written, without checking the reads it names."""
+        query = self._queries.get(name)
+        if query is None:
+            dialect, path = self._paths[name]
+            query = parse_query_file(name, dialect, path, self._fragments)
+            self._queries[name] = query
+        return query
+
+    def _check_marks(self, query: NamedQuery) -> None:
+        for read in sorted(query.changes or ()):
+            if read not in self._paths or self._parsed(read).cache != "read":
+                raise QueryFileError(f"{query.path}: '// changes: {read}' names no "
+                                     "statement marked '// cache: read'")
+        for read in query.refreshes:
+            self._check_refresh(query, read)
+        for read, column in query.keyed_changes:
+            self._check_keyed(query, read, column)
 
     def _check_keyed(self, write: NamedQuery, name: str, column: str) -> None:
-        read = self._queries[name]  # a named cached read: checked above
+        read = self._parsed(name)  # a named cached read: checked above
         problem = None
         if len(read.parameters) != 1:
             problem = "names a read that does not take exactly one parameter"
@@ -322,7 +349,7 @@ class QueryCatalog:
             raise QueryFileError(f"{write.path}: '// changes: {name}({column})' {problem}")
 
     def _check_refresh(self, write: NamedQuery, name: str) -> None:
-        read = self._queries.get(name)
+        read = self._parsed(name) if name in self._paths else None
         problem = None
         if read is None or read.cache != "read":
             problem = "names no statement marked '// cache: read'"
@@ -339,20 +366,25 @@ class QueryCatalog:
             raise QueryFileError(f"{write.path}: '// refreshes: {name}' {problem}")
 
     def names(self) -> list[str]:
-        return sorted(self._queries)
+        return sorted(self._paths)
 
     def get(self, name: str) -> NamedQuery:
-        try:
-            return self._queries[name]
-        except KeyError:
-            close = difflib.get_close_matches(name, self._queries, n=3)
+        checked = self._checked.get(name)
+        if checked is not None:
+            return checked
+        if name not in self._paths:
+            close = difflib.get_close_matches(name, self._paths, n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
             raise UnknownQueryError(
                 f"no named query '{name}' in {self.root} for the {self.dialect} backend{hint}"
             ) from None
+        query = self._parsed(name)
+        self._check_marks(query)
+        self._checked[name] = query
+        return query
 
     def __iter__(self) -> Iterator[NamedQuery]:
-        return iter(self._queries[n] for n in self.names())
+        return iter(self.get(n) for n in self.names())
 
 
 def _files(base: Path, dialect: str | None) -> list[tuple[str, Path]]:
@@ -369,4 +401,4 @@ def _files(base: Path, dialect: str | None) -> list[tuple[str, Path]]:
 
 def neo4j_bound(root: Path) -> list[NamedQuery]:
     """Every statement the Neo4j backend can run (shared files plus ``neo4j/`` overrides)."""
-    return list(QueryCatalog(root, "neo4j"))
+    return list(QueryCatalog(root, "neo4j").check())
