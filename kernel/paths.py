@@ -7,6 +7,7 @@ in an installed wheel they are bundled under ``kernel/_bundled``.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from kernel.errors import ConfigError
@@ -30,16 +31,26 @@ def seeds_dir() -> Path:
 
 
 def private_dir(path: Path) -> Path:
-    """Create ``path`` (and missing parents) readable by its owner only; an existing one
-    of ours is closed to others too. The data dir, the store's files, artifacts and the
-    embedding cache live in such directories."""
+    """Create ``path`` (and missing parents) readable by its owner only. The data dir, the
+    store's files, artifacts and the embedding cache live in such directories.
+
+    An existing directory of ours is closed to others too when it is empty (made for the
+    kernel). One that already holds anything keeps its mode: it may be a directory the
+    person shares (a project, a home, ``/`` as root), and what the kernel writes there is
+    private file by file. A shared directory (the sticky bit, as on ``/tmp``) is refused:
+    others can put files in it, such as a link where the store's config will be written.
+    """
     try:
         missing = [p for p in [path, *path.parents] if not p.exists()]
         for folder in reversed(missing):
             folder.mkdir(mode=0o700, exist_ok=True)
         if not path.is_dir():
             raise NotADirectoryError(20, "it is a file, not a directory")
-        if path.stat().st_uid == os.geteuid():
+        found = path.stat()
+        if found.st_mode & stat.S_ISVTX:
+            raise PermissionError(13, "it is shared: others may create files in it; name a "
+                                      "directory of its own inside it")
+        if found.st_uid == os.geteuid() and not missing and not any(path.iterdir()):
             os.chmod(path, 0o700)
     except OSError as exc:  # a file in the way, no permission, a read-only disk
         raise ConfigError(f"cannot use {path} as a directory ({exc.strerror}): choose one you "

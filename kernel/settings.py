@@ -37,7 +37,8 @@ class GraphTarget(BaseModel):
 class KernelSettings(BaseSettings):
     """Kernel configuration; every field can be set as ``KERNEL_<FIELD>``."""
 
-    model_config = SettingsConfigDict(env_prefix="KERNEL_", extra="ignore")
+    # An empty KERNEL_DATA_DIR (or any empty KERNEL_*) means unset, not the current directory.
+    model_config = SettingsConfigDict(env_prefix="KERNEL_", extra="ignore", env_ignore_empty=True)
 
     graph: str = Field(
         default="embedded",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import stat
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -132,6 +133,51 @@ def test_a_data_dir_that_cannot_be_a_directory_is_one_line_exit_2(tmp_path: Path
     assert len(lines) == 1 and lines[0].startswith(f"error: cannot use {data_dir}")
     assert "KERNEL_DATA_DIR" in lines[0]
     assert blocker.read_text() == "not a directory"
+
+
+def test_a_shared_directory_is_refused_as_a_data_dir(tmp_path: Path) -> None:
+    """A directory with the sticky bit (as /tmp) is refused and left as it was; before,
+    the kernel closed it to everyone else (a data dir of /tmp made /tmp 0700)."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    done = subprocess.run(
+        [sys.executable, "-c", "from kernel.cli.app import main; main()", "status"],
+        capture_output=True, text=True, check=False,
+        env={**os.environ, "KERNEL_DATA_DIR": str(shared), "KERNEL_GRAPH": "embedded",
+             "COLUMNS": "300"})
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(f"error: cannot use {shared} as a directory (it is shared")
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o1777 and not any(shared.iterdir())
+
+
+def test_only_an_empty_existing_directory_is_closed_to_others(tmp_path: Path) -> None:
+    """A directory that already holds something (a project, a home) keeps its mode; an
+    empty one made for the kernel is closed, as a new one is made closed."""
+    from kernel.paths import private_dir
+
+    project, empty = tmp_path / "project", tmp_path / "empty"
+    for folder in (project, empty):
+        folder.mkdir()
+        folder.chmod(0o755)
+    (project / "README").write_text("mine")
+    private_dir(project)
+    private_dir(empty)
+    assert stat.S_IMODE(project.stat().st_mode) == 0o755
+    assert stat.S_IMODE(empty.stat().st_mode) == 0o700
+    assert stat.S_IMODE(private_dir(tmp_path / "new" / "dir").stat().st_mode) == 0o700
+    assert stat.S_IMODE((tmp_path / "new").stat().st_mode) == 0o700
+
+
+def test_an_empty_setting_means_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``KERNEL_DATA_DIR=`` is the default data dir, not the current directory."""
+    from kernel.settings import KernelSettings, default_data_dir
+
+    monkeypatch.setenv("KERNEL_DATA_DIR", "")
+    monkeypatch.setenv("KERNEL_GRAPH", "")
+    settings = KernelSettings()
+    assert settings.data_dir == default_data_dir() and settings.graph == "embedded"
 
 
 def test_db_status_and_stop(tmp_path: Path) -> None:
