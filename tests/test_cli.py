@@ -274,6 +274,7 @@ def test_a_bench_keeps_the_graph_an_embedded_uri_names(data_dir: Path) -> None:
     after = json.loads(runner.invoke(app, ["--graph", uri, "status", "--json"]).stdout)
     assert sum(after["nodes"].values()) == sum(before["nodes"].values()) > 0
     assert after["store"]["schema"] == LATEST_VERSION
+    assert stat.S_IMODE((data_dir / f"{name}-bench.lock").stat().st_mode) == 0o600
 
 
 def test_two_benches_on_one_scratch_graph_are_refused(kernel: Kernel, data_dir: Path) -> None:

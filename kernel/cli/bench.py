@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from functools import partial
@@ -262,7 +263,7 @@ def _only_bench(settings: KernelSettings) -> Iterator[None]:
     from kernel.paths import private_dir
 
     lock = private_dir(settings.data_dir) / f"{settings.graph_name}.lock"
-    with lock.open("a") as handle:
+    with os.fdopen(os.open(lock, os.O_RDWR | os.O_CREAT, 0o600), "a") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
