@@ -123,16 +123,21 @@ def test_a_data_dir_that_cannot_be_a_directory_is_one_line_exit_2(tmp_path: Path
     blocker = tmp_path / "data"
     blocker.write_text("not a directory")
     data_dir = blocker if problem == "a file" else blocker / "kernel"
+    line = _refused_status(data_dir)
+    assert line.startswith(f"error: cannot use {data_dir}") and "KERNEL_DATA_DIR" in line
+    assert blocker.read_text() == "not a directory"
+
+
+def _refused_status(data_dir: Path) -> str:
+    """The one line `kernel status` answers a data dir it cannot use with (exit 2)."""
     done = subprocess.run(
         [sys.executable, "-c", "from kernel.cli.app import main; main()", "status"],
         capture_output=True, text=True, check=False,
         env={**os.environ, "KERNEL_DATA_DIR": str(data_dir), "KERNEL_GRAPH": "embedded",
              "COLUMNS": "300"})
-    assert done.returncode == 2, done.stderr
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"error: cannot use {data_dir}")
-    assert "KERNEL_DATA_DIR" in lines[0]
-    assert blocker.read_text() == "not a directory"
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    return line
 
 
 def test_a_shared_directory_is_refused_as_a_data_dir(tmp_path: Path) -> None:
@@ -141,13 +146,7 @@ def test_a_shared_directory_is_refused_as_a_data_dir(tmp_path: Path) -> None:
     shared = tmp_path / "shared"
     shared.mkdir()
     shared.chmod(0o1777)
-    done = subprocess.run(
-        [sys.executable, "-c", "from kernel.cli.app import main; main()", "status"],
-        capture_output=True, text=True, check=False,
-        env={**os.environ, "KERNEL_DATA_DIR": str(shared), "KERNEL_GRAPH": "embedded",
-             "COLUMNS": "300"})
-    assert done.returncode == 2, done.stderr
-    (line,) = done.stderr.strip().splitlines()
+    line = _refused_status(shared)
     assert line.startswith(f"error: cannot use {shared} as a directory (it is shared")
     assert stat.S_IMODE(shared.stat().st_mode) == 0o1777 and not any(shared.iterdir())
 
