@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kernel.core.envelopes import ConstraintSpec, Provenance
 from kernel.core.ledger import load_entries
-from kernel.errors import ConfigError
+from kernel.errors import ConfigError, yaml_problem
 from kernel.paths import seeds_dir
 from kernel.protocol import HireAnswer
 from kernel.runtime.kernel import SolveConfig
@@ -57,7 +57,7 @@ def load_experiment(path: Path) -> Experiment:
     try:
         return Experiment.model_validate(yaml.safe_load(path.read_text()))
     except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{path}: cannot read the experiment: {exc}") from None
+        raise ConfigError(f"{path}: cannot read the experiment: {yaml_problem(exc)}") from None
     except ValidationError as exc:
         first = exc.errors()[0]
         raise ConfigError(f"{path}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from kernel.core.envelopes import Lineage
 from kernel.core.goal_node import GoalChanges, GoalNode
-from kernel.errors import KernelError
+from kernel.errors import KernelError, yaml_problem
 from kernel.protocol import Estimate, Resolution, ResolveRequest, ToolDefinition
 from kernel.protocol.solve_models import ResolutionOutput
 from kernel.runtime.kernel import Kernel
@@ -41,7 +41,8 @@ def load_tool_file(path: Path) -> ToolDefinition:
     try:
         data = yaml.safe_load(path.read_text())
     except (OSError, yaml.YAMLError) as exc:
-        raise ToolDefinitionError(f"{path}: cannot read it as YAML or JSON: {exc}") from exc
+        raise ToolDefinitionError(
+            f"{path}: cannot read it as YAML or JSON: {yaml_problem(exc)}") from exc
     if not isinstance(data, dict):
         raise ToolDefinitionError(f"{path}: expected a mapping of tool fields")
     script = data.pop("script", None)

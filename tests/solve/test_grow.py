@@ -411,3 +411,15 @@ def test_solve_interactive_asks_in_the_terminal(initialised_graph: GraphStore, t
     assert "missing.yaml" in result.output  # the bad answer was refused, then asked again
     outcome = json.loads(result.output[result.output.rindex("{\n  \"final_artifact\""):])
     assert outcome["status"] == "resolved" and outcome["waiting_on"] == []
+
+
+def test_a_malformed_tool_file_is_named_on_one_line(tmp_path: Path) -> None:
+    """The file a person answers a HIRE with: a YAML error says where, on one line."""
+    from kernel.solve.tools import ToolDefinitionError, load_tool_file
+
+    path = tmp_path / "tool.yaml"
+    path.write_text("label: thermal\ncapabilities: [thermal_measurement\n")
+    with pytest.raises(ToolDefinitionError, match=r"cannot read it as YAML or JSON: line 3, "
+                                                   r"column 1: expected ',' or '\]'") as raised:
+        load_tool_file(path)
+    assert "\n" not in str(raised.value)
