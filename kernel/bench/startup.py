@@ -23,6 +23,7 @@ from kernel.bench.examples import EXAMPLES
 from kernel.bench.store import Figure
 from kernel.errors import KernelError
 from kernel.settings import KernelSettings
+from kernel.store.embedded_server import EmbeddedServer
 
 COMMANDS = (("--help",), ("status",), ("runs",))
 # What `kernel status` cannot start without: the CLI framework, its renderer, the
@@ -96,5 +97,4 @@ def _fresh_solve(kernel: list[str], env: dict[str, str]) -> float:
             return _seconds("kernel solve (ingest example)", [*kernel, *example.command()],
                             fresh)
         finally:
-            subprocess.run([*kernel, "db", "stop"], env=fresh, capture_output=True,
-                           check=False)
+            EmbeddedServer(Path(data_dir)).stop()
