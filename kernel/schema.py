@@ -76,7 +76,12 @@ def ensure_schema(store: GraphStore) -> None:
 
 
 def init_schema(store: GraphStore) -> InitReport:
-    """Bring the graph to :data:`LATEST_VERSION`."""
+    """Bring the graph to :data:`LATEST_VERSION` (one process at a time per graph)."""
+    with store.schema_held():
+        return _init_schema(store)
+
+
+def _init_schema(store: GraphStore) -> InitReport:
     current = schema_version(store)
     if current > LATEST_VERSION:
         raise SchemaVersionError(
@@ -99,9 +104,11 @@ def seed_graph(store: GraphStore, path: Path, blobs: BlobStore | None = None) ->
     what ``kernel graph import`` does to seed a deployment."""
     from kernel.graph_io import import_graph
 
-    ensure_schema(store)  # unique ids and indexes before the first merge
+    with store.schema_held():
+        ensure_schema(store)  # unique ids and indexes before the first merge
     report = import_graph(store, path, blobs=blobs, max_schema=LATEST_VERSION)
-    report.schema_to = adopt_schema(store, report.source_schema)
+    with store.schema_held():
+        report.schema_to = adopt_schema(store, report.source_schema)
     return report
 
 
@@ -109,12 +116,13 @@ def adopt_schema(store: GraphStore, source_version: int) -> int:
     """After an import: a graph that was never initialised takes the source's schema
     version, because the imported data already went through those migrations (running
     the boot graph again would reset what the source learnt), then moves forward to
-    :data:`LATEST_VERSION` like any other. Returns the version reached."""
+    :data:`LATEST_VERSION` like any other. Returns the version reached. The caller holds
+    the store's schema lock."""
     if schema_version(store) == 0:
         for migration in MIGRATIONS:
             if migration.version <= source_version:
                 _record(store, migration, f"{migration.name} (carried by an import)")
-    return init_schema(store).to_version
+    return _init_schema(store).to_version
 
 
 def _record(store: GraphStore, migration: Migration, name: str) -> None:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
 import pytest
 
 from kernel.errors import SchemaVersionError
 from kernel.schema import LATEST_VERSION, MIGRATIONS, init_schema, schema_version
-from kernel.store import GraphStore
+from kernel.store import GraphStore, open_store
 from kernel.store.ontology import LABELS
 
 
@@ -72,3 +76,29 @@ def test_a_graph_of_an_older_kernel_gets_captions_and_one_cost_field(
         {"id": "log:old", "caption": "RESOLVE using x", "usd": None, "micros": None},
         {"id": "resolver:old", "caption": "old", "usd": None, "micros": 250000.0},
     ]
+
+
+def test_processes_opening_one_fresh_graph_at_once_all_get_it(
+        store: GraphStore, data_dir: Path) -> None:
+    """Four stores (as four `kernel solve` processes would) initialise one fresh graph at
+    the same moment: none fails on an index another just made, the migrations run once."""
+    from tests.conftest import store_settings
+
+    others = [open_store(store_settings(store, data_dir)) for _ in range(4)]
+    start = threading.Barrier(len(others))
+
+    def init(other: GraphStore) -> list[str]:
+        start.wait()
+        return init_schema(other).applied
+
+    try:
+        with ThreadPoolExecutor(len(others)) as pool:
+            applied = list(pool.map(init, others))
+    finally:
+        for other in others:
+            other.close()
+    assert schema_version(store) == LATEST_VERSION
+    counts = {r["label"]: r["nodes"] for r in store.run("admin/count_by_label")}
+    assert counts["Resolver"] == 3 and counts["Migration"] == len(MIGRATIONS)
+    if store.dialect == "falkordb":  # one at a time: the first brings it forward
+        assert sorted(map(len, applied)) == [0, 0, 0, len(MIGRATIONS)]

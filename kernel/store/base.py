@@ -236,6 +236,12 @@ class GraphStore(ABC):
         yields whether the backend can promise that (an export says so if not)."""
         return contextlib.nullcontext(False)
 
+    def schema_held(self) -> contextlib.AbstractContextManager[None]:
+        """Held while the schema is checked and brought forward, so that processes
+        opening one fresh graph at once do not each create the same index (no-op
+        where the store's schema statements are idempotent under concurrency)."""
+        return contextlib.nullcontext()
+
     def settle_schema(self) -> None:
         """Make the schema just created durable in a form that replays cleanly (no-op
         where the store needs nothing)."""

@@ -106,6 +106,11 @@ class EmbeddedServer:
         with self._locked(self.data_dir / "falkordb.fork.lock"):
             yield
 
+    def holding(self, lockfile: Path) -> contextlib.AbstractContextManager[None]:
+        """An exclusive lock on ``lockfile`` (made 0600 if missing), waited for."""
+        private_dir(lockfile.parent)
+        return self._locked(lockfile)
+
     # -- internals -----------------------------------------------------------
     @contextlib.contextmanager
     def _locked(self, path: Path | None = None) -> Iterator[None]:

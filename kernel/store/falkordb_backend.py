@@ -22,7 +22,7 @@ from kernel.store.embedded_server import EmbeddedServer
 from kernel.store.falkordb_params import params_header
 from kernel.store.queries import NamedQuery, QueryCatalog
 from kernel.store.values import plain
-from kernel.store.write_gate import WriteGate
+from kernel.store.write_gate import WriteGate, graph_lock
 
 _CONSTRAINT_WAIT = 30.0
 
@@ -81,6 +81,11 @@ class FalkorDBStore(GraphStore):
             yield True
 
     # -- schema ------------------------------------------------------------------
+    def schema_held(self) -> contextlib.AbstractContextManager[None]:
+        """The server creates an index that already exists as an error, and the
+        ontology's indexes are created check-then-create: one process at a time."""
+        return self.server.holding(graph_lock(self.server.data_dir, self.graph_name, "schema"))
+
     def _indexed(self) -> set[tuple[str, str, str]]:
         """(label, property, kind) of every existing index."""
         found = set()

@@ -21,12 +21,17 @@ from pathlib import Path
 from kernel.paths import private_dir
 
 
+def graph_lock(data_dir: Path, graph_name: str, purpose: str) -> Path:
+    """The lock file for one purpose on one graph of an embedded data dir."""
+    digest = hashlib.sha256(graph_name.encode("utf-8")).hexdigest()[:16]
+    return data_dir / "locks" / f"{purpose}-{digest}.lock"
+
+
 class WriteGate:
     """Shared for each write statement, exclusive while an export reads."""
 
     def __init__(self, data_dir: Path, graph_name: str) -> None:
-        digest = hashlib.sha256(graph_name.encode("utf-8")).hexdigest()[:16]
-        self.path = data_dir / "locks" / f"writes-{digest}.lock"
+        self.path = graph_lock(data_dir, graph_name, "writes")
         # One descriptor per thread: flock locks belong to the open file, so threads
         # sharing one would release each other's lock.
         self._local = threading.local()
