@@ -8,6 +8,7 @@ sandbox ran them, written only under the directory they chose.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path, PurePosixPath
@@ -103,12 +104,18 @@ def save_files(files: dict[str, bytes], directory: Path, *, overwrite: bool = Fa
     if clashes and not overwrite:
         raise ConfigError(f"{clashes[0]} already exists: choose an empty directory or pass "
                           "--force to replace it")
-    written = []
+    written: list[Path] = []
     for target, content in targets.items():
-        target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.partial")
-        tmp.write_bytes(content)
-        os.replace(tmp, target)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_bytes(content)
+            os.replace(tmp, target)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+            done = f" ({len(written)} of {len(targets)} written before it)" if written else ""
+            raise ConfigError(f"cannot write {target}: {exc.strerror or exc}{done}") from exc
         written.append(target)
     return written
 

@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kernel.cli.app import app
-from kernel.errors import KernelError
+from kernel.errors import ConfigError, KernelError
 from kernel.schema import LATEST_VERSION
 
 _names = itertools.count()
@@ -406,6 +406,23 @@ def test_an_unknown_embedding_backend_is_refused_before_anything_is_stored(
     assert code == 2 and "embeddings" in out and "'onnx' or 'torch'" in out
     del kernel.env["KERNEL_EMBEDDINGS"]
     assert json.loads(kernel("runs", "--json")[1]) == []
+
+
+def test_an_out_dir_this_user_cannot_write_is_refused_before_the_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As an ordinary user; root may write anywhere, so the check is driven here by what
+    ``os.access`` answers for the directory."""
+    from kernel.cli.solve import check_out_dir
+
+    closed = tmp_path / "closed"
+    closed.mkdir()
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode: Path(path) != closed
+                        and real_access(path, mode))
+    for target in (closed, closed / "new"):
+        with pytest.raises(ConfigError, match="is not writable by this user"):
+            check_out_dir(target)
+    check_out_dir(tmp_path / "open")
 
 
 def test_bad_inputs_are_one_line_exit_2_and_store_nothing(kernel: Kernel, tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import hashlib
 import io
 import itertools
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -230,6 +231,22 @@ def test_the_csv_example_saved_from_the_store_passes_its_tests_outside_the_kerne
     assert shown.startswith("import argparse")
     said = deployment("artifact", "save", "latest", str(again), code=2)
     assert "already exists" in said and "--force" in said
+    said = deployment("artifact", "save", "latest", "/proc/kernel-test", code=2)  # not even root
+    assert said.startswith("cannot write /proc/kernel-test/") and "\n" not in said
+    # --out into a place that turns out unwritable only at the end: the run stands, its
+    # outcome is printed and one line says how to get the files (an ordinary user is
+    # refused up front instead: /proc is not writable)
+    again = ("solve", "Build a Python CLI tool that reads a CSV file and outputs the top 10 "
+             "rows sorted by a user-specified column", "--proposer", "scripted", "--script",
+             str(seeds_dir() / "examples" / "csv-cli.script.yaml"), "--out",
+             "/proc/kernel-test", "--json", "--progress", "none")
+    if os.geteuid() != 0:
+        assert "not writable" in deployment(*again, code=2)
+        return
+    outcome = json.loads(deployment(*again))
+    assert outcome["status"] == "resolved" and "saved_files" not in outcome
+    assert outcome["save_error"].startswith("cannot write /proc/kernel-test/")
+    assert f"kernel artifact save {outcome['final_artifact']} DIR" in outcome["save_error"]
 
 
 def test_file_names_from_a_model_cannot_leave_the_directory(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -68,8 +69,12 @@ def report(store: GraphStore, outcome: Outcome, as_json: bool,
     unfinished = not resolved and bool(outcome.waiting_on or outcome.stopped)
     code = EXIT_RESOLVED if resolved else EXIT_UNFINISHED if unfinished else EXIT_REFUSED
     if save_to is not None and data["final_artifact"]:
-        data["saved_files"] = [str(p) for p in _save_final(store, data["final_artifact"],
-                                                           *save_to)]
+        try:
+            data["saved_files"] = [str(p) for p in _save_final(store, data["final_artifact"],
+                                                               *save_to)]
+        except ConfigError as exc:  # the run stands: say how to get its files later
+            data["save_error"] = (f"{exc}; the run's files are stored: 'kernel artifact save "
+                                  f"{data['final_artifact']} DIR' writes them")
     if as_json:
         print_json(data)
         return code
@@ -79,6 +84,8 @@ def report(store: GraphStore, outcome: Outcome, as_json: bool,
     if data["final_artifact"]:
         out.print(f"final artifact {data['final_artifact']} (kernel artifact show "
                   f"{data['final_artifact']})", highlight=False)
+    if data.get("save_error"):
+        err_console.print(f"error: {data['save_error']}", highlight=False, soft_wrap=True)
     if data.get("saved_files"):
         out.print(f"saved {len(data['saved_files'])} file(s) to {save_to[1] if save_to else ''}: "
                   + ", ".join(Path(p).name for p in data["saved_files"]), highlight=False)
@@ -129,6 +136,10 @@ def check_out_dir(directory: Path | None) -> None:
     if not directory.exists() and not directory.parent.is_dir():
         raise ConfigError(f"--out {directory}: the directory {directory.parent} does not exist "
                           "(create it first)")
+    place = directory if directory.exists() else directory.parent
+    if not os.access(place, os.W_OK | os.X_OK):
+        raise ConfigError(f"--out {directory}: {place} is not writable by this user: give a "
+                          "directory you can write")
 
 
 _OUT_HELP = "write the final artifact's files into this new or empty directory when resolved"
