@@ -4,6 +4,7 @@ on no resolver (only a session composes them)."""
 
 from kernel.protocol.errors import (
     BACKOFF_SECONDS,
+    AccessRefused,
     DeadlineReached,
     NoProposalError,
     PermanentError,
@@ -17,8 +18,7 @@ from kernel.protocol.proposer import Proposer
 from kernel.protocol.requests import Estimate, Resolution, ResolveRequest
 
 __all__ = [
-    "BACKOFF_SECONDS", "MODEL_OPERATIONS", "DeadlineReached", "Estimate", "HireAnswer", "NoProposalError",
-    "Operation",
-    "PermanentError", "Proposer", "Resolution", "ResolveRequest", "ResolverError",
-    "RetryableError", "ToolDefinition", "with_retries",
+    "BACKOFF_SECONDS", "MODEL_OPERATIONS", "AccessRefused", "DeadlineReached", "Estimate",
+    "HireAnswer", "NoProposalError", "Operation", "PermanentError", "Proposer", "Resolution",
+    "ResolveRequest", "ResolverError", "RetryableError", "ToolDefinition", "with_retries",
 ]

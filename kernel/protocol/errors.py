@@ -1,7 +1,8 @@
 """How a resolver call fails, and the retry policy for the failures worth retrying.
 
 Errors are classified: a retryable one (network, rate limit, timeout) is retried with
-backoff and consumes no attempt unless output was produced; a permanent one
+backoff and consumes no attempt unless output was produced (refused credentials stop the
+run at once, resumable); a permanent one
 (capability mismatch, invalid output) becomes an UNSAT attempt with a failure mode.
 """
 
@@ -49,6 +50,15 @@ class RetryableError(ResolverError):
     """Network flake, rate limit, timeout: try again later."""
 
     retryable = True
+    backoff = True  # worth trying again within this call, after a delay
+
+
+class AccessRefused(RetryableError):
+    """The provider refused the credentials (401, 403). Asking again now cannot help, so it
+    is not retried; the goal is not at fault either, so the run stops where it is and
+    resumes once the credentials are fixed."""
+
+    backoff = False
 
 
 class PermanentError(ResolverError):
@@ -64,10 +74,13 @@ MAX_RETRY_AFTER_SECONDS = 120.0
 def with_retries(call: Callable[[], T], delays: Sequence[float] = BACKOFF_SECONDS,
                  sleep: Callable[[float], None] = time.sleep) -> T:
     """Call, retrying RetryableError after each delay (longer when the error carries a
-    provider's retry-after, up to two minutes); the last error propagates."""
+    provider's retry-after, up to two minutes); the last error propagates, and so does one
+    that waiting cannot mend (:class:`AccessRefused`)."""
     for delay in delays:
         try:
             return call()
         except RetryableError as exc:
+            if not exc.backoff:
+                raise
             sleep(min(max(delay, exc.retry_after or 0.0), MAX_RETRY_AFTER_SECONDS))
     return call()

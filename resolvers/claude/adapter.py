@@ -19,7 +19,14 @@ import anthropic
 import httpx2
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
-from kernel.protocol import Estimate, PermanentError, Resolution, ResolveRequest, RetryableError
+from kernel.protocol import (
+    AccessRefused,
+    Estimate,
+    PermanentError,
+    Resolution,
+    ResolveRequest,
+    RetryableError,
+)
 from kernel.protocol.operations import MODEL_OPERATIONS, Operation
 from resolvers.claude.reply import Block, MalformedReply, Reply, Usage, parse_reply, read_capped
 
@@ -176,6 +183,10 @@ class ClaudeCode:
         except anthropic.APIStatusError as exc:
             status = exc.status_code
             message = _error_message(exc)
+            if status in (401, 403):
+                raise AccessRefused(f"Claude refused the credentials ({status}): {message}; "
+                                    "set a valid ANTHROPIC_API_KEY",
+                                    failure_mode="access_refused") from exc
             if status in (408, 409, 429) or status >= 500:
                 raise RetryableError(f"Claude answered {status}: {message}",
                                      failure_mode="rate_limited" if status == 429

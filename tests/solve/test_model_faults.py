@@ -25,7 +25,8 @@ from resolvers.sandbox.runner import default_workspace_root
 from tests.messages_server import KINDS, messages_server
 
 UNAVAILABLE = {"http_500", "http_529", "http_429", "reset"}  # retried, then the run stops
-NOT_BILLED = UNAVAILABLE | {"http_400", "http_401"}  # no answer came back
+STOPS = UNAVAILABLE | {"http_401"}  # refused credentials stop the run too, not retried
+NOT_BILLED = STOPS | {"http_400"}  # no answer came back
 
 
 def _proposer(client: object) -> ClaudeProposer:
@@ -51,7 +52,7 @@ def test_a_bad_answer_ends_a_solve_with_a_recorded_outcome(
     run_id = kernel.run.run_id
     assert server.requests, "the client never reached the server"
     entries = load_entries(initialised_graph, run_id)[2]
-    if kind in UNAVAILABLE:
+    if kind in STOPS:
         assert outcome.stopped is not None and outcome.stopped.startswith("model unavailable")
         assert [e.kind for e in entries if e.kind == "failure"]
     else:
@@ -62,6 +63,8 @@ def test_a_bad_answer_ends_a_solve_with_a_recorded_outcome(
         assert _spent(initialised_graph, run_id) == 0
     else:  # billed tokens (or, when the answer did not say, the most it could cost)
         assert _spent(initialised_graph, run_id) > 0
+    if kind == "http_401":  # asked once: waiting does not mend a key
+        assert len(server.requests) == 1 and "ANTHROPIC_API_KEY" in str(outcome.stopped)
     if kind == "max_tokens":  # cut off: asked again once, then refused
         assert len(server.requests) == 2
     if kind == "lone_surrogate":  # replaced, so the repair turn could be sent back
@@ -80,7 +83,7 @@ def test_a_bad_answer_ends_a_plan_with_a_refusal(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("kind", "code"), [("http_529", 3), ("not_json", 1), ("http_401", 1)])
+@pytest.mark.parametrize(("kind", "code"), [("http_529", 3), ("not_json", 1), ("http_401", 3)])
 def test_the_cli_meets_a_bad_model_with_an_exit_code_and_no_traceback(
         kind: str, code: int, data_dir: Path) -> None:
     with messages_server(kind) as (server, _):
