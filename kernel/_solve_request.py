@@ -32,12 +32,12 @@ class SolveRequest(BaseModel):
     constraints: list[ConstraintSpec] = Field(
         default_factory=list, description="the human's core constraints; text is parsed as "
                                           "--constraint takes it (TYPE[:DOMAIN]:TEXT)")
-    budget_usd: float = Field(default=5.0, gt=0)
-    time_seconds: float = Field(default=600.0, gt=0)
+    budget_usd: float = Field(default=5.0, gt=0, le=1e9, allow_inf_nan=False)
+    time_seconds: float = Field(default=600.0, gt=0, le=1e9, allow_inf_nan=False)
     proposer: Literal["auto", "anthropic", "scripted"] = "auto"
     script: Path | None = None
-    max_attempts: int = Field(default=5, ge=1, description="T_max per goal")
-    max_wall_seconds: float = Field(default=600.0, gt=0)
+    max_attempts: int = Field(default=5, ge=1, le=1_000_000, description="T_max per goal")
+    max_wall_seconds: float = Field(default=600.0, gt=0, le=1e9, allow_inf_nan=False)
     intake: bool = Field(default=False, description="start with step 1, the intake dialogue")
     suggestions: list[Suggestion] = Field(
         default_factory=list, description="a person's candidates for the goal, weighed "
@@ -91,4 +91,8 @@ class SolveRequest(BaseModel):
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "request"
             message = str(first["msg"]).removeprefix("Value error, ")
-            raise ConfigError(f"--{where.replace('_', '-')}: {message}") from None
+            option = _OPTIONS.get(where, where.replace("_", "-"))
+            raise ConfigError(f"--{option}: {message}") from None
+
+
+_OPTIONS = {"budget_usd": "budget", "time_seconds": "time", "max_wall_seconds": "max-wall"}

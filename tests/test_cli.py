@@ -449,6 +449,13 @@ def test_bad_inputs_are_one_line_exit_2_and_store_nothing(kernel: Kernel, tmp_pa
         ("plan", "--example", "swe-agent", "--out", str(tmp_path / "missing" / "p.json")):
             "does not exist",
         ("plan", "   "): "the goal is empty",
+        ("solve", "x", "--budget", "inf"): "--budget must be a number above 0",
+        ("solve", "x", "--time", "nan"): "--time must be a number above 0",
+        ("solve", "x", "--budget", "1e300"): "at most 1,000,000,000",
+        ("solve", "x", "--max-attempts", "99999999999999999999"): "--max-attempts:",
+        ("plan", "--example", "swe-agent", "--budget", "-5"): "--budget must be",
+        ("plan", "--example", "swe-agent", "--time", "inf"): "--time must be",
+        ("resume", "latest", "--max-wall", "inf"): "--max-wall must be",
         ("plan-report", "latest", "--html", str(tmp_path)): "is a directory",
         ("check-plan", str(tmp_path)): "is a directory",
         ("graph", "export", str(tmp_path / "nonexistent" / "g.jsonl")): "does not exist",

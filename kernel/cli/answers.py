@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.prompt import Prompt
 
-from kernel.cli.common import out
+from kernel.cli.common import amount, out
 from kernel.cli.intake_dialog import ask_in_terminal
 from kernel.errors import ConfigError, KernelError, yaml_problem
 from kernel.protocol import HireAnswer
@@ -30,8 +30,8 @@ def hire_answer(resolver: Path | None, add_budget: float | None, add_time: float
         from kernel.solve.tools import load_tool_file
 
         return HireAnswer(kind="resolver", tool=load_tool_file(resolver), note=note)
-    if (add_budget or 0) < 0 or add_time < 0:
-        raise ConfigError("--add-budget and --add-time cannot be negative")
+    amount(add_budget or 0.0, "--add-budget", zero=True)
+    amount(add_time, "--add-time", zero=True)
     return HireAnswer(kind="add_budget", add_usd=add_budget or 0.0, add_seconds=add_time,
                       note=note)
 

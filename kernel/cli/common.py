@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -50,6 +51,22 @@ def output_file(path: Path, option: str) -> Path:
         raise ConfigError(f"{option} {path}: the directory {path.parent} does not exist "
                           "(create it first)")
     return path
+
+
+AMOUNT_LIMIT = 1e9  # dollars or seconds: far past any real run, and storable exactly
+
+
+def amount(value: float, option: str, *, zero: bool = False) -> float:
+    """A budget or a duration from the command line: a finite number above zero (or zero
+    itself, where adding nothing is allowed) and at most :data:`AMOUNT_LIMIT`."""
+    from kernel.errors import ConfigError
+
+    low_ok = value >= 0 if zero else value > 0
+    if not math.isfinite(value) or not low_ok or value > AMOUNT_LIMIT:
+        floor = "0 or more" if zero else "above 0"
+        raise ConfigError(f"{option} must be a number {floor} and at most {AMOUNT_LIMIT:,.0f}, "
+                          f"not {value:g}")
+    return value
 
 
 def input_file(path: Path, option: str) -> Path:

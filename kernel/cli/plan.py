@@ -11,6 +11,7 @@ from rich.table import Table
 
 from kernel import api
 from kernel.cli.common import (
+    amount,
     input_file,
     out,
     output_file,
@@ -36,6 +37,8 @@ def plan_command(
     as_json: Annotated[bool, typer.Option("--json", help="print the plan as JSON")] = False,
 ) -> None:
     """Plan GOAL against its constraints before anything runs (offline: --example NAME)."""
+    amount(budget, "--budget")
+    amount(time_limit, "--time")
     if output is not None:
         output_file(output, "--out")  # before anything is paid for
     if goal is not None and not goal.strip():

@@ -13,6 +13,7 @@ import typer
 from kernel import api
 from kernel.cli.answers import terminal_prompt
 from kernel.cli.common import (
+    amount,
     err_console,
     input_file,
     out,
@@ -227,8 +228,8 @@ def _request(goal: str, constraint: list[str] | None, budget: float, time_limit:
              intake: bool, progress: str,
              suggestions: list[Suggestion]) -> api.SolveRequest:
     """The run's inputs, checked before anything is stored or paid for."""
-    if budget <= 0 or time_limit <= 0:
-        raise ConfigError("--budget and --time must be positive")
+    amount(budget, "--budget")
+    amount(time_limit, "--time")
     check_mode(progress)
     request = api.SolveRequest.checked(
         goal=goal, constraints=constraint or [], budget_usd=budget, time_seconds=time_limit,
@@ -284,8 +285,8 @@ def resume_command(
 
     Exit code: as for ``kernel solve``."""
     check_out_dir(out_dir)
-    if max_wall is not None and max_wall <= 0:
-        raise ConfigError("--max-wall must be positive (seconds)")
+    if max_wall is not None:
+        amount(max_wall, "--max-wall")
     check_mode(progress)
     run_id = run_ref(ctx, run_id)
     from kernel.plan.session import is_planning_run, resume_plan
