@@ -64,10 +64,15 @@ class SchemaVersionError(KernelError):
 
 
 class RunInterrupted(KernelError):
-    """Ctrl-C or SIGTERM stopped a run between two commits; it can be resumed."""
+    """Ctrl-C or SIGTERM stopped a run between two commits, or its store went away under
+    it (``because``); either way it stands at its last commit and can be resumed."""
 
-    def __init__(self, run_id: str) -> None:
-        super().__init__(f"{run_id} interrupted; continue with: kernel resume {run_id}")
+    def __init__(self, run_id: str, because: str | None = None) -> None:
+        if because is None:
+            super().__init__(f"{run_id} interrupted; continue with: kernel resume {run_id}")
+        else:
+            super().__init__(f"{run_id} stopped at its last commit: {because}; once the store "
+                             f"answers again, continue with: kernel resume {run_id}")
         self.run_id = run_id
 
 

@@ -225,3 +225,39 @@ def test_a_server_that_dies_while_starting_is_reported_at_once_in_one_line(
     message = str(caught.value)
     assert "\n" not in message and str(server.logfile) in message
     assert "exited while starting" in message
+
+
+def test_a_server_stopped_under_a_solve_leaves_the_run_resumable(private_dir: Path) -> None:
+    """`kernel db stop` (or a dead server) in the middle of a run: the run stands at its
+    last commit, the command exits 3 naming `kernel resume`, and the resume (which
+    starts the server again) ends where an uninterrupted run ends."""
+    from kernel import api
+    from kernel.errors import RunInterrupted
+    from kernel.paths import seeds_dir
+    from kernel.solve.session import resume
+
+    request = api.SolveRequest.checked(
+        goal="Design a three-stage ingest pipeline for the nightly orders export",
+        constraints=["logic:latency:sum_latency_ms <= 500", "logic:cost:cost_usd <= 2"],
+        proposer="scripted", script=seeds_dir() / "examples" / "ingest-pipeline.script.yaml")
+    settings = embedded_settings(private_dir, "durable")
+    steps: list[str] = []
+
+    def stop_the_server_after_three(goal_id: str) -> None:
+        steps.append(goal_id)
+        if len(steps) == 3:
+            EmbeddedServer(private_dir).stop()
+
+    store = _open(private_dir)
+    try:
+        with pytest.raises(RunInterrupted, match=r"stopped at its last commit: lost the "
+                           r"embedded server.*kernel resume run:") as caught:
+            api.solve(store, request, settings, on_step=stop_the_server_after_three)
+    finally:
+        store.close()
+    store = _open(private_dir)
+    try:
+        outcome = resume(store, caught.value.run_id, private_dir)
+        assert (outcome.status, outcome.sigma_system) == ("resolved", 0.9)
+    finally:
+        store.close()

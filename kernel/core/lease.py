@@ -24,6 +24,11 @@ from kernel.store.base import GraphStore
 
 TTL_SECONDS = 60.0
 RENEW_SECONDS = 15.0
+# Runs a Lease object of this process holds right now. A lease the store says this
+# process holds, for a run not in here, was left behind when the store went away before
+# it could be given back: this process may take it again.
+_DRIVING: set[str] = set()
+_DRIVING_LOCK = threading.Lock()
 
 
 class RunBusyError(KernelError):
@@ -116,7 +121,10 @@ class Lease:
 
     def acquire(self) -> None:
         current = lease_state(self.store, self.run_id)
-        if current.alive():  # (even this process: a run has one driver at a time)
+        with _DRIVING_LOCK:
+            driving = self.run_id in _DRIVING
+        left_behind = current.holder == self.holder and not driving
+        if current.alive() and not left_behind:  # (a run has one driver at a time)
             raise RunBusyError(f"{self.run_id} is being driven by {current.describe()}; "
                                "wait for it to finish, or stop that process and run "
                                f"'kernel resume {self.run_id}'")
@@ -126,6 +134,8 @@ class Lease:
         if not taken:
             now = lease_state(self.store, self.run_id)
             raise RunBusyError(f"{self.run_id} was just taken by {now.describe()}")
+        with _DRIVING_LOCK:
+            _DRIVING.add(self.run_id)
         self._thread = threading.Thread(target=self._renew, name="run-lease", daemon=True)
         self._thread.start()
 
@@ -139,6 +149,8 @@ class Lease:
         self._done.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
+        with _DRIVING_LOCK:
+            _DRIVING.discard(self.run_id)
         self.store.run("run/lease_release", {"run_id": self.run_id, "holder": self.holder,
                                              "stopped": self.stopped})
 

@@ -17,7 +17,7 @@ from kernel.core.ledger import load_entries, parse_entries, verify_chain, verify
 from kernel.core.run import Run
 from kernel.core.state_machine import TERMINAL
 from kernel.core.summary import summary, summary_hash
-from kernel.errors import ConfigError, RunInterrupted
+from kernel.errors import ConfigError, RunInterrupted, StoreUnavailableError
 from kernel.proposals import DivergenceError, Proposer
 from kernel.runtime.kernel import Kernel, SolveConfig
 from kernel.runtime.proposers import proposer_from
@@ -70,6 +70,8 @@ def _drive(kernel: Kernel, root: str, lease: Lease,
     except KeyboardInterrupt:
         lease.stopped = "interrupted"
         raise RunInterrupted(kernel.run.run_id) from None
+    except StoreUnavailableError as exc:  # the lease cannot be released either: it lapses
+        raise RunInterrupted(kernel.run.run_id, because=str(exc)) from exc
     lease.stopped, lease.ended = stop_reason(outcome), True
     return outcome
 
