@@ -309,6 +309,8 @@ def test_ledger_verify_and_export(kernel: Kernel, data_dir: Path, tmp_path: Path
     kernel("ledger", "export", run.run_id, str(exported))
     _, out = kernel("ledger", "verify", "--file", str(exported))
     assert "ledger intact" in out
+    _, printed = kernel("ledger", "export", run.run_id, "-")  # standard output, not a file "-"
+    assert printed == exported.read_text() and not Path("-").exists()
     exported.write_text(exported.read_text().replace('{\\"i\\":1}', '{\\"i\\":7}'))
     code, out = kernel("ledger", "verify", "--file", str(exported), ok=False)
     assert code == 1 and "entry 1: altered" in out

@@ -63,12 +63,18 @@ def verify(
 def export(
     ctx: typer.Context,
     run: Annotated[str, typer.Argument(help="run id, a unique prefix, or latest")],
-    file: Annotated[Path, typer.Argument(help="file to write (JSON Lines)")],
+    file: Annotated[Path, typer.Argument(
+        help="file to write (JSON Lines; '-' for standard output)")],
 ) -> None:
     """Write a run's ledger to FILE, one canonical entry per line."""
-    output_file(file, "ledger file")
+    to_stdout = str(file) == "-"
+    if not to_stdout:
+        output_file(file, "ledger file")
     run_id = run_ref(ctx, run)
     with store_of(ctx) as store:
         _, _, entries = load_entries(store, run_id)
+    if to_stdout:
+        typer.get_text_stream("stdout").write(dump_entries(entries))
+        return
     file.write_text(dump_entries(entries), encoding="utf-8")
     out.print(f"wrote {len(entries)} entries to {file}")
