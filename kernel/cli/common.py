@@ -40,11 +40,26 @@ def store_of(ctx: typer.Context) -> Iterator[GraphStore]:
         store.close()
 
 
+def to_stdout(path: Path) -> bool:
+    """'-' names standard output, as for most command-line tools."""
+    return str(path) == "-"
+
+
+def write_output(path: Path, text: str) -> None:
+    """Write a command's output file (``-``: standard output)."""
+    if to_stdout(path):
+        typer.get_text_stream("stdout").write(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+
+
 def output_file(path: Path, option: str) -> Path:
-    """A file the command will write: its folder must exist and it must not be a folder.
-    Checked before anything is stored or paid for."""
+    """A file the command will write: its folder must exist and it must not be a folder
+    (``-`` is standard output). Checked before anything is stored or paid for."""
     from kernel.errors import ConfigError
 
+    if to_stdout(path):
+        return path
     if path.is_dir():
         raise ConfigError(f"{option} {path} is a directory: give a file path inside it")
     if not path.parent.is_dir():

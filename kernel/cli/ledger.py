@@ -7,7 +7,16 @@ from typing import Annotated
 
 import typer
 
-from kernel.cli.common import input_file, out, output_file, run_ref, settings_of, store_of
+from kernel.cli.common import (
+    input_file,
+    out,
+    output_file,
+    run_ref,
+    settings_of,
+    store_of,
+    to_stdout,
+    write_output,
+)
 from kernel.core.ledger import dump_entries, load_entries, verify_chain, verify_file
 from kernel.core.run import Run
 from kernel.errors import KernelError
@@ -67,14 +76,10 @@ def export(
         help="file to write (JSON Lines; '-' for standard output)")],
 ) -> None:
     """Write a run's ledger to FILE, one canonical entry per line."""
-    to_stdout = str(file) == "-"
-    if not to_stdout:
-        output_file(file, "ledger file")
+    output_file(file, "ledger file")
     run_id = run_ref(ctx, run)
     with store_of(ctx) as store:
         _, _, entries = load_entries(store, run_id)
-    if to_stdout:
-        typer.get_text_stream("stdout").write(dump_entries(entries))
-        return
-    file.write_text(dump_entries(entries), encoding="utf-8")
-    out.print(f"wrote {len(entries)} entries to {file}")
+    write_output(file, dump_entries(entries))
+    if not to_stdout(file):
+        out.print(f"wrote {len(entries)} entries to {file}")

@@ -19,6 +19,8 @@ from kernel.cli.common import (
     run_ref,
     settings_of,
     store_of,
+    to_stdout,
+    write_output,
 )
 from kernel.errors import ConfigError
 from kernel.plan.examples import example_names
@@ -33,7 +35,8 @@ def plan_command(
     script: Annotated[Path | None, typer.Option(help="scripted proposals (YAML)")] = None,
     budget: Annotated[float, typer.Option(help="what planning may spend, USD")] = 5.0,
     time_limit: Annotated[float, typer.Option("--time", help="planning time, seconds")] = 600,
-    output: Annotated[Path | None, typer.Option("--out", help="write the plan JSON here")] = None,
+    output: Annotated[Path | None, typer.Option(
+        "--out", help="write the plan JSON here ('-' for standard output)")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the plan as JSON")] = False,
 ) -> None:
     """Plan GOAL against its constraints before anything runs (offline: --example NAME)."""
@@ -67,8 +70,10 @@ def plan_command(
         document = plan_goal(store, settings_of(ctx).data_dir, goal, chosen, recorded, budget,
                              time_limit, verifications)
     if output is not None:
-        output.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
-    if as_json:
+        write_output(output, json.dumps(document, indent=2, sort_keys=True) + "\n")
+    if output is not None and to_stdout(output):
+        pass  # standard output holds the plan itself
+    elif as_json:
         print_json(document)
     else:
         summarize(document)
@@ -135,7 +140,8 @@ def plan_report_command(
     ctx: typer.Context,
     run_id: Annotated[str, typer.Argument(
         help="the planning run, or a plan JSON file written by kernel plan --out")],
-    html: Annotated[Path, typer.Option("--html", help="where to write the report")],
+    html: Annotated[Path, typer.Option(
+        "--html", help="where to write the report ('-' for standard output)")],
 ) -> None:
     """Write a self-contained HTML report of a plan (DAG, waterfall, surveys, repair)."""
     output_file(html, "--html")
@@ -152,8 +158,9 @@ def plan_report_command(
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
         raise ConfigError(f"{run_id}: not a well-formed plan document ({type(exc).__name__}: "
                           f"{exc}); kernel check-plan says what is wrong") from exc
-    html.write_text(page)
-    out.print(f"report written to {html}")
+    write_output(html, page)
+    if not to_stdout(html):
+        out.print(f"report written to {html}")
 
 
 def _plan_file(file: Path) -> dict[str, Any]:

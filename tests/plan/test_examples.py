@@ -202,6 +202,14 @@ def test_the_cli_plans_reports_and_checks(initialised_graph: GraphStore, tmp_pat
                            catch_exceptions=False)
     assert report.exit_code == 0, report.output
     assert "class='node critical'" in html.read_text()
+    # '-' is standard output, holding the document alone (no file named '-')
+    printed = runner.invoke(app, ["plan-report", doc["run_id"], "--html", "-"], env=env,
+                            catch_exceptions=False)
+    assert printed.stdout == html.read_text() and not Path("-").exists()
+    piped = runner.invoke(app, ["plan", "--example", "momentum-strategy", "--out", "-"],
+                          env=env, catch_exceptions=False)
+    assert piped.exit_code == 0, piped.output
+    assert json.loads(piped.stdout)["constraints"] == doc["constraints"]
     missing = runner.invoke(app, ["plan", "--example", "nope"], env=env)
     assert missing.exit_code != 0 and "the examples are" in str(missing.exception)
 
