@@ -42,6 +42,7 @@ from kernel.protocol import (
     ResolveRequest,
 )
 from kernel.protocol.intake_models import IntakeAnswer, is_intake_question
+from kernel.user_files import read_user_text
 from resolvers.human import Parked
 
 
@@ -119,12 +120,9 @@ def check_judgments(path: Path, script: Script, core_titles: set[str]) -> None:
 
 
 def load_script(path: Path) -> Script:
+    text = read_user_text(path, f"script {path}", error=ScriptError)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ScriptError(f"{path}: no such script") from None
-    except IsADirectoryError:
-        raise ScriptError(f"{path} is a directory: give a YAML script file") from None
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ScriptError(f"{path}: not valid YAML: {yaml_problem(exc)}") from None
     if not isinstance(data, dict):

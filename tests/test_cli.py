@@ -444,6 +444,8 @@ def test_bad_inputs_are_one_line_exit_2_and_store_nothing(kernel: Kernel, tmp_pa
         ("solve", "x", "-c", "foo:bar:baz"): "must be 'logic'",
         ("solve", "x", "--proposer", "scripted", "--script", str(empty)): "a YAML mapping",
         ("solve", "x", "--proposer", "scripted", "--script", str(tmp_path)): "is a directory",
+        ("solve", "x", "--proposer", "scripted", "--script", "/dev/zero"):
+            "is not a regular file",
         ("solve", "x", "--out", str(tmp_path / "no" / "such")): "does not exist",
         ("ledger", "verify", "--file", str(tmp_path / "nope.jsonl")): "no such file",
         ("ledger", "verify", "--file", str(tmp_path)): "is a directory",

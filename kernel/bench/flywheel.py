@@ -29,6 +29,7 @@ from kernel.solve.session import resume
 from kernel.solve.steps.hire import list_requests, record_answer
 from kernel.solve.tools import load_tool_file
 from kernel.store.base import GraphStore
+from kernel.user_files import read_user_text
 from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer
 
@@ -54,9 +55,10 @@ class Experiment(BaseModel):
 
 
 def load_experiment(path: Path) -> Experiment:
+    text = read_user_text(path, f"experiment {path}")
     try:
-        return Experiment.model_validate(yaml.safe_load(path.read_text()))
-    except (OSError, yaml.YAMLError) as exc:
+        return Experiment.model_validate(yaml.safe_load(text))
+    except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: cannot read the experiment: {yaml_problem(exc)}") from None
     except ValidationError as exc:
         first = exc.errors()[0]

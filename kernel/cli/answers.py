@@ -41,11 +41,11 @@ def intake_answer(path: Path) -> IntakeAnswer:
     import yaml
     from pydantic import ValidationError
 
-    from kernel.cli.common import input_file
+    from kernel.user_files import read_user_text
 
-    input_file(path, "--intake")
+    text = read_user_text(path, f"--intake {path}")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(text)
         return IntakeAnswer.model_validate(data if data is not None else {})
     except yaml.YAMLError as exc:
         raise ConfigError(f"--intake {path}: not valid YAML: {yaml_problem(exc)}") from None

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from kernel.errors import ConfigError
 from kernel.protocol.solve_models import ResolutionOutput
 from kernel.protocol.suggestion_models import Suggestion
+from kernel.user_files import read_user_text
 
 SUGGEST_HELP = ("a candidate for the goal, weighed like the model's own (repeatable): words, "
                 "or @PATH of a .py file, a document, or a JSON resolve output")
@@ -38,21 +39,7 @@ def parse_suggestion(text: str, author: str) -> Suggestion:
 
 def _from_file(path: Path) -> ResolutionOutput:
     where = f"--suggest @{path}"
-    try:
-        size = path.stat().st_size
-        if not path.is_file():
-            raise ConfigError(f"{where} is not a file: give @PATH of a readable file")
-        if size > MAX_BYTES:
-            raise ConfigError(f"{where} is {size} bytes; a suggestion is at most "
-                              f"{MAX_BYTES} bytes")
-        data = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{where}: no such file (give @PATH of a readable file, or the "
-                          "idea in words)") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{where} is not UTF-8 text") from None
-    except OSError as exc:
-        raise ConfigError(f"{where} cannot be read: {exc.strerror}") from None
+    data = read_user_text(path, where, max_bytes=MAX_BYTES)
     if not data.strip():
         raise ConfigError(f"{where} is empty")
     suffix = path.suffix.lower()

@@ -23,6 +23,7 @@ from kernel.errors import KernelError, yaml_problem
 from kernel.protocol import Estimate, Resolution, ResolveRequest, ToolDefinition
 from kernel.protocol.solve_models import ResolutionOutput
 from kernel.runtime.kernel import Kernel
+from kernel.user_files import read_user_text
 from resolvers.codex_tools import CodexTools
 from resolvers.sandbox.static_check import check_tool_code
 
@@ -38,19 +39,18 @@ def load_tool_file(path: Path) -> ToolDefinition:
     to the tool file) instead of inline ``code`` if you like."""
     import yaml
 
+    text = read_user_text(path, f"tool file {path}", error=ToolDefinitionError)
     try:
-        data = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
         raise ToolDefinitionError(
             f"{path}: cannot read it as YAML or JSON: {yaml_problem(exc)}") from exc
     if not isinstance(data, dict):
         raise ToolDefinitionError(f"{path}: expected a mapping of tool fields")
     script = data.pop("script", None)
     if script is not None:
-        try:
-            data["code"] = (path.parent / str(script)).read_text()
-        except OSError as exc:
-            raise ToolDefinitionError(f"{path}: script {script!r}: {exc}") from exc
+        data["code"] = read_user_text(path.parent / str(script), f"{path}: script {script!r}",
+                                      error=ToolDefinitionError)
     try:
         tool = ToolDefinition.model_validate(data)
     except ValidationError as exc:
