@@ -81,7 +81,7 @@ def solve(store: GraphStore, request: SolveRequest, settings: KernelSettings | N
     from kernel.runtime.proposers import make_proposer
     from kernel.solve.session import start_and_solve
 
-    settings = settings or KernelSettings()
+    settings = settings or KernelSettings.load()
     progress.report("phase", "loading the proposer")
     proposer, recorded = make_proposer(request.proposer, request.script, settings,
                                        core_titles={c.title for c in request.constraints})

@@ -7,12 +7,12 @@ which thresholds a run starts with, so tests and the CLI configure it the same w
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import parse_qs, urlparse
 
 import platformdirs
-from pydantic import BaseModel, Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, Field, SecretStr, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
 from kernel.errors import ConfigError
 
@@ -32,6 +32,9 @@ class GraphTarget(BaseModel):
     uri: str
     database: str | None = None
     data_dir: Path | None = None
+
+
+_SECRETS = frozenset({"neo4j_password", "anthropic_api_key"})  # never echoed
 
 
 class KernelSettings(BaseSettings):
@@ -61,6 +64,26 @@ class KernelSettings(BaseSettings):
     claude_model: str = Field(default="claude-opus-5", description="the model claude-code-0 asks")
     anthropic_api_key: SecretStr | None = Field(default=None,
                                                 validation_alias="ANTHROPIC_API_KEY")
+
+    @classmethod
+    def load(cls, **given: Any) -> KernelSettings:
+        """The settings (``given`` are command-line options), or one line naming the
+        variable or option that holds a value the kernel cannot use, and why."""
+        try:
+            return cls(**given)
+        except SettingsError as exc:  # a list or mapping whose text is not JSON
+            field = exc.args[0].split('"')[1] if exc.args and '"' in str(exc.args[0]) else ""
+            raise ConfigError(f"invalid setting KERNEL_{field.upper()}: its value is not JSON "
+                              "(a list is written like [1, 4, 16])") from None
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            field = str(first["loc"][0]) if first["loc"] else ""
+            info = cls.model_fields.get(field)
+            alias = info.validation_alias if info is not None else None
+            name = (f"--{field.replace('_', '-')}" if field in given
+                    else alias if isinstance(alias, str) else f"KERNEL_{field.upper()}")
+            shown = "" if field in _SECRETS else f"={first.get('input')!r}"
+            raise ConfigError(f"invalid setting {name}{shown}: {first['msg']}") from None
 
     def target(self) -> GraphTarget:
         """Parse :attr:`graph` into a backend choice, failing with a fix-it message."""

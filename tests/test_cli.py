@@ -405,7 +405,7 @@ def test_an_unknown_embedding_backend_is_refused_before_anything_is_stored(
         kernel: Kernel) -> None:
     kernel.env["KERNEL_EMBEDDINGS"] = "gpu"
     code, out = kernel("solve", "sum things", "--proposer", "scripted", ok=False)
-    assert code == 2 and "embeddings" in out and "'onnx' or 'torch'" in out
+    assert code == 2 and "KERNEL_EMBEDDINGS=" in out and "'onnx' or 'torch'" in out
     del kernel.env["KERNEL_EMBEDDINGS"]
     assert json.loads(kernel("runs", "--json")[1]) == []
 
@@ -552,3 +552,25 @@ def test_the_tree_does_not_show_a_failed_verification_as_confidence() -> None:
     assert _confidence(passed) == "σv=0.85 σpath=0.85"
     assert _confidence({"status": "pending", "sigma_v": None, "sigma_path": 1.0,
                         "verdict": None}) == "σv=- σpath=-"
+
+
+def test_a_bad_setting_is_one_line_naming_the_variable(
+        data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What pydantic-settings says spans lines and names fields, not variables."""
+    from kernel.settings import KernelSettings
+
+    cases = {
+        "KERNEL_EMBEDDED_FSYNC": ("bogus", "KERNEL_EMBEDDED_FSYNC='bogus': Input should be"),
+        "KERNEL_TAU_LOCAL": ("2", "KERNEL_TAU_LOCAL='2': Input should be less than"),
+        "KERNEL_CLAUDE_RETRY_DELAYS": ("[a]", "KERNEL_CLAUDE_RETRY_DELAYS: its value is not JSON"),
+    }
+    for name, (value, expected) in cases.items():
+        with monkeypatch.context() as env:
+            env.setenv(name, value)
+            with pytest.raises(ConfigError) as caught:
+                KernelSettings.load()
+            assert expected in str(caught.value) and "\n" not in str(caught.value)
+            failed = CliRunner().invoke(app, ["status"], env={name: value}).exception
+            assert isinstance(failed, ConfigError) and expected in str(failed)
+    with pytest.raises(ConfigError, match=r"^invalid setting --graph=7: Input should be"):
+        KernelSettings.load(graph=7)  # an option names itself as typed

@@ -124,12 +124,9 @@ def _configure(
         overrides["graph"] = graph
     if data_dir is not None:
         overrides["data_dir"] = data_dir
-    try:
-        from kernel.settings import KernelSettings
+    from kernel.settings import KernelSettings
 
-        ctx.obj = KernelSettings(**overrides)
-    except ValueError as exc:
-        raise KernelError(f"invalid setting: {exc}") from exc
+    ctx.obj = KernelSettings.load(**overrides)
 
 
 

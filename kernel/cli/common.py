@@ -26,7 +26,7 @@ err_console = Console(stderr=True)
 def settings_of(ctx: typer.Context) -> KernelSettings:
     from kernel.settings import KernelSettings
 
-    return ctx.obj if isinstance(ctx.obj, KernelSettings) else KernelSettings()
+    return ctx.obj if isinstance(ctx.obj, KernelSettings) else KernelSettings.load()
 
 
 @contextmanager

@@ -37,7 +37,7 @@ def make_proposer(kind: str, script: Path | None, settings: KernelSettings | Non
         if core_titles is not None:
             check_judgments(path, proposer.script, core_titles)
         return proposer, {"proposer": "scripted", "script": str(path)}
-    settings = settings or KernelSettings()
+    settings = settings or KernelSettings.load()
     if settings.anthropic_api_key is None:
         raise ConfigError("no ANTHROPIC_API_KEY is set: export it to solve with Claude, or run "
                           "offline with --proposer scripted --script FILE "

@@ -12,7 +12,7 @@ __all__ = ["GraphStore", "QueryResult", "Row", "open_store"]
 
 def open_store(settings: KernelSettings | None = None) -> GraphStore:
     """Connect to the graph the settings name, starting the embedded server if needed."""
-    settings = settings or KernelSettings()
+    settings = settings or KernelSettings.load()
     target = settings.target()
     if target.backend == "embedded":
         from kernel.store.embedded_server import EmbeddedServer
