@@ -71,6 +71,7 @@ def _drive(kernel: Kernel, root: str, lease: Lease,
         lease.stopped = "interrupted"
         raise RunInterrupted(kernel.run.run_id) from None
     except StoreUnavailableError as exc:  # the lease cannot be released either: it lapses
+        lease.stopped = "interrupted"
         raise RunInterrupted(kernel.run.run_id, because=str(exc)) from exc
     lease.stopped, lease.ended = stop_reason(outcome), True
     return outcome
