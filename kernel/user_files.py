@@ -21,12 +21,13 @@ def read_user_text(path: Path, where: str, *, max_bytes: int = MAX_TEXT_BYTES,
     """The UTF-8 text of ``path``; ``where`` names it in the message (``--script F``)."""
     try:
         # non-blocking, so that a named pipe is refused rather than waited on
-        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as handle:
-            kind = os.fstat(handle.fileno()).st_mode
-            if stat.S_ISDIR(kind):
-                raise error(f"{where} is a directory: give a file")
-            if not stat.S_ISREG(kind):
-                raise error(f"{where} is not a regular file: give a file")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        kind = os.fstat(fd).st_mode
+        if not stat.S_ISREG(kind):
+            os.close(fd)
+            what = "a directory" if stat.S_ISDIR(kind) else "not a regular file"
+            raise error(f"{where} is {what}: give a file")
+        with os.fdopen(fd, "rb") as handle:
             data = handle.read(max_bytes + 1)
     except FileNotFoundError:
         raise error(f"{where}: no such file") from None
