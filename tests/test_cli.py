@@ -554,9 +554,9 @@ def test_the_tree_does_not_show_a_failed_verification_as_confidence() -> None:
                         "verdict": None}) == "σv=- σpath=-"
 
 
-def test_a_bad_setting_is_one_line_naming_the_variable(
-        data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """What pydantic-settings says spans lines and names fields, not variables."""
+def test_a_bad_setting_is_one_line_naming_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What pydantic-settings says spans lines and names fields, not variables. (The
+    command fails while reading its settings, before it opens any store.)"""
     from kernel.settings import KernelSettings
 
     cases = {
