@@ -19,6 +19,7 @@ from pydantic import (
 )
 
 from kernel.core.envelopes import ConstraintSpec
+from kernel.core.units import MAX_AMOUNT
 from kernel.errors import ConfigError
 from kernel.protocol.suggestion_models import Suggestion
 
@@ -32,12 +33,12 @@ class SolveRequest(BaseModel):
     constraints: list[ConstraintSpec] = Field(
         default_factory=list, description="the human's core constraints; text is parsed as "
                                           "--constraint takes it (TYPE[:DOMAIN]:TEXT)")
-    budget_usd: float = Field(default=5.0, gt=0, le=1e9, allow_inf_nan=False)
-    time_seconds: float = Field(default=600.0, gt=0, le=1e9, allow_inf_nan=False)
+    budget_usd: float = Field(default=5.0, gt=0, le=MAX_AMOUNT, allow_inf_nan=False)
+    time_seconds: float = Field(default=600.0, gt=0, le=MAX_AMOUNT, allow_inf_nan=False)
     proposer: Literal["auto", "anthropic", "scripted"] = "auto"
     script: Path | None = None
     max_attempts: int = Field(default=5, ge=1, le=1_000_000, description="T_max per goal")
-    max_wall_seconds: float = Field(default=600.0, gt=0, le=1e9, allow_inf_nan=False)
+    max_wall_seconds: float = Field(default=600.0, gt=0, le=MAX_AMOUNT, allow_inf_nan=False)
     intake: bool = Field(default=False, description="start with step 1, the intake dialogue")
     suggestions: list[Suggestion] = Field(
         default_factory=list, description="a person's candidates for the goal, weighed "

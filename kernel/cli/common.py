@@ -68,18 +68,16 @@ def output_file(path: Path, option: str) -> Path:
     return path
 
 
-AMOUNT_LIMIT = 1e9  # dollars or seconds: far past any real run, and storable exactly
-
-
 def amount(value: float, option: str, *, zero: bool = False) -> float:
     """A budget or a duration from the command line: a finite number above zero (or zero
-    itself, where adding nothing is allowed) and at most :data:`AMOUNT_LIMIT`."""
+    itself, where adding nothing is allowed) and at most ``MAX_AMOUNT``."""
+    from kernel.core.units import MAX_AMOUNT
     from kernel.errors import ConfigError
 
     low_ok = value >= 0 if zero else value > 0
-    if not math.isfinite(value) or not low_ok or value > AMOUNT_LIMIT:
+    if not math.isfinite(value) or not low_ok or value > MAX_AMOUNT:
         floor = "0 or more" if zero else "above 0"
-        raise ConfigError(f"{option} must be a number {floor} and at most {AMOUNT_LIMIT:,.0f}, "
+        raise ConfigError(f"{option} must be a number {floor} and at most {MAX_AMOUNT:,.0f}, "
                           f"not {value:g}")
     return value
 

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from kernel.cli.common import err_console, out, output_file, settings_of, store_of
+from kernel.cli.common import err_console, out, output_file, settings_of, store_of, to_stdout
 
 app = typer.Typer(help="Graph export and import (seed a deployment, move between backends).",
                   no_args_is_help=True)
@@ -30,12 +30,10 @@ def export(
     from kernel.core.artifacts import BlobStore
     from kernel.graph_io import export_graph
 
-    to_stdout = str(file) == "-"
-    if not to_stdout:
-        output_file(file, "export file")
+    output_file(file, "export file")
     blobs = BlobStore.of_data_dir(settings_of(ctx).data_dir) if contents else None
     with store_of(ctx) as store:
-        if to_stdout:
+        if to_stdout(file):
             report = export_graph(store, typer.get_text_stream("stdout"), blobs=blobs)
         else:
             # Write beside the target and rename, so a failed export never leaves half a file.
@@ -58,7 +56,7 @@ def export(
         err_console.print(f"warning: {len(report.missing_contents)} artifact(s) have no stored "
                           f"contents here, so the file cannot carry them: "
                           f"{_some(report.missing_contents)}")
-    if not to_stdout:
+    if not to_stdout(file):
         carried = f" and {report.blobs} artifact contents ({report.blob_bytes} bytes)" \
             if contents else " (without artifact contents)"
         out.print(f"exported {report.nodes} nodes and {report.relationships} relationships"

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 MICROS_PER_USD = 1_000_000
 MS_PER_SECOND = 1_000
+# The most dollars or seconds a person may give: far past any real run, and 1e15 micros
+# or 1e12 ms still fit a float exactly and an int64 with room to add.
+MAX_AMOUNT = 1e9
 
 
 def usd_to_micros(usd: float) -> int:
