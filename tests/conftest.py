@@ -1,5 +1,6 @@
-"""Fixtures: a real embedded server per test session, a fresh graph per test, and Neo4j
-through testcontainers where Docker exists (skipped, with the reason, where it does not)."""
+"""Fixtures: a real embedded server per test session, a fresh graph per test, and Neo4j:
+the local server neo4j/ctl.py builds with Maven where Java and Maven exist, else a
+testcontainer where Docker exists (skipped, with the reason, where neither does)."""
 
 from __future__ import annotations
 
@@ -61,19 +62,46 @@ def _docker_problem() -> str | None:
 
         docker.from_env().ping()
     except Exception as exc:
-        return f"no Docker engine here ({type(exc).__name__}): Neo4j backend tests skipped"
+        return f"no Docker engine here ({type(exc).__name__})"
     return None
+
+
+CHECKOUT = Path(__file__).resolve().parent.parent
+# The suite's own local server (neo4j/ctl.py): tests empty its graph, so never the user's.
+TEST_NEO4J = ["--home", str(CHECKOUT / ".neo4j" / "test"), "--bolt-port", "7688",
+              "--http-port", "7475"]
+
+
+def _local_neo4j() -> tuple[str, str] | str:
+    """Start (or find running) the suite's Neo4j built by Maven; the reason if it cannot."""
+    import shutil
+    import subprocess
+    import sys
+
+    if not (shutil.which("java") or os.environ.get("JAVA_HOME")) or not shutil.which("mvn"):
+        return "no Java and Maven here"
+    done = subprocess.run([sys.executable, str(CHECKOUT / "neo4j" / "ctl.py"), "start", *TEST_NEO4J],
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        pytest.fail(f"the local Neo4j did not start: {done.stderr.strip()}")
+    lines = dict(line.split("=", 1) for line in done.stdout.split())
+    return lines["KERNEL_GRAPH"], lines["NEO4J_PASSWORD"]
 
 
 @pytest.fixture(scope="session")
 def neo4j_server() -> Iterator[tuple[str, str]]:
+    """TEST_NEO4J_URI's server; else the local one (Java + Maven); else a testcontainer."""
     uri, password = _EXTERNAL_NEO4J
     if uri:
         yield uri, password or ""
         return
+    local = _local_neo4j()
+    if not isinstance(local, str):
+        yield local
+        return
     problem = _docker_problem()
     if problem:
-        pytest.skip(problem)
+        pytest.skip(f"{local} and {problem}: Neo4j backend tests skipped")
     from testcontainers.neo4j import Neo4jContainer
 
     with Neo4jContainer(NEO4J_IMAGE, password="kernel-test-password") as container:

@@ -35,7 +35,12 @@ class Neo4jStore(GraphStore):
         self.database = database
         if password is None:
             raise StoreUnavailableError(f"no password for Neo4j at {uri}: {HOW_TO_START}")
-        self._driver = GraphDatabase.driver(uri, auth=(user, password))
+        # The named statements are shared with the embedded store, whose Cypher has no
+        # `CALL (x) { ... }` scope clause; Neo4j 5 still runs the `WITH x` form it deprecates,
+        # so its deprecation notices are not passed on (other notices still are).
+        self._driver = GraphDatabase.driver(
+            uri, auth=(user, password),
+            notifications_disabled_classifications=[neo4j.NotificationDisabledClassification.DEPRECATION])
         try:
             self._driver.verify_connectivity()
         except neo4j_errors.AuthError as exc:
