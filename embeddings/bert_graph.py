@@ -95,7 +95,7 @@ def build(model_dir: Path) -> Any:
     for n in range(int(config["num_hidden_layers"])):
         p = f"encoder.layer.{n}"
 
-        def heads_of(name: str, perm: list[int], p: str = p) -> str:
+        def heads_of(name: str, perm: list[int], x: str = x, p: str = p) -> str:
             return g.op("Transpose", g.op("Reshape", g.linear(x, f"{p}.attention.self.{name}"), split),
                         perm=perm)
 

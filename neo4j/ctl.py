@@ -55,10 +55,15 @@ def build() -> None:
     mvn = shutil.which("mvn")
     if not mvn:
         raise NotAvailable("no Maven here (install Debian's maven)")
-    print("building the Neo4j launcher with Maven (first time only)...", file=sys.stderr)
-    done = subprocess.run([mvn, "-q", "-B", "package", "-DskipTests"], cwd=HERE, check=False)
+    print("building the Neo4j launcher with Maven (the first build downloads Neo4j from "
+          "Maven Central)...", file=sys.stderr)
+    started = time.monotonic()
+    done = subprocess.run([mvn, "-q", "-B", "-Dstyle.color=never", "package", "-DskipTests"],
+                          cwd=HERE, capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        sys.exit(f"the Maven build of {HERE} failed (exit {done.returncode})")
+        sys.exit(f"the Maven build of {HERE} failed (exit {done.returncode}):\n"
+                 f"{(done.stdout + done.stderr)[-3000:]}")
+    print(f"built in {time.monotonic() - started:.0f} s", file=sys.stderr)
     CLASSPATH_FILE.touch()
 
 

@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 from ulid import ULID
 
-from kernel.bench.crash import EXAMPLES, Example, _Child, _drop, _outcome
-from kernel.settings import KernelSettings
+from kernel.bench.crash import EXAMPLES, Example, _Child, _outcome
+from kernel.store import GraphStore
+from tests.conftest import store_env, store_settings
 
 GOLDEN = Path(__file__).parent / "golden" / "examples.json"
 PINNED = ULID.from_str("01JZZZZZZZZZZZZZZZZZZZZZZZ")
@@ -39,28 +40,23 @@ def _expect(section: str, name: str, actual: object) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: e.name)
-def test_a_shipped_solve_example_commits_its_golden_graph(data_dir: Path,
+def test_a_shipped_solve_example_commits_its_golden_graph(store: GraphStore, data_dir: Path,
                                                         example: Example) -> None:
-    settings = KernelSettings(data_dir=data_dir, graph="embedded",
-                              graph_name=f"golden-{example.name}")
-    try:
-        done = _Child(data_dir, PINNED, sys.executable).run(settings.graph_name,
-                                                            example.command())
-        assert done.returncode == 0, done.stderr[-800:]
-        outcome = asdict(_outcome(settings, f"run:{PINNED}", example.measured))
-        _expect("solve", example.name, outcome)
-    finally:
-        _drop(settings)
+    """The same golden graph on either backend: the kernel decides, not the store."""
+    settings, env = store_settings(store, data_dir), store_env(store, data_dir)
+    done = _Child(data_dir, PINNED, sys.executable).run(str(settings.graph_name),
+                                                        example.command(), store_env=env)
+    assert done.returncode == 0, done.stderr[-800:]
+    outcome = asdict(_outcome(settings, f"run:{PINNED}", example.measured))
+    _expect("solve", example.name, outcome)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", PLANS)
-def test_a_shipped_planning_example_prints_its_golden_plan(data_dir: Path, name: str) -> None:
-    settings = KernelSettings(data_dir=data_dir, graph="embedded", graph_name=f"golden-{name}")
-    try:
-        done = _Child(data_dir, PINNED, sys.executable).run(
-            settings.graph_name, ["plan", "--example", name, "--json"])
-        assert done.returncode == 0, done.stderr[-800:]
-        _expect("plan", name, hashlib.sha256(done.stdout.encode()).hexdigest())
-    finally:
-        _drop(settings)
+def test_a_shipped_planning_example_prints_its_golden_plan(store: GraphStore, data_dir: Path,
+                                                          name: str) -> None:
+    settings, env = store_settings(store, data_dir), store_env(store, data_dir)
+    done = _Child(data_dir, PINNED, sys.executable).run(
+        str(settings.graph_name), ["plan", "--example", name, "--json"], store_env=env)
+    assert done.returncode == 0, done.stderr[-800:]
+    _expect("plan", name, hashlib.sha256(done.stdout.encode()).hexdigest())

@@ -109,6 +109,26 @@ def test_vector_query_returns_nearest_first_with_similarity_in_unit_range(
     assert math.isclose(sims[-1], 0.0, abs_tol=1e-4)
 
 
+@pytest.mark.neo4j
+def test_a_quantized_vector_index_from_before_is_made_again_unquantized(
+        neo4j_store: GraphStore) -> None:
+    """Neo4j quantizes vector indexes by default (scores off by up to 1e-3); one made so by
+    an earlier kernel is dropped and made again when the schema is ensured."""
+    from kernel.schema import init_schema
+
+    init_schema(neo4j_store)
+    neo4j_store.run("schema/drop_index", identifiers={"index_name": "goal_pattern_embedding"})
+    neo4j_store.execute_adhoc(
+        "CREATE VECTOR INDEX goal_pattern_embedding FOR (n:GoalPattern) ON (n.embedding) "
+        "OPTIONS {indexConfig: {`vector.dimensions`: 384, "
+        "`vector.similarity_function`: 'cosine'}}", {}, write=True)
+    before = neo4j_store.run("schema/vector_index_options", {"index_name": "goal_pattern_embedding"})
+    assert before[0]["config"]["vector.quantization.enabled"] is True
+    neo4j_store.ensure_vector_index("GoalPattern", "embedding", 384, "goal_pattern_embedding")
+    after = neo4j_store.run("schema/vector_index_options", {"index_name": "goal_pattern_embedding"})
+    assert after[0]["config"]["vector.quantization.enabled"] is False
+
+
 def test_unknown_query_name_is_named(store: GraphStore) -> None:
     with pytest.raises(UnknownQueryError, match=r"admin/pnig.*did you mean admin/ping"):
         store.run("admin/pnig")

@@ -21,7 +21,7 @@ import random
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -104,11 +104,15 @@ class _Child:
         self.data_dir, self.ulid, self.python = data_dir, ulid, python
 
     def run(self, graph: str, args: list[str], kill_at: int = 0, when: str = "after",
-            count_file: Path | None = None, only: str = "") -> subprocess.CompletedProcess[str]:
+            count_file: Path | None = None, only: str = "",
+            store_env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        """``store_env`` (KERNEL_GRAPH, NEO4J_*) points the child at another store than the
+        embedded graph named ``graph``."""
         env = {**os.environ, "KERNEL_DATA_DIR": str(self.data_dir), "KERNEL_GRAPH": "embedded",
                "KERNEL_GRAPH_NAME": graph, "KERNEL_CRASH_ULID": str(self.ulid),
                "KERNEL_CRASH_AT": str(kill_at), "KERNEL_CRASH_WHEN": when,
-               "KERNEL_CRASH_COUNT": str(count_file or ""), "KERNEL_CRASH_ON": only}
+               "KERNEL_CRASH_COUNT": str(count_file or ""), "KERNEL_CRASH_ON": only,
+               **(store_env or {})}
         return subprocess.run([self.python, "-m", "kernel.cli.crash_child", *args], env=env,
                               capture_output=True, text=True, timeout=900, check=False)
 

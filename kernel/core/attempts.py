@@ -56,7 +56,7 @@ class Attempts:
             "input_artifact_ids": list(input_artifact_ids),
             "feedback": json.dumps(feedback, sort_keys=True) if feedback is not None else None,
             "cost": 0, "time": 0, "seq": self.run.seq,
-            "caption": f"attempt {index} of {goal_id[-6:]}",
+            "caption": f"attempt {index}",  # its FOR edge shows which goal
         }
         # Stored by the run's next commit on this goal (the step's transition, say).
         self.run.pending_attempt = {"goal_id": goal_id, "params": {

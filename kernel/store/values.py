@@ -32,11 +32,14 @@ def plain(value: Any) -> Any:
         return value
     if isinstance(value, bool | int | float | str):
         return value
+    converted = _graph_value(value)  # first: Neo4j's nodes and relationships are Mappings too
+    if converted is not value:
+        return converted
     if isinstance(value, Mapping):
         return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [plain(v) for v in value]
-    return _graph_value(value)
+    return value
 
 
 def _flat_map(value: Mapping[Any, Any]) -> bool:

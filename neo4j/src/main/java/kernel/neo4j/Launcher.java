@@ -14,7 +14,9 @@ import picocli.CommandLine;
  * Starts Neo4j Community as the kernel's graph store: Bolt and HTTP (with Neo4j Browser at
  * /browser/) on the loopback only, auth on, everything under one home directory.
  *
- * <p>Usage: {@code Launcher HOME BOLT_PORT HTTP_PORT}. HOME holds {@code password} (written
+ * <p>Usage: {@code Launcher HOME BOLT_PORT HTTP_PORT}. Settings of your own go in
+ * {@code HOME/extra.conf} (neo4j.conf syntax), appended to the ones below at each start.
+ * HOME holds {@code password} (written
  * by neo4j/ctl.py, mode 0600); before the first start that password becomes the initial
  * password of user {@code neo4j}, so the server never answers with the default one. The
  * process runs until it is sent SIGTERM or SIGINT, which stop the database cleanly.
@@ -45,6 +47,11 @@ public final class Launcher {
                 "db.tx_log.rotation.retention_policy=2 files",
                 "dbms.usage_report.enabled=false",
                 ""), StandardCharsets.UTF_8);
+        Path extra = home.resolve("extra.conf");  // settings of your own, appended as they are
+        if (Files.exists(extra)) {
+            Files.writeString(confFile, Files.readString(extra, StandardCharsets.UTF_8),
+                    StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.APPEND);
+        }
 
         if (!Files.exists(home.resolve("data").resolve("databases").resolve("system"))) {
             String password = Files.readString(home.resolve("password"), StandardCharsets.UTF_8).strip();
@@ -63,7 +70,7 @@ public final class Launcher {
             System.err.println("Neo4j did not start (status " + status + "); see " + home.resolve("logs"));
             System.exit(status);
         }
-        Runtime.getRuntime().addShutdownHook(new Thread(server::stop, "neo4j-stop"));
+        // The bootstrapper's own shutdown hook stops the database on SIGTERM and SIGINT.
         System.out.println("Neo4j started: bolt://" + bolt + " http://" + http + "/browser/");
         System.out.flush();
         Thread.currentThread().join();
