@@ -69,8 +69,9 @@ neo4j-stop:
 
 # The test suite's own Neo4j (.neo4j/test, ports 7688/7475): tests empty its graph, never yours.
 NEO4J_TEST := --home .neo4j/test --bolt-port 7688 --http-port 7475
+# (Not with TEST_NEO4J_URI set: the tests then use that server.)
 neo4j-test: java
-	@$(PYTHON) neo4j/ctl.py start --if-available $(NEO4J_TEST) >/dev/null
+	@[ -n "$$TEST_NEO4J_URI" ] || $(PYTHON) neo4j/ctl.py start --if-available $(NEO4J_TEST) >/dev/null
 
 # Java 17+ and Maven build and run the local Neo4j; Debian's packages are installed when
 # they are missing and apt-get can (without them the Neo4j tests are skipped, saying so).

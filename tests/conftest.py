@@ -4,6 +4,7 @@ testcontainer where Docker exists (skipped, with the reason, where neither does)
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 from collections.abc import Iterator
@@ -88,6 +89,21 @@ def _local_neo4j() -> tuple[str, str] | str:
     return lines["KERNEL_GRAPH"], lines["NEO4J_PASSWORD"]
 
 
+@contextlib.contextmanager
+def _only_session(home: Path) -> Iterator[None]:
+    """Tests empty the graph, so two test sessions on one server would empty each other's:
+    the second is refused at once, saying why."""
+    import fcntl
+
+    with open(home / "suite.lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pytest.fail(f"another test session is using the test Neo4j ({home}): wait for it, "
+                        "or point this one at another server with TEST_NEO4J_URI")
+        yield
+
+
 @pytest.fixture(scope="session")
 def neo4j_server() -> Iterator[tuple[str, str]]:
     """TEST_NEO4J_URI's server; else the local one (Java + Maven); else a testcontainer."""
@@ -97,7 +113,8 @@ def neo4j_server() -> Iterator[tuple[str, str]]:
         return
     local = _local_neo4j()
     if not isinstance(local, str):
-        yield local
+        with _only_session(Path(TEST_NEO4J[1])):
+            yield local
         return
     problem = _docker_problem()
     if problem:

@@ -141,6 +141,41 @@ def test_a_seeded_deployment_shows_every_artifact_renders_plans_and_reuses_built
     assert "hire" not in ops and len(graph.run("goal/tree", {"run_id": kernel2.run.run_id})) == 1
 
 
+@needs_sandbox
+@pytest.mark.neo4j
+def test_an_embedded_export_seeds_neo4j_and_comes_back_byte_identical(
+        embedded_store: GraphStore, neo4j_store: GraphStore, data_dir: Path, tmp_path: Path,
+        target: tuple[GraphStore, Deployment]) -> None:
+    """Embedded -> Neo4j -> embedded: each re-export is the same bytes as the first, and
+    the Neo4j deployment seeded that way finds the built tool instead of building it."""
+    from kernel.schema import init_schema
+
+    init_schema(embedded_store)
+    source_dir = _source(tmp_path)
+    kernel, root = _start(embedded_store, source_dir, "Summarise the sales CSV",
+                          _build_entries(), "build")
+    assert solve(kernel, root).status == "resolved"
+    tool = _resolver(embedded_store, "csv_summary")
+    first = _export(embedded_store, source_dir)
+
+    (tmp_path / "neo4j").mkdir()
+    on_neo4j = Deployment(store_env(neo4j_store, tmp_path / "neo4j"))
+    on_neo4j("graph", "import", "-", stdin=first)
+    second = _export(neo4j_store, on_neo4j.data_dir)
+    assert second == first
+
+    graph, back = target
+    back("graph", "import", "-", stdin=second)
+    assert _export(graph, back.data_dir) == first
+
+    kernel2, root2 = _start(neo4j_store, on_neo4j.data_dir, "Tally the refund ledger",
+                            needs_the_built_tool_entries(), "later", max_attempts=1)
+    assert solve(kernel2, root2).status == "resolved"
+    assert [a.resolver_id for a in kernel2.attempts.of_goal(root2)] == [
+        "resolver:claude-code-0", tool["id"]]
+    assert "hire" not in [e.operation for e in load_entries(neo4j_store, kernel2.run.run_id)[2]]
+
+
 def test_an_export_without_contents_says_what_the_seeded_deployment_lacks(
         initialised_graph: GraphStore, tmp_path: Path,
         target: tuple[GraphStore, Deployment]) -> None:

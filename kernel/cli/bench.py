@@ -220,8 +220,10 @@ def scratch_database(database: str | None, command_writes: str) -> str:
         raise KernelError(
             f"this benchmark writes {command_writes} and empties the database afterwards, so on "
             "Neo4j it needs a scratch database named in the URI, e.g. "
-            "--graph 'neo4j://localhost:7687?database=scratch' (create it with "
-            "CREATE DATABASE scratch), or run it on the embedded store")
+            "--graph 'neo4j://localhost:7687?database=scratch' (CREATE DATABASE scratch on "
+            "Enterprise; Community has one database, so start an empty server for it: "
+            "'python3 neo4j/ctl.py start --home .neo4j/bench --bolt-port 7689 --http-port 7476' "
+            "and use 'neo4j://127.0.0.1:7689?database=neo4j'), or run it on the embedded store")
     return database
 
 

@@ -11,13 +11,20 @@ from kernel.cli.common import (
     input_file,
     out,
     output_file,
+    print_json,
     run_ref,
     settings_of,
     store_of,
     to_stdout,
     write_output,
 )
-from kernel.core.ledger import dump_entries, load_entries, verify_chain, verify_file
+from kernel.core.ledger import (
+    LedgerEntry,
+    dump_entries,
+    load_entries,
+    verify_chain,
+    verify_file,
+)
 from kernel.core.run import Run
 from kernel.errors import KernelError
 
@@ -33,13 +40,19 @@ def verify(
     = None,
     chain_only: Annotated[bool, typer.Option(
         "--chain-only", help="check the hash chain only, not the committed state")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print the verdict as JSON")] = False,
 ) -> None:
     """Check the ledger's hash chain (any altered, missing or reordered entry) and, for a
     RUN, that its committed goals, attempts, spends and budget events are what the ledger
-    implies (the run replayed from it in a scratch graph). Exit 1 naming what differs."""
+    implies (the run replayed from it in a scratch graph). Exit 1 naming what differs.
+
+    A run stopped between recording proposals and committing what they decide (a kill -9,
+    an export taken mid-run) is intact with those proposals pending: `kernel resume`
+    applies them. Only what no resume can explain is a mismatch."""
     if (run is None) == (file is None):
         raise KernelError("give a RUN id or --file FILE (one of them)")
     note = ""
+    pending: tuple[LedgerEntry, ...] = ()
     if file is not None:
         problems = [str(p) for p in verify_file(input_file(file, '--file').read_bytes())]
         what, count = str(file), None
@@ -59,13 +72,26 @@ def verify(
             result = replay(settings_of(ctx), run_id)
             problems = [f"tampered: {result.tampered}"] if result.tampered else \
                 list(result.differences)
+            pending = result.pending
+    if as_json:
+        print_json({"ledger": what, "entries": count, "intact": not problems,
+                    "problems": problems, "state_checked": file is None and not chain_only,
+                    "pending": [{"index": e.index, "kind": e.kind, "operation": e.operation,
+                                 "goal_id": e.goal_id} for e in pending]})
+        if problems:
+            raise typer.Exit(1)
+        return
     if problems:
         for problem in problems:
             typer.echo(f"{what}: {problem}", err=True)
         raise typer.Exit(1)
+    state = "; the committed state is what it implies"
+    if pending:
+        state += (f"; {len(pending)} recorded proposal{'s' if len(pending) > 1 else ''} "
+                  f"not yet committed: 'kernel resume {what}' applies "
+                  f"{'them' if len(pending) > 1 else 'it'}")
     out.print(f"{what}: ledger intact" + (f" ({count} entries)" if count is not None else "")
-              + ("; the committed state is what it implies" if file is None and not chain_only
-                 else note))
+              + (state if file is None and not chain_only else note))
 
 
 @app.command("export")

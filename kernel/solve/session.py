@@ -13,12 +13,12 @@ from ulid import ULID
 
 from kernel.core.envelopes import ConstraintSpec
 from kernel.core.lease import Lease
-from kernel.core.ledger import load_entries, parse_entries, verify_chain, verify_file
+from kernel.core.ledger import LedgerEntry, load_entries, parse_entries, verify_chain, verify_file
 from kernel.core.run import Run
 from kernel.core.state_machine import TERMINAL
 from kernel.core.summary import summary, summary_hash
 from kernel.errors import ConfigError, RunInterrupted, StoreUnavailableError
-from kernel.proposals import DivergenceError, Proposer
+from kernel.proposals import SERVED, DivergenceError, Proposer
 from kernel.runtime.kernel import Kernel, SolveConfig
 from kernel.runtime.proposers import proposer_from
 from kernel.runtime.start import finish_start, start
@@ -94,6 +94,9 @@ class ReplayResult:
     divergence: str | None
     tampered: str | None = None  # the first problem of the ledger's chain, if any
     differences: tuple[str, ...] = ()  # where the committed state is not what the ledger implies
+    # Proposals the ledger records that no commit has applied yet (a run stopped between
+    # recording them and committing what they decide): `kernel resume` applies them.
+    pending: tuple[LedgerEntry, ...] = ()
 
     @property
     def identical(self) -> bool:
@@ -117,6 +120,7 @@ def replay(settings: KernelSettings, run_id: str, ledger_file: Path | None = Non
         committed = summary(original, run_id)
         original_hash = summary_hash(original, run_id)
         finished = not original.run("goal/unfinished", {"run_id": run_id})
+        pending = () if finished else pending_proposals(recorded, run.proposals)
     if ledger_file is None:
         problems = verify_chain(recorded, head=head, size=size)
     else:
@@ -152,13 +156,14 @@ def replay(settings: KernelSettings, run_id: str, ledger_file: Path | None = Non
             except DivergenceError as exc:
                 divergence = str(exc)
         implied = summary(scratch, run_id)
-        differences = state_differences(committed, implied, complete=finished)
+        differences = state_differences(committed, implied, complete=finished,
+                                        pending_goals={e.goal_id for e in pending})
         if divergence is not None and finished:
             return ReplayResult(run_id, original_hash, None, divergence,
                                 differences=tuple(differences))
         return ReplayResult(run_id, original_hash, summary_hash(scratch, run_id),
                             divergence if differences else None,
-                            differences=tuple(differences))
+                            differences=tuple(differences), pending=pending)
     finally:
         scratch.drop_all()
         scratch.close()
@@ -173,11 +178,23 @@ def _replan(kernel: Kernel, root: str, config: dict[str, Any]) -> None:
         make_plan(kernel, root, recorded_verifications(config))
 
 
+def pending_proposals(entries: list[LedgerEntry], consumed: int) -> tuple[LedgerEntry, ...]:
+    """The served entries (proposals, observations) past the ``consumed`` ones the run's
+    commits applied: recorded, but what they decide is not committed yet."""
+    served = [e for e in entries if e.kind in SERVED]
+    return tuple(served[consumed:])
+
+
 def state_differences(committed: dict[str, Any], implied: dict[str, Any],
-                      complete: bool = True) -> list[str]:
+                      complete: bool = True, pending_goals: set[str | None] | None = None,
+                      ) -> list[str]:
     """Where a run's committed goals, attempts and budget events differ from those its
     ledger implies (``complete=False``: an unfinished run, whose replay may go one step
-    further; then only what the graph holds is checked)."""
+    further; then only what the graph holds is checked). For the goals of pending
+    proposals (``pending_goals``), a value the graph does not hold yet but the replay wrote
+    is what the pending proposal will commit, not a difference; a value the graph holds
+    that the ledger contradicts always is."""
+    pending_goals = pending_goals or set()
     found: list[str] = []
     for part, label in (("goals", "goal"), ("attempts", "attempt"), ("budget", "budget event")):
         have = {row["id"]: row for row in committed[part]}
@@ -194,6 +211,9 @@ def state_differences(committed: dict[str, Any], implied: dict[str, Any],
                 fields = [f for f in sorted(have[key]) if have[key][f] != want[key].get(f)]
                 if not complete and part == "goals":
                     fields = [f for f in fields if have[key].get("status") in TERMINAL]
+                owner = key if part == "goals" else have[key].get("goal_id")
+                if not complete and owner in pending_goals:
+                    fields = [f for f in fields if have[key][f] is not None]
                 for f in fields:
                     found.append(f"{label} {key}: {f} is {have[key][f]!r} in the graph, "
                                  f"{want[key].get(f)!r} by the ledger")
