@@ -67,10 +67,16 @@ def test_exports_taken_during_a_solve_import_verify_and_resume(data_dir: Path,
     assert solving.returncode == 0, err[-500:]
 
     target = embedded_settings(data_dir, "export-into")
+    child = _Child(data_dir, ulid, sys.executable)
     caught_mid_run: Path | None = None
     try:
         for path in exports:
             runs = _import_and_verify(target, path)
+            # The whole check, replay included: a run caught between recording proposals
+            # and committing them is intact with them pending, never a mismatch.
+            for run in runs:
+                verified = child.run(target.graph_name, ["ledger", "verify", run["id"], "--json"])
+                assert verified.returncode == 0, (path.name, verified.stdout, verified.stderr)
             if caught_mid_run is None and any(r["status"] not in ("resolved", None)
                                               for r in runs):
                 caught_mid_run = path
@@ -78,7 +84,6 @@ def test_exports_taken_during_a_solve_import_verify_and_resume(data_dir: Path,
                                            "unfinished"
         runs = _import_and_verify(target, caught_mid_run)
         assert [r["id"] for r in runs] == [run_id]
-        child = _Child(data_dir, ulid, sys.executable)
         listed = child.run(target.graph_name, ["runs", "--json"])
         assert json.loads(listed.stdout)[0]["status"] == "interrupted", listed.stdout
         resumed = child.run(target.graph_name, ["resume", run_id, "--json"])

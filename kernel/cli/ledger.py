@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -51,47 +52,70 @@ def verify(
     applies them. Only what no resume can explain is a mismatch."""
     if (run is None) == (file is None):
         raise KernelError("give a RUN id or --file FILE (one of them)")
-    note = ""
-    pending: tuple[LedgerEntry, ...] = ()
     if file is not None:
         problems = [str(p) for p in verify_file(input_file(file, '--file').read_bytes())]
-        what, count = str(file), None
-    elif run is not None:
-        run_id = run_ref(ctx, run)
-        with store_of(ctx) as store:
-            head, size, entries = load_entries(store, run_id)
-            inputs = "goal" in Run.load(store, run_id).config()
-        problems = [str(p) for p in verify_chain(entries, head=head, size=size)]
-        what, count = run_id, len(entries)
-        if not inputs and not chain_only:
-            chain_only = True  # a bare ledger: no inputs to rebuild the state from
-            note = " (no recorded inputs: the chain only)"
-        if not problems and not chain_only:
-            from kernel.solve.session import replay
-
-            result = replay(settings_of(ctx), run_id)
-            problems = [f"tampered: {result.tampered}"] if result.tampered else \
-                list(result.differences)
-            pending = result.pending
+        verdict = Verdict(str(file), None, problems)
+    else:
+        verdict = _verify_run(ctx, run_ref(ctx, str(run)), chain_only)
     if as_json:
-        print_json({"ledger": what, "entries": count, "intact": not problems,
-                    "problems": problems, "state_checked": file is None and not chain_only,
-                    "pending": [{"index": e.index, "kind": e.kind, "operation": e.operation,
-                                 "goal_id": e.goal_id} for e in pending]})
-        if problems:
-            raise typer.Exit(1)
-        return
-    if problems:
-        for problem in problems:
-            typer.echo(f"{what}: {problem}", err=True)
+        print_json(verdict.as_json())
+    elif verdict.problems:
+        for problem in verdict.problems:
+            typer.echo(f"{verdict.what}: {problem}", err=True)
+    else:
+        out.print(verdict.line())
+    if verdict.problems:
         raise typer.Exit(1)
-    state = "; the committed state is what it implies"
-    if pending:
-        state += (f"; {len(pending)} recorded proposal{'s' if len(pending) > 1 else ''} "
-                  f"not yet committed: 'kernel resume {what}' applies "
-                  f"{'them' if len(pending) > 1 else 'it'}")
-    out.print(f"{what}: ledger intact" + (f" ({count} entries)" if count is not None else "")
-              + (state if file is None and not chain_only else note))
+
+
+@dataclass
+class Verdict:
+    """What ``kernel ledger verify`` found for one ledger."""
+
+    what: str  # the run id, or the file
+    count: int | None  # entries in the graph's ledger (None for a file)
+    problems: list[str]
+    state_checked: bool = False  # the committed state was compared with a replay
+    note: str = ""
+    pending: tuple[LedgerEntry, ...] = ()
+
+    def as_json(self) -> dict[str, Any]:
+        return {"ledger": self.what, "entries": self.count, "intact": not self.problems,
+                "problems": self.problems, "state_checked": self.state_checked,
+                "pending": [{"index": e.index, "kind": e.kind, "operation": e.operation,
+                             "goal_id": e.goal_id} for e in self.pending]}
+
+    def line(self) -> str:
+        said = f"{self.what}: ledger intact" + (f" ({self.count} entries)"
+                                                if self.count is not None else "")
+        if not self.state_checked:
+            return said + self.note
+        said += "; the committed state is what it implies"
+        if self.pending:
+            many = len(self.pending) > 1
+            said += (f"; {len(self.pending)} recorded proposal{'s' if many else ''} not yet "
+                     f"committed: 'kernel resume {self.what}' applies {'them' if many else 'it'}")
+        return said
+
+
+def _verify_run(ctx: typer.Context, run_id: str, chain_only: bool) -> Verdict:
+    with store_of(ctx) as store:
+        head, size, entries = load_entries(store, run_id)
+        inputs = "goal" in Run.load(store, run_id).config()
+    verdict = Verdict(run_id, len(entries),
+                      [str(p) for p in verify_chain(entries, head=head, size=size)])
+    if chain_only or verdict.problems:
+        return verdict
+    if not inputs:  # a bare ledger: no inputs to rebuild the state from
+        verdict.note = " (no recorded inputs: the chain only)"
+        return verdict
+    from kernel.solve.session import replay
+
+    result = replay(settings_of(ctx), run_id)
+    verdict.problems = [f"tampered: {result.tampered}"] if result.tampered else \
+        list(result.differences)
+    verdict.state_checked, verdict.pending = True, result.pending
+    return verdict
 
 
 @app.command("export")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kernel.kg.patterns import CANDIDATES, Patterns, normalize
+from kernel.kg.patterns import CANDIDATES, SIMILARITY_DIGITS, Patterns, normalize
 from kernel.store.base import GraphStore
 
 DEFAULT_ROWS = 5
@@ -91,9 +91,10 @@ class BuildLookup(_Row):
 
 
 def _rounded(rows: list[dict], *fields: str) -> list[dict]:
-    """Scores rounded, so float noise from the vector index never reaches a decision."""
-    return [{**r, **{f: round(float(r[f]), 6) for f in fields if r.get(f) is not None}}
-            for r in rows]
+    """Scores rounded (``SIMILARITY_DIGITS``), so float noise from the vector index, which
+    differs between the backends, never reaches a decision or the ledger."""
+    return [{**r, **{f: round(float(r[f]), SIMILARITY_DIGITS) for f in fields
+                     if r.get(f) is not None}} for r in rows]
 
 
 class History:

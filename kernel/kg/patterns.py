@@ -19,6 +19,11 @@ from embeddings.encoder import Encoder
 from kernel.core.constraints import Signature
 from kernel.store.base import GraphStore
 
+# Similarities are kept to 4 decimals: the two backends compute cosine in float32 in
+# different orders and agree only to about 1e-6, and a score is recorded in the ledger
+# and compared with thresholds, so its noise must not reach either.
+SIMILARITY_DIGITS = 4
+
 DEFAULT_THRESHOLD = 0.80  # on the (1 + cos) / 2 scale: cos >= 0.6
 CANDIDATES = 50  # nearest patterns fetched before the signature filter
 
@@ -75,4 +80,5 @@ class Patterns:
             "vector": self.encoder.encode_one(normalize(summary)),
             "signature": signature_text(signature), "candidates": CANDIDATES,
             "exclude": pattern_id(summary, signature), "threshold": self.threshold, "k": k})
-        return [Similar(r["id"], r["summary"], round(float(r["similarity"]), 6)) for r in rows]
+        return [Similar(r["id"], r["summary"], round(float(r["similarity"]), SIMILARITY_DIGITS))
+                for r in rows]

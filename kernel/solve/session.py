@@ -208,16 +208,26 @@ def state_differences(committed: dict[str, Any], implied: dict[str, Any],
                     found.append(f"{label} {key} is implied by the ledger, but missing from "
                                  "the graph")
             else:
-                fields = [f for f in sorted(have[key]) if have[key][f] != want[key].get(f)]
-                if not complete and part == "goals":
-                    fields = [f for f in fields if have[key].get("status") in TERMINAL]
-                owner = key if part == "goals" else have[key].get("goal_id")
-                if not complete and owner in pending_goals:
-                    fields = [f for f in fields if have[key][f] is not None]
-                for f in fields:
-                    found.append(f"{label} {key}: {f} is {have[key][f]!r} in the graph, "
-                                 f"{want[key].get(f)!r} by the ledger")
+                found += [f"{label} {key}: {f} is {have[key][f]!r} in the graph, "
+                          f"{want[key].get(f)!r} by the ledger"
+                          for f in _differing(part, have[key], want[key], complete,
+                                              pending_goals)]
     return found
+
+
+def _differing(part: str, have: dict[str, Any], want: dict[str, Any], complete: bool,
+               pending_goals: set[str | None]) -> list[str]:
+    """The fields of one goal, attempt or budget event that the graph and the ledger
+    disagree on, less what an unfinished run has yet to write (see state_differences)."""
+    fields = [f for f in sorted(have) if have[f] != want.get(f)]
+    if complete:
+        return fields
+    if part == "goals":
+        fields = [f for f in fields if have.get("status") in TERMINAL]
+    owner = have["id"] if part == "goals" else have.get("goal_id")
+    if owner in pending_goals:
+        fields = [f for f in fields if have[f] is not None]
+    return fields
 
 
 def start_and_solve(settings: KernelSettings, store: GraphStore, goal: str,
