@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -20,6 +21,7 @@ import pytest
 from ulid import ULID
 
 from kernel.bench.crash import EXAMPLES, Example, _Child, _outcome
+from kernel.paths import cypher_dir
 from kernel.store import GraphStore
 from tests.conftest import store_env, store_settings
 
@@ -49,6 +51,42 @@ def test_a_shipped_solve_example_commits_its_golden_graph(store: GraphStore, dat
     assert done.returncode == 0, done.stderr[-800:]
     outcome = asdict(_outcome(settings, f"run:{PINNED}", example.measured))
     _expect("solve", example.name, outcome)
+    if not example.measured:  # a measured run's durations differ between any two runs
+        _expect("analytics", example.name, _analytics_digest(store, data_dir))
+
+
+def _analytics_digest(store: GraphStore, data_dir: Path) -> dict[str, str]:
+    """What a person's analytics see after the run: each `kernel analytics NAME --json`
+    and each starter query of the Browser guide, as a digest of its rows (floats to 6
+    places, since the backends' averages differ in the last bits). The golden file holds
+    the embedded store's, so Neo4j must return the same rows."""
+    def canonical(value: object) -> object:
+        if isinstance(value, float):
+            return round(value, 6)
+        if isinstance(value, dict):
+            return {k: canonical(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [canonical(v) for v in value]
+        return value
+
+    def digest(rows: object) -> str:
+        """Of the rows as a set: ties in an ORDER BY may come in either backend's order."""
+        lines = sorted(json.dumps(canonical(r), sort_keys=True) for r in
+                       (rows if isinstance(rows, list) else [rows]))
+        return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+    child, env = _Child(data_dir, PINNED, sys.executable), store_env(store, data_dir)
+    graph = str(store_settings(store, data_dir).graph_name)
+    found = {}
+    for name in sorted(p.stem for p in (cypher_dir() / "analytics").glob("*.cypher")):
+        done = child.run(graph, ["analytics", name, "--json"], store_env=env)
+        assert done.returncode == 0, done.stderr[-800:]
+        found[f"analytics {name}"] = digest(json.loads(done.stdout))
+    guide = (Path(__file__).parents[1] / "docs" / "neo4j-browser.md").read_text()
+    for number, query in enumerate(re.findall(r"```cypher\n(.*?)```", guide, re.S)):
+        rows = store.execute_adhoc(query, {}, write=False).records()
+        found[f"starter {number + 1}"] = digest(rows)
+    return found
 
 
 @pytest.mark.slow
