@@ -81,12 +81,14 @@ def bolt_answers(port: int, timeout: float = 2.0) -> bool:
 
 
 def _pid(home: Path) -> int | None:
+    """The launcher's pid from HOME/neo4j.pid, if that process is still this launcher (a
+    pid left from before a reboot may belong to something else by now)."""
     try:
         pid = int((home / "neo4j.pid").read_text())
-        os.kill(pid, 0)
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except (OSError, ValueError):
         return None
-    return pid
+    return pid if b"kernel.neo4j.Launcher" in command and str(home).encode() in command else None
 
 
 def _ports(home: Path) -> tuple[int, int] | None:
@@ -116,8 +118,8 @@ def env_lines(home: Path) -> list[str]:
 
 def start(home: Path, bolt: int, http: int) -> int:
     """Start the server unless it runs; return its pid once Bolt answers."""
-    running = _pid(home)
-    if running and _ports(home) and bolt_answers(_ports(home)[0]):  # type: ignore[index]
+    running, ports = _pid(home), _ports(home)
+    if running and ports and bolt_answers(ports[0]):
         print(f"Neo4j is already running (pid {running}, {home})", file=sys.stderr)
         return running
     if running:  # started but not answering yet: wait for it
