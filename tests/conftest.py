@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -129,23 +130,25 @@ def neo4j_server() -> Iterator[tuple[str, str]]:
 def neo4j_store(neo4j_server: tuple[str, str]) -> Iterator[GraphStore]:
     uri, password = neo4j_server
     store = Neo4jStore(QueryCatalog(cypher_dir(), "neo4j"), uri, "neo4j", password)
-    _NEO4J_ENV[id(store)] = {"KERNEL_GRAPH": uri, "NEO4J_USER": "neo4j",
-                             "NEO4J_PASSWORD": password}
+    _NEO4J_ENV[store] = {"KERNEL_GRAPH": uri, "NEO4J_USER": "neo4j",
+                         "NEO4J_PASSWORD": password}
     store.drop_all()
     yield store
     store.drop_all()
     store.close()
 
 
-_NEO4J_ENV: dict[int, dict[str, str]] = {}
+# Keyed by the store itself, weakly: an id() would outlive its store and could name a
+# later embedded store as Neo4j.
+_NEO4J_ENV: weakref.WeakKeyDictionary[GraphStore, dict[str, str]] = weakref.WeakKeyDictionary()
 
 
 def store_env(store: GraphStore, data_dir: Path) -> dict[str, str]:
     """The environment that makes ``kernel ...`` use ``store`` (either backend), with its
     artifacts under ``data_dir``."""
     env = {"KERNEL_DATA_DIR": str(data_dir)}
-    if id(store) in _NEO4J_ENV:
-        return {**env, **_NEO4J_ENV[id(store)]}
+    if store in _NEO4J_ENV:
+        return {**env, **_NEO4J_ENV[store]}
     return {**env, "KERNEL_GRAPH_NAME": str(store.describe()["graph"])}
 
 
