@@ -129,6 +129,20 @@ def test_a_quantized_vector_index_from_before_is_made_again_unquantized(
     assert after[0]["config"]["vector.quantization.enabled"] is False
 
 
+@pytest.mark.neo4j
+def test_neo4j_is_emptied_in_batches(neo4j_store: GraphStore,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """One transaction deleting a large graph would exceed Neo4j's transaction memory."""
+    from kernel.store import neo4j_backend
+
+    monkeypatch.setattr(neo4j_backend, "DELETE_BATCH", 3)
+    neo4j_store.execute_adhoc("UNWIND range(1, 10) AS i CREATE (:Run {id: 'run:' + i})", {},
+                              write=True)
+    neo4j_store.drop_all()
+    assert neo4j_store.execute_adhoc("MATCH (n) RETURN count(n) AS n", {},
+                                     write=False).records() == [{"n": 0}]
+
+
 def test_unknown_query_name_is_named(store: GraphStore) -> None:
     with pytest.raises(UnknownQueryError, match=r"admin/pnig.*did you mean admin/ping"):
         store.run("admin/pnig")
