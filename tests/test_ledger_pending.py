@@ -137,3 +137,39 @@ def test_a_graph_tampered_with_while_a_proposal_is_pending_is_still_a_mismatch(
                         {"id": spends[0]["id"]}, write=True)
     verified = _kernel(child, store, data_dir, "ledger", "verify", run_id)
     assert verified.returncode == 1 and "by the ledger" in verified.stderr, verified.stderr
+
+
+@pytest.mark.slow
+def test_a_run_stopped_right_after_a_hire_answer_verifies_as_pending_and_resumes(
+        initialised_graph: GraphStore, data_dir: Path, tmp_path: Path) -> None:
+    """`kernel hire answer` stores the answer on the request, then resumes the run, which
+    records it in the ledger in the commit that applies it. Stopped between the two (the
+    answer stored, the run not resumed), the ledger is intact with nothing pending (the
+    answer waits on the request, not in the ledger), and the resume applies it."""
+    from kernel.protocol import HireAnswer
+    from kernel.solve.dispatch import solve
+    from kernel.solve.session import resume
+    from kernel.solve.steps.hire import record_answer
+    from tests.solve import scripts as s
+    from tests.solve.test_grow import _start
+
+    store = initialised_graph
+    kernel, root = _start(store, tmp_path, "Write a release note", [
+        s.identify("write a release*", "mentions the new flags"),
+        s.resolve("write a release*", "The CSV tool now takes --file and --column."),
+        s.judge("write a release*", "mentions the new flags", True, 0.9),
+        s.leaf("write a release*", True)], "pending-hire", budget=0.005)
+    outcome = solve(kernel, root)
+    assert outcome.waiting_on  # parked on a person: the budget is short
+    run_id = kernel.run.run_id
+    record_answer(store, outcome.waiting_on[0], HireAnswer(kind="add_budget", add_usd=1.0))
+
+    env = {**store_env(store, data_dir), "COLUMNS": "200"}
+    verified = CliRunner().invoke(app, ["ledger", "verify", run_id, "--json"], env=env)
+    assert verified.exit_code == 0, verified.output
+    assert json.loads(verified.output)["pending"] == []
+    assert resume(store, run_id, tmp_path,
+                  proposer=kernel.proposals.proposer).status == "resolved"
+    after = CliRunner().invoke(app, ["ledger", "verify", run_id, "--json"], env=env)
+    assert after.exit_code == 0 and json.loads(after.output)["pending"] == [], after.output
+    assert "hire" in [e.operation for e in load_entries(store, run_id)[2]]
