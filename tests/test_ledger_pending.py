@@ -150,15 +150,10 @@ def test_a_run_stopped_right_after_a_hire_answer_verifies_as_pending_and_resumes
     from kernel.solve.dispatch import solve
     from kernel.solve.session import resume
     from kernel.solve.steps.hire import record_answer
-    from tests.solve import scripts as s
-    from tests.solve.test_grow import _start
+    from tests.solve.test_grow import short_of_budget
 
     store = initialised_graph
-    kernel, root = _start(store, tmp_path, "Write a release note", [
-        s.identify("write a release*", "mentions the new flags"),
-        s.resolve("write a release*", "The CSV tool now takes --file and --column."),
-        s.judge("write a release*", "mentions the new flags", True, 0.9),
-        s.leaf("write a release*", True)], "pending-hire", budget=0.005)
+    kernel, root = short_of_budget(store, tmp_path, "pending-hire")
     outcome = solve(kernel, root)
     assert outcome.waiting_on  # parked on a person: the budget is short
     run_id = kernel.run.run_id

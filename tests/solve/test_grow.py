@@ -373,15 +373,20 @@ def test_interactive_hire_then_a_composite_build_of_the_hired_tool(
     assert output["content"] == "7"  # the chain ran
 
 
+def short_of_budget(graph: GraphStore, tmp_path: Path, tag: str) -> tuple[Kernel, str]:
+    """A release note started on $0.005: it parks on a person (HIRE) for more budget."""
+    return _start(graph, tmp_path, "Write a release note", [
+        s.identify("write a release*", "mentions the new flags"),
+        s.resolve("write a release*", "The CSV tool now takes --file and --column."),
+        s.judge("write a release*", "mentions the new flags", True, 0.9),
+        s.leaf("write a release*", True)], tag, budget=0.005)
+
+
 def test_a_run_with_a_hire_answer_replays_identically(initialised_graph: GraphStore,
                                                       tmp_path: Path, data_dir: Path) -> None:
     from kernel.solve.session import replay
 
-    kernel, root = _start(initialised_graph, tmp_path, "Write a release note", [
-        s.identify("write a release*", "mentions the new flags"),
-        s.resolve("write a release*", "The CSV tool now takes --file and --column."),
-        s.judge("write a release*", "mentions the new flags", True, 0.9),
-        s.leaf("write a release*", True)], "replay-hire", budget=0.005)
+    kernel, root = short_of_budget(initialised_graph, tmp_path, "replay-hire")
     outcome = solve(kernel, root)
     record_answer(initialised_graph, outcome.waiting_on[0],
                   HireAnswer(kind="add_budget", add_usd=1.0))
