@@ -84,7 +84,8 @@ def build(model_dir: Path) -> Any:
     # Padding masked out of attention: (1 - mask) * the lowest float, shaped batch x 1 x 1 x T.
     keep = g.op("Cast", g.op("Unsqueeze", mask, g.const("mask_axes", np.array([1, 2], np.int64))),
                 to=TensorProto.FLOAT)
-    bias = g.op("Mul", g.op("Sub", g.const("one", np.array(1.0, np.float32)), keep),
+    one = g.const("one", np.array(1.0, np.float32))
+    bias = g.op("Mul", g.op("Sub", one, keep),
                 g.const("lowest", np.array(np.finfo(np.float32).min, np.float32)))
     split = g.const("split_heads", np.array([0, 0, heads, head_size], np.int64))
     merge = g.const("merge_heads", np.array([0, 0, hidden], np.int64))
@@ -108,8 +109,7 @@ def build(model_dir: Path) -> Any:
                          f"{p}.attention.output.LayerNorm", eps)
         inner = g.linear(x, f"{p}.intermediate.dense")  # exact GELU: x/2 * (1 + erf(x/sqrt 2))
         inner = g.op("Mul", g.op("Mul", inner, half),
-                     g.op("Add", g.const(f"one_{n}", np.array(1.0, np.float32)),
-                          g.op("Erf", g.op("Div", inner, sqrt2))))
+                     g.op("Add", one, g.op("Erf", g.op("Div", inner, sqrt2))))
         x = g.layer_norm(g.op("Add", g.linear(inner, f"{p}.output.dense"), x),
                          f"{p}.output.LayerNorm", eps)
 

@@ -59,11 +59,9 @@ def _windows(store: GraphStore, data_dir: Path, example: str, monkeypatch: pytes
         if name == "run/create" and params:
             run_ids.append(str(params["run_id"]))
         if run_ids and self.catalog.get(name).mode != "read":
-            direct = self.catalog.get("run/get")
-            run = direct.render(None, {"run_id": run_ids[0]})
-            consumed = int(self._execute(direct, run, {"run_id": run_ids[0]})[0]["proposals"] or 0)
             self._cache, cache = None, self._cache  # read the store, not the run's cache
             try:
+                consumed = int(inner(self, "run/get", {"run_id": run_ids[0]})[0]["proposals"] or 0)
                 served = [e for e in load_entries(self, run_ids[0])[2] if e.kind in SERVED]
             finally:
                 self._cache = cache

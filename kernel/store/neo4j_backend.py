@@ -40,8 +40,8 @@ class Neo4jStore(GraphStore):
         # No server notifications: the driver logs each as a warning on stderr, where they
         # would land in every command's output. The kernel's statements are checked by the
         # linter and the tests on both backends; what Neo4j would say of them is either a
-        # property or type not written yet (a graph grows) or the `CALL { WITH x }` form it
-        # deprecates, which the named statements share with the embedded store's Cypher.
+        # property or type not written yet (a graph grows) or the subquery scoping by an
+        # inner WITH that 5.26 deprecates, which the statements share with FalkorDB's Cypher.
         self._driver = GraphDatabase.driver(uri, auth=(user, password),
                                             notifications_min_severity="OFF")
         try:

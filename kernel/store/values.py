@@ -32,7 +32,11 @@ def plain(value: Any) -> Any:
         return value
     if isinstance(value, bool | int | float | str):
         return value
-    converted = _graph_value(value)  # first: Neo4j's nodes and relationships are Mappings too
+    if kind is dict or kind is OrderedDict:
+        return {str(k): plain(v) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [plain(v) for v in value]
+    converted = _graph_value(value)  # before Mapping: Neo4j's nodes are Mappings too
     if converted is not value:
         return converted
     if isinstance(value, Mapping):
