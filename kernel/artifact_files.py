@@ -29,7 +29,7 @@ class UnsafePathError(KernelError):
 
 def artifact_record(store: GraphStore, artifact_id: str) -> dict[str, Any]:
     """The artifact's node properties, with its metadata and lineage decoded."""
-    rows = store.run("artifact/get", {"artifact_id": artifact_id})
+    rows = store.run("artifact/record", {"artifact_id": artifact_id})
     if not rows:
         raise ConfigError(f"no artifact {artifact_id!r} in this graph")
     props = dict(rows[0]["artifact"])

@@ -171,8 +171,12 @@ class Proposals:
         entry = self._pending_entry()
         if entry is not None and entry.kind in ("proposal", "failure") and \
                 entry.data()["request"] == wanted:
-            response = entry.data()["response"]
-            return Estimate(cost_usd=response["cost_usd"], seconds=response["seconds"])
+            # the estimate the original pre-check used, so the same grant is drawn (a
+            # ledger from before estimates were recorded: what the call cost)
+            data = entry.data()
+            recorded = data.get("estimate") or {"cost_usd": data["response"]["cost_usd"],
+                                                "seconds": data["response"]["seconds"]}
+            return Estimate.model_validate(recorded)
         denials = self._denials.get(_key(wanted))
         if denials:
             return Estimate.model_validate(denials.pop(0))
@@ -187,8 +191,10 @@ class Proposals:
                            goal_id=request.goal_id)
 
     def get(self, operation: Operation[Out], request: ResolveRequest,
-            proposer: Proposer | None = None) -> Proposal[Out] | FailedProposal:
-        """The proposal answering ``request``, validated against the operation's model."""
+            proposer: Proposer | None = None,
+            estimate: Estimate | None = None) -> Proposal[Out] | FailedProposal:
+        """The proposal answering ``request``, validated against the operation's model;
+        ``estimate``, what the pre-check allowed it at, is recorded with a new one."""
         if request.operation != operation.name:
             raise ValueError(f"a {request.operation!r} request asked as {operation.name!r}")
         wanted = _wanted(request)
@@ -225,6 +231,8 @@ class Proposals:
                                       "output_produced": exc.output_produced},
                             "cost_usd": exc.cost_usd, "seconds": exc.seconds, "metadata": {}}
             content: dict[str, Any] = {"request": wanted, "response": response}
+            if estimate is not None:
+                content["estimate"] = estimate.model_dump(mode="json")
             if request.context:  # the history block that fed it, readable in the ledger
                 content["context"] = request.context
             entry = self.ledger.append(kind, request.operation, source.source, content,

@@ -31,6 +31,7 @@ class RefusalReason(StrEnum):
     PARTS_VIOLATE_CONSTRAINT = "PARTS_VIOLATE_CONSTRAINT"
     INTAKE_REJECTED = "INTAKE_REJECTED"
     CORE_INCONSISTENT = "CORE_INCONSISTENT"
+    ASSEMBLY_VIOLATES_CONSTRAINTS = "ASSEMBLY_VIOLATES_CONSTRAINTS"
 
 
 REMEDIES: dict[RefusalReason, str] = {
@@ -75,6 +76,10 @@ REMEDIES: dict[RefusalReason, str] = {
     RefusalReason.CORE_INCONSISTENT:
         "the core constraints {constraints} still contradict each other after {count} "
         "reviews: start again with a core Z3 can satisfy (drop or change one of them)",
+    RefusalReason.ASSEMBLY_VIOLATES_CONSTRAINTS:
+        "{attempts} assemblies of the resolved parts violate {constraints}: read the "
+        "violation trace ('kernel log {run_id}'), then fix the parts' outputs or the "
+        "constraints and solve again",
     RefusalReason.SUBGOAL_INFEASIBLE:
         "subgoal(s) {children} could not be resolved: see their own refusals, fix what they "
         "name, then 'kernel resume {run_id}'",

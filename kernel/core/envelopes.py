@@ -64,6 +64,12 @@ class Lineage(_Envelope):
     input_artifact_ids: list[str] = Field(default_factory=list)
 
 
+# What artifact/get returns: the fields registration writes, none of which ever changes
+# (weighing a suggestion adds others to the node).
+ARTIFACT_REGISTERED = ("id", "goal_id", "type", "format", "uri", "sha256", "size_bytes",
+                       "metadata", "lineage", "sigma")
+
+
 class Artifact(_Envelope):
     id: str
     node_id: str

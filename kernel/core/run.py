@@ -25,6 +25,7 @@ from typing import Any
 from ulid import ULID
 
 from kernel.core import ids
+from kernel.core.envelopes import ARTIFACT_REGISTERED
 from kernel.core.ids import entity_id
 from kernel.errors import KernelError
 from kernel.store.base import GraphStore, Row
@@ -367,8 +368,9 @@ class Run:
             self.pending_entries = []
         if "artifacts" in extra:
             for made in extra["artifacts"]:  # stored as they are: their next read is known
-                self.store.remember("artifact/get", {"artifact_id": made["props"]["id"]},
-                                    [{"artifact": made["props"]}])
+                props = made["props"]
+                self.store.remember("artifact/get", {"artifact_id": props["id"]},
+                                    [{"artifact": {k: props.get(k) for k in ARTIFACT_REGISTERED}}])
             self.pending_artifacts = []
         if "constraints" in extra:
             self.pending_constraints = []

@@ -44,18 +44,24 @@ class FailureModes:
         self.encoder = encoder
         self.threshold = threshold
 
-    def record(self, attempt_id: str, name: str, description: str) -> Diagnosed:
+    def record(self, attempt_id: str, name: str, description: str,
+               diagnosed: bool = True) -> Diagnosed:
         """Link the attempt FAILED_BECAUSE the diagnosed cause (one guarded commit that
         leaves the step's proposals unconsumed, so a crash before the step's end
-        serves the same diagnosis again and this merge finds the same node)."""
-        slug = normalize(name)
+        serves the same diagnosis again and this merge finds the same node).
+
+        ``diagnosed=False``: a diagnosis that cites no evidence; ``name`` is then the
+        violated constraint's, kept as its own undiagnosed failure (never merged into a
+        diagnosed cause, whose analytics it would distort)."""
+        slug = normalize(name) if diagnosed else f"{UNNAMED}_{normalize(name)}"
         vector = self.encoder.encode_one(text_of(slug, description))
         own = f"failure:{slug}"
-        target = own if self.run.store.run("failure/get", {"id": own}) else \
+        target = own if not diagnosed or self.run.store.run("failure/get", {"id": own}) else \
             self._nearest(vector, own)
         self.run.commit("failure/record_diagnosis", {
             "attempt_id": attempt_id, "failure_id": target, "name": slug,
             "description": description, "vector": vector,
+            "source": "diagnosis" if diagnosed else "undiagnosed",
         }, what=f"record the diagnosed cause of {attempt_id}", consumes=False)
         return Diagnosed(target, slug, None if target == own else target)
 

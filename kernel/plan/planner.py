@@ -41,7 +41,7 @@ def make_plan(k: Kernel, root_id: str, verifications: list[dict] | None = None,
     extracted: ExtractedConstraints = _ask(k, goal, ops.PLAN_CONSTRAINTS, {})
     constraints = extracted.constraints
     dag: TaskDag = _ask(k, goal, ops.PLAN_TASKS, {
-        "constraints": [c.model_dump(mode="json") for c in constraints]})
+        "planned_constraints": [c.model_dump(mode="json") for c in constraints]})
     problems = f.validate_dag(dag.tasks)
     if problems:
         refuse(k.ledger, root_id, RefusalReason.INVALID_PROPOSAL,
@@ -54,7 +54,7 @@ def make_plan(k: Kernel, root_id: str, verifications: list[dict] | None = None,
         return _ask(k, goal, ops.SURVEY_APPROACHES, {
             "tasks": [{**t.model_dump(mode="json"), "why": triggers[t.id]}
                       for t in tasks if t.id in triggers],
-            "constraints": [c.model_dump(mode="json") for c in constraints],
+            "planned_constraints": [c.model_dump(mode="json") for c in constraints],
             "rollup": [r.as_dict() for r in rollups]})
 
     document, fixed = compose(goal.description, goal.run_id, extracted, dag, ask_survey,

@@ -20,6 +20,8 @@ from kernel.protocol.intake_models import GoalExtraction, IntakeAnswer
 from kernel.protocol.requests import ResolveRequest
 
 Out = TypeVar("Out", bound=BaseModel)
+# What every prompt may show, from the request's own fields (and the goal's summary).
+STANDARD_INPUTS = ("goal", "summary", "constraints", "feedback", "context")
 
 
 @dataclass(frozen=True)
@@ -28,45 +30,66 @@ class Operation(Generic[Out]):
     output: type[Out]
     tool: str = ""  # the tool a model is made to call; "" for operations no model answers
     description: str = ""
+    # The prompt contract: the payload keys the step must give and the prompt shows, each
+    # under its own name ($key in the template). None: no prompt (sandbox, person).
+    inputs: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        clash = set(self.inputs or ()) & set(STANDARD_INPUTS)
+        if clash:
+            raise ValueError(f"{self.name}: {sorted(clash)} are every prompt's own inputs")
 
     def request(self, goal_id: str, **fields: Any) -> ResolveRequest:
-        """A request for this operation on one goal."""
-        return ResolveRequest(operation=self.name, goal_id=goal_id, **fields)
+        """A request for this operation on one goal; a model operation's payload must be
+        exactly its inputs (a missing or unknown key is a kernel bug, caught here)."""
+        request = ResolveRequest(operation=self.name, goal_id=goal_id, **fields)
+        if self.inputs is not None:
+            given = set(request.payload) - {"goal_summary"}
+            if given != set(self.inputs):
+                raise ValueError(f"{self.name}: the payload gives {sorted(given)}, the prompt "
+                                 f"contract wants {sorted(self.inputs)}")
+        return request
 
 
 # -- answered by a model (or a script standing in for one) ------------------------------
 EXTRACT_GOAL = Operation("extract_goal", GoalExtraction, "record_goal",
-                         "Record the formal goal, its core constraints and what is unstated.")
+                         "Record the formal goal, its core constraints and what is unstated.",
+                         ("intent_classes", "clarifications"))
 IDENTIFY_CONSTRAINTS = Operation("identify_constraints", solve.IdentifiedConstraints,
                                  "record_constraints",
-                                 "Record the constraints that apply to the goal.")
+                                 "Record the constraints that apply to the goal.", ())
 SELECT_CONSTRAINTS = Operation("select_constraints", solve.SelectedConstraints,
-                               "record_selection", "Record the minimal set of constraints.")
+                               "record_selection", "Record the minimal set of constraints.", ())
 RANK_RESOLVERS = Operation("rank_resolvers", solve.ResolverRanking, "record_tool_plan",
-                           "Record the tool plan and the candidates' scores.")
-RESOLVE = Operation("resolve", solve.ResolutionOutput, "record_output", "Record the output.")
+                           "Record the tool plan and the candidates' scores.", ("candidates",))
+RESOLVE = Operation("resolve", solve.ResolutionOutput, "record_output", "Record the output.",
+                    ("inputs", "sandbox"))
 VERIFY_SEMANTIC = Operation("verify_semantic", solve.SemanticVerification, "record_judgments",
-                            "Record one judgment per semantic constraint.")
+                            "Record one judgment per semantic constraint.", ("output",))
 DECOMPOSE = Operation("decompose", solve.Decomposition, "record_decomposition",
-                      "Record the children and their dependencies.")
+                      "Record the children and their dependencies.", ("output",))
 CLASSIFY_LEAF = Operation("classify_leaf", solve.LeafClassification, "record_leaf",
-                          "Record whether the goal is a leaf.")
+                          "Record whether the goal is a leaf.", ("output",))
 GENERATE_FEEDBACK = Operation("generate_feedback", solve.Feedback, "record_feedback",
-                              "Record the diagnosis and fixes.")
+                              "Record the diagnosis and fixes.",
+                              ("output", "violations", "history"))
 DETECT_CAPABILITY_GAP = Operation("detect_capability_gap", solve.CapabilityGap, "record_gap",
-                                  "Record the missing capability.")
+                                  "Record the missing capability.",
+                                  ("tried_resolvers", "failures", "capabilities"))
 CHECK_GLOBAL_CONSISTENCY = Operation("check_global_consistency", solve.ConsistencyReview,
                                      "record_review",
-                                     "Record the consistency verdict and conflicts.")
+                                     "Record the consistency verdict and conflicts.",
+                                     ("couplings", "couplings_not_shown", "leaves"))
 ASSEMBLE = Operation("assemble", solve.Assembly, "record_assembly",
-                     "Record the final deliverable.")
+                     "Record the final deliverable.", ("parts",))
 PLAN_CONSTRAINTS = Operation("plan_constraints", plan.ExtractedConstraints,
                              "record_plan_constraints",
-                             "Record the goal's explicit and implicit constraints.")
+                             "Record the goal's explicit and implicit constraints.", ())
 PLAN_TASKS = Operation("plan_tasks", plan.TaskDag, "record_task_dag",
-                       "Record the task DAG with estimates.")
+                       "Record the task DAG with estimates.", ("planned_constraints",))
 SURVEY_APPROACHES = Operation("survey_approaches", plan.ApproachSurvey, "record_surveys",
-                              "Record the alternative approaches per task.")
+                              "Record the alternative approaches per task.",
+                              ("tasks", "planned_constraints", "rollup"))
 
 MODEL_OPERATIONS: dict[str, Operation[Any]] = {op.name: op for op in (
     EXTRACT_GOAL, IDENTIFY_CONSTRAINTS, SELECT_CONSTRAINTS, RANK_RESOLVERS, RESOLVE, VERIFY_SEMANTIC,

@@ -118,14 +118,19 @@ class LeafClassification(_Out):
 
 class ConstraintFeedback(_Out):
     constraint_id: str = Field(description="the violated constraint's id or title")
-    diagnosis: str
-    fix: str
+    diagnosis: str = Field(description="why the attempt violated it")
+    fix: str = Field(description="what the next attempt must change")
+    evidence: str = Field(default="", description=(
+        "the words of the violation trace the diagnosis rests on (a failing test's "
+        "name and assertion, an error line, a missing metric), quoted"))
 
 
 class Feedback(_Out):
-    summary: str
-    per_constraint: list[ConstraintFeedback] = Field(default_factory=list)
-    failure_mode: str = Field(pattern=r"^[a-z0-9_]+$", description="a snake_case slug")
+    summary: str = Field(description="the diagnosis in a sentence")
+    per_constraint: list[ConstraintFeedback] = Field(
+        default_factory=list, description="one per violated constraint the diagnosis explains")
+    failure_mode: str = Field(pattern=r"^[a-z0-9_]+$",
+                              description="a snake_case slug naming the cause")
     rescope: bool = Field(default=False,
                           description="true if the failure stems from the parent's decomposition")
 
@@ -149,9 +154,14 @@ class ConsistencyReview(_Out):
 
 
 class Assembly(_Out):
-    content: str = Field(description="the final deliverable, built from the parts")
-    format: str
-    notes: str = ""
+    content: str = Field(description="the final deliverable, built from the parts; python "
+                                     "content runs as main.py")
+    format: str = Field(description="python, markdown, json, ...")
+    files: dict[str, str] = Field(default_factory=dict, description="path -> text, if several")
+    tests: dict[str, str] = Field(default_factory=dict,
+                                  description="test files for the whole; the parts' tests run "
+                                              "too (one of the same name is replaced)")
+    notes: str = Field(default="", description="what was combined, and how")
 
 
 class SandboxRun(BaseModel):

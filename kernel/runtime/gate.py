@@ -50,7 +50,7 @@ def ask(k: Kernel, goal_id: str, operation: Operation[Out], request: ResolveRequ
                             f"(needs {needed}, has {check.remaining})")
         raise BudgetDenied(goal_id, request.operation, needed, check.remaining)
     progress.report("call", request.operation, goal_id)
-    proposal = k.proposals.get(operation, request, proposer)
+    proposal = k.proposals.get(operation, request, proposer, estimate)
     spent = amount(proposal.cost_usd, proposal.seconds)
     if isinstance(proposal, FailedProposal):  # billed all the same (B1), then the step ends
         if spent.cost or spent.time:

@@ -31,6 +31,7 @@ from kernel.protocol.solve_models import ResolutionOutput
 from kernel.runtime.gate import ask
 from kernel.runtime.kernel import Kernel
 from kernel.solve import arith
+from kernel.solve.prompt_inputs import output_view
 from kernel.solve.sandbox_runs import SandboxProposer
 from kernel.solve.tools import code_problems
 
@@ -203,7 +204,8 @@ def _judge(k: Kernel, goal: GoalNode, judged: list[Constraint],
            output: ResolutionOutput) -> dict[str, Check]:
     request = ops.VERIFY_SEMANTIC.request(goal.id, goal_description=goal.description,
                                           constraints=judged,
-                                          payload={"output": output.model_dump(mode="json")})
+                                          payload={"goal_summary": goal.summary,
+                                                   "output": output_view(output)})
     verdicts = ask(k, goal.id, ops.VERIFY_SEMANTIC, request).output
     by_name = {c.constraint_id: c for c in verdicts.checks}  # an id, or the exact title
     checks = {}

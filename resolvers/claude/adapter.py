@@ -10,6 +10,7 @@ table in the settings.
 from __future__ import annotations
 
 import json
+import math
 import string
 import time
 from importlib import resources
@@ -17,6 +18,7 @@ from typing import Any
 
 import anthropic
 import httpx2
+import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from kernel.protocol import (
@@ -66,7 +68,14 @@ class ClaudeSettings(BaseModel):
     max_calls: int = Field(default=3, ge=1, description="requests per operation, repairs included")
     max_response_bytes: int = Field(default=4 * 1024 * 1024, gt=0,
                                     description="a larger answer is refused unread")
-    seconds_per_call: float = Field(default=60.0, gt=0, description="time estimate")
+    expected_output_tokens: int = Field(
+        default=1024, gt=0, description="an operation's answer size before any is seen")
+    expected_code_tokens: int = Field(
+        default=4096, gt=0, description="the same for resolve, which writes code and tests")
+    estimate_margin: float = Field(default=1.5, ge=1,
+                                   description="over the largest answer of the operation seen")
+    tokens_per_second: float = Field(default=50.0, gt=0, description="output speed, for time")
+    seconds_overhead: float = Field(default=3.0, ge=0, description="per call, for time")
     prices: dict[str, Price] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
     api_key: SecretStr | None = Field(default=None, description="None: the SDK's own lookup")
 
@@ -83,20 +92,49 @@ def _template(name: str) -> string.Template:
     return string.Template(text)
 
 
+def template_inputs(name: str) -> set[str]:
+    """The names a prompt template shows ($name)."""
+    return set(_template(name).get_identifiers())
+
+
 def render_prompt(request: ResolveRequest) -> str:
-    """The user message for an operation; the knowledge-graph block is one of its inputs."""
+    """The user message for an operation: the request's own fields and each input of the
+    operation's prompt contract under its name (see ``Operation.inputs``)."""
     constraints = "\n".join(
         f"- {c.id} [{c.type.value}/{c.domain}] {c.title} {json.dumps(c.payload, sort_keys=True)}"
         for c in request.constraints) or "(none)"
+    operation = MODEL_OPERATIONS.get(request.operation)
+    inputs = operation.inputs if operation is not None and operation.inputs else ()
+    values = {name: render_value(request.payload.get(name)) for name in inputs}
     return _template(request.operation).substitute(
-        goal=request.goal_description,
-        constraints=constraints,
-        context=request.context,
-        feedback=json.dumps(request.feedback, sort_keys=True, indent=1) if request.feedback
-        else "(none)",
-        payload=json.dumps(request.payload, sort_keys=True, indent=1) if request.payload
-        else "(none)",
+        values, goal=request.goal_description,
+        summary=str(request.payload.get("goal_summary") or ""),
+        constraints=constraints, context=request.context,
+        feedback=render_value(request.feedback),
     ).strip()
+
+
+def render_value(value: Any) -> str:
+    """An input as the model reads it: text as it is; anything else as YAML, multi-line
+    text in literal blocks (code stays code, not an escaped JSON string)."""
+    if value is None or value == "" or value == [] or value == {}:
+        return "(none)"
+    if isinstance(value, str):
+        return value
+    return yaml.dump(value, Dumper=_Dumper, sort_keys=True, allow_unicode=True,
+                     width=100, default_flow_style=False).rstrip()
+
+
+class _Dumper(yaml.SafeDumper):
+    """Safe YAML with multi-line strings as literal blocks."""
+
+
+def _string(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
+    style = "|" if "\n" in data else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_Dumper.add_representer(str, _string)
 
 
 class ClaudeCode:
@@ -115,14 +153,27 @@ class ClaudeCode:
                 timeout=self.settings.timeout_seconds, max_retries=self.settings.max_retries)
         self.client = client
         self.system = _template("system").template.strip()
+        self.largest_answer: dict[str, int] = {}  # output tokens, per operation, seen here
 
     def estimate_cost_time(self, request: ResolveRequest) -> Estimate:
-        """An upper bound: prompt tokens by length, and the whole output allowance."""
-        prompt_tokens = (len(self.system) + len(render_prompt(request))) // 3 + 500
-        price = self.settings.price()
+        """What the call will likely cost: the prompt by length (with the tool's schema),
+        and the largest answer this operation has given so far with a margin (before any,
+        a typical size), never more than the output allowance. The kernel records the
+        estimate with the proposal, so a resumed or replayed run decides the same way."""
+        operation = MODEL_OPERATIONS.get(request.operation)
+        schema = json.dumps(operation.output.model_json_schema()) if operation else ""
+        prompt_tokens = (len(self.system) + len(render_prompt(request)) + len(schema)) // 3
+        settings = self.settings
+        seen = self.largest_answer.get(request.operation)
+        typical = settings.expected_code_tokens if request.operation == "resolve" \
+            else settings.expected_output_tokens
+        output_tokens = min(settings.max_tokens, math.ceil(
+            (seen if seen is not None else typical) * settings.estimate_margin))
+        price = settings.price()
         cost = (prompt_tokens * price.input_per_mtok
-                + self.settings.max_tokens * price.output_per_mtok) / 1_000_000
-        return Estimate(cost_usd=round(cost, 6), seconds=self.settings.seconds_per_call)
+                + output_tokens * price.output_per_mtok) / 1_000_000
+        seconds = settings.seconds_overhead + output_tokens / settings.tokens_per_second
+        return Estimate(cost_usd=round(cost, 6), seconds=round(seconds, 3))
 
     def resolve(self, request: ResolveRequest) -> Resolution:
         """One operation: at most ``max_calls`` requests (a repair turn for an answer that
@@ -149,6 +200,9 @@ class ClaudeCode:
                 exc.cost_usd, exc.seconds = bill.cost(), time.perf_counter() - start
                 raise
             bill.add(reply.usage, 0)
+            if reply.usage is not None:
+                self.largest_answer[request.operation] = max(
+                    self.largest_answer.get(request.operation, 0), reply.usage.output_tokens)
             block, output, errors = self._parse(reply, operation)
             if not errors and output is not None:
                 return Resolution(

@@ -54,10 +54,16 @@ def assemble(goal: str, content: str = "assembled") -> dict[str, Any]:
             "output": {"content": content, "format": "markdown"}}
 
 
-def feedback(goal: str) -> dict[str, Any]:
+def feedback(goal: str, cites: str | None = None, evidence: str = "judged lacking",
+             ) -> dict[str, Any]:
+    """A diagnosis; it cites the violated constraint ``cites`` with ``evidence`` from its
+    trace (without, it is stored as an undiagnosed failure of the constraint)."""
+    output: dict[str, Any] = {"summary": "be more specific", "failure_mode": "too_vague"}
+    if cites is not None:
+        output["per_constraint"] = [{"constraint_id": cites, "diagnosis": "too vague",
+                                     "fix": "be specific", "evidence": evidence}]
     return {"operation": "generate_feedback", "goal": goal, "cost_usd": 0.01, "seconds": 2,
-            "repeat": True, "output": {"summary": "be more specific",
-                                       "failure_mode": "too_vague"}}
+            "repeat": True, "output": output}
 
 
 def write(path: Path, entries: list[dict[str, Any]], fallback: dict | None = None) -> Path:

@@ -36,7 +36,8 @@ def test_every_analytics_query_answers_from_real_runs(initialised_graph: GraphSt
                s.resolve("write the summary*", "It has rows.", repeat=True),
                s.judge("write the summary*", "states what it read", False, 0.3),
                s.judge("write the summary*", "states what it read", True, 0.9),
-               s.feedback("write the summary*"), s.leaf("write the summary*", True)]
+               s.feedback("write the summary*", cites="states what it read"),
+               s.leaf("write the summary*", True)]
     kernel3, root3 = _start(initialised_graph, tmp_path, "Write the summary", retried, "retry")
     assert solve(kernel3, root3).status == "resolved"
     kernel2, root2 = _start(initialised_graph, tmp_path, "Measure the PCB temperature",

@@ -87,7 +87,8 @@ class Recording(ScriptedProposer):
 
     def propose(self, request: ResolveRequest, occurrence: int) -> Resolution:
         if request.operation == "decompose":
-            self.asked.append(request.payload)
+            feedback = {"feedback": request.feedback} if request.feedback else {}
+            self.asked.append({**request.payload, **feedback})
         return super().propose(request, occurrence)
 
 

@@ -23,6 +23,8 @@ def compose(k: Kernel, goal_id: str) -> list[str]:
     if again is not None:
         return again
     if not goal.parent_id:
+        if (goal.feedback or {}).get("assembly"):  # consistent already: assembling again
+            return assemble(k, goal)
         again = consistency.check(k, goal)
         return again if again is not None else assemble(k, goal)
     woken = wake_dependents(k, goal)

@@ -36,9 +36,12 @@ def check(k: Kernel, root: GoalNode) -> list[str] | None:
         return None
     reviewed = pairs[:MAX_REVIEWED_PAIRS]
     leaves = sorted({p["a"] for p in reviewed} | {p["b"] for p in reviewed})
+    resolved = {c.id: c for leaf in leaves
+                for c in k.constraints.get_many(k.constraints.roles(leaf)["selected"])}
     proposal = ask(k, root.id, ops.CHECK_GLOBAL_CONSISTENCY, ops.CHECK_GLOBAL_CONSISTENCY.request(
         goal_id=root.id,
         goal_description=root.description,
+        constraints=[resolved[c] for c in sorted(resolved)],
         payload={"goal_summary": root.summary, "couplings": reviewed,
                  "couplings_not_shown": len(pairs) - len(reviewed),
                  "leaves": [_leaf(k, goal_id) for goal_id in leaves]}))

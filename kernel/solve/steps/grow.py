@@ -33,7 +33,7 @@ from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
 from kernel.runtime.gate import CLAUDE_ID, ask
 from kernel.runtime.kernel import Kernel
-from kernel.solve.steps._shared import proposed_specs
+from kernel.solve.steps._shared import constraints_of, proposed_specs, request_for
 from kernel.solve.steps.hire import (
     BUDGET_TAG,
     budget_class,
@@ -65,11 +65,11 @@ def grow(k: Kernel, goal: GoalNode, changes: GoalChanges | None = None,
     else:
         tried = sorted({a.resolver_id for a in k.attempts.of_goal(goal.id)})
         _, context = kg_context.block(k, goal, "gap")
-        proposal = ask(k, goal.id, ops.DETECT_CAPABILITY_GAP, ops.DETECT_CAPABILITY_GAP.request(
-            goal_id=goal.id,
-            goal_description=goal.description, context=context,
-            payload={"goal_summary": goal.summary, "tried_resolvers": tried,
-                     "feedback": changes.feedback}))
+        proposal = ask(k, goal.id, ops.DETECT_CAPABILITY_GAP, request_for(
+            goal, ops.DETECT_CAPABILITY_GAP, constraints_of(k, goal.id, "selected"), context,
+            tried_resolvers=tried, failures=changes.feedback or goal.feedback,
+            capabilities=k.proposals.observe("capabilities", goal.id,
+                                             lambda: registered_capabilities(k))))
         gap = proposal.output
     record = gap_record(k, goal, gap)
     found = lookup_before_build(k, goal, gap.capability_tag)
@@ -82,6 +82,15 @@ def grow(k: Kernel, goal: GoalNode, changes: GoalChanges | None = None,
     if reason is not None:
         return hire(k, goal, record, reason, S.PENDING, changes)
     return _build(k, goal, gap, record, changes)
+
+
+def registered_capabilities(k: Kernel) -> dict[str, list[str]]:
+    """Each capability tag with the tools that provide it (what a gap is measured against)."""
+    tags: dict[str, list[str]] = {}
+    for row in k.registry.summary():
+        for tag in row["capabilities"]:
+            tags.setdefault(tag, []).append(row["id"])
+    return {tag: sorted(ids) for tag, ids in sorted(tags.items())}
 
 
 def gap_record(k: Kernel, goal: GoalNode, gap: models.CapabilityGap) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
 from kernel.runtime.gate import ask
 from kernel.runtime.kernel import Kernel
+from kernel.solve import prompt_inputs
 from kernel.solve.steps import gate
 from kernel.solve.steps._shared import (
     S,
@@ -26,7 +27,9 @@ def classify(k: Kernel, goal: GoalNode, sigma_path: float) -> list[str]:
     else:
         leaf = reuse.leaf_before(k, goal) or ask(
             k, goal_id, ops.CLASSIFY_LEAF, request_for(goal, ops.CLASSIFY_LEAF,
-                                                       constraints_of(k, goal_id, "selected"))
+                                                       constraints_of(k, goal_id, "selected"),
+                                                       output=prompt_inputs.stored_output(
+                                                           k, goal.output_artifact_id))
         ).output
     if leaf.is_leaf:
         changes = GoalChanges(leaf_kind=leaf.leaf_kind or "atomic", leaf_reason=leaf.leaf_reason)

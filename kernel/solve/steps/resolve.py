@@ -12,6 +12,7 @@ from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
 from kernel.runtime.gate import amount, ask
 from kernel.runtime.kernel import Kernel
+from kernel.solve import prompt_inputs
 from kernel.solve.steps._shared import (
     S,
     constraints_of,
@@ -36,9 +37,12 @@ def resolve(k: Kernel, goal_id: str) -> list[str]:
     attempt, index = opened
     selected = constraints_of(k, goal_id, "selected")
     _, context = kg_context.block(k, goal, "resolve")
-    request = request_for(goal, ops.RESOLVE, selected, context,
-                       inputs=goal.input_artifact_ids)
-    request = request.model_copy(update={"feedback": goal.feedback})
+    inputs = prompt_inputs.dependency_inputs(k, goal)
+    request = request_for(goal, ops.RESOLVE, selected, context, inputs=inputs,
+                          sandbox=prompt_inputs.sandbox_contract(k.policy, selected))
+    request = request.model_copy(update={
+        "feedback": goal.feedback,
+        "input_artifact_ids": [*goal.input_artifact_ids, *(i["artifact_id"] for i in inputs)]})
     proposal = ask(k, goal_id, ops.RESOLVE, request, resolver_id=plan.final_resolver_id, pay=False,
                    proposer=runner_for(k, plan.final_resolver_id))
     output: models.ResolutionOutput = proposal.output
@@ -47,7 +51,7 @@ def resolve(k: Kernel, goal_id: str) -> list[str]:
         metadata={"content_format": output.format, "ledger_index": proposal.ledger_index},
         lineage=Lineage(node_id=goal_id, resolver_id=plan.final_resolver_id,
                         constraint_ids=[c.id for c in selected],
-                        input_artifact_ids=goal.input_artifact_ids),
+                        input_artifact_ids=request.input_artifact_ids),
         key=f"proposal:{proposal.ledger_hash}", unseen=not proposal.replayed)
     k.budget.record(goal_id, amount(proposal.cost_usd, proposal.seconds), plan.final_resolver_id,
                     "resolve", attempt_id=attempt, output_artifact_id=artifact.id,

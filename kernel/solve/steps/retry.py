@@ -3,14 +3,18 @@ a RESCOPE that reopens the parent, or growth when tries run out or stagnate."""
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
+from kernel.core.envelopes import Check, Constraint
 from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.kg import context as kg_context
 from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
 from kernel.runtime.gate import ask
 from kernel.runtime.kernel import Kernel
+from kernel.solve import prompt_inputs
 from kernel.solve.steps._shared import (
     S,
     constraints_of,
@@ -24,15 +28,25 @@ def retry(k: Kernel, goal: GoalNode, verification: Any) -> list[str]:
     history = k.attempts.of_goal(goal_id)
     trace = [c.model_dump(mode="json") for c in verification.failed()]
     _, context = kg_context.block(k, goal, "feedback")
-    proposal = ask(k, goal_id, ops.GENERATE_FEEDBACK, request_for(goal, ops.GENERATE_FEEDBACK,
-                                        constraints_of(k, goal_id, "selected"), context,
-                                        violations=trace,
-                                        history=[{"attempt": a.attempt_index, "verdict": a.verdict,
-                                                  "sigma_v": a.sigma_v,
-                                                  "failure_mode": a.failure_mode}
-                                                 for a in history]))
+    request = request_for(
+        goal, ops.GENERATE_FEEDBACK, constraints_of(k, goal_id, "selected"), context,
+        output=prompt_inputs.stored_output(k, history[-1].output_artifact_id),
+        violations=trace,
+        history=[{"attempt": a.attempt_index, "verdict": a.verdict, "sigma_v": a.sigma_v,
+                  "failure_mode": a.failure_mode,
+                  "feedback": (a.feedback or {}).get("diagnosis", {}).get("summary")}
+                 for a in history])
+    proposal = ask(k, goal_id, ops.GENERATE_FEEDBACK, request)
     feedback: models.Feedback = proposal.output
-    cause = k.failures.record(history[-1].id, feedback.failure_mode, feedback.summary)
+    selected = constraints_of(k, goal_id, "selected")
+    if cited_constraint(feedback, verification.failed(), selected) is None:
+        # nothing names a violated constraint with evidence from its trace
+        titles = {c.id: c.title for c in selected}
+        first = next((titles.get(c.constraint_id, c.constraint_id)
+                      for c in verification.failed()), "unknown")
+        cause = k.failures.record(history[-1].id, first, feedback.summary, diagnosed=False)
+    else:
+        cause = k.failures.record(history[-1].id, feedback.failure_mode, feedback.summary)
     note = {"violations": trace, "diagnosis": feedback.model_dump(mode="json"),
             "failure_mode": cause.id}
     if feedback.rescope and goal.parent_id:
@@ -62,3 +76,20 @@ def _stagnant(k: Kernel, history: list) -> bool:
     if len(sigmas) < 3:
         return False
     return max(sigmas[-1] - sigmas[-2], sigmas[-2] - sigmas[-3]) < k.config.stagnation_epsilon
+
+
+def cited_constraint(feedback: models.Feedback, failed: list[Check],
+                     constraints: list[Constraint]) -> str | None:
+    """The first violated constraint the diagnosis explains with evidence found in that
+    constraint's own trace (a word of four or more characters from the quote)."""
+    titles = {c.title: c.id for c in constraints}
+    traces = {c.constraint_id: json.dumps(c.model_dump(mode="json"), sort_keys=True).lower()
+              for c in failed}
+    for item in feedback.per_constraint:
+        named = titles.get(item.constraint_id, item.constraint_id)
+        trace = traces.get(named)
+        words = re.findall(r"[a-z0-9_]{4,}", item.evidence.lower())
+        if trace is not None and any(w in trace for w in words):
+            return named
+    return None
+

@@ -1,0 +1,102 @@
+"""What a step shows the model, made from the graph.
+
+A prompt is only as good as its inputs: an output is shown as its text (code as code),
+a dependency's output by content, cut at ``EXCERPT_CHARS`` with a pointer to the whole,
+and code is asked for under the sandbox's own contract (what runs, how tests import it,
+what is installed). Everything here is deterministic in the stored graph and the
+policy, so a resumed or replayed run shows the model the same prompt.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernel.core.envelopes import Constraint, ConstraintType
+from kernel.core.goal_node import GoalNode
+from kernel.protocol.solve_models import ResolutionOutput
+from kernel.runtime.kernel import Kernel
+from resolvers.sandbox.policy import Constitution
+
+EXCERPT_CHARS = 4000
+# What the kernel counts in an output itself; a reported number of the same name is ignored.
+MEASURED = ("words", "lines", "bytes", "chars")
+
+
+def capped(text: str, pointer: str, limit: int = EXCERPT_CHARS) -> str:
+    """``text``, or its first ``limit`` characters and where the rest is."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[... {len(text) - limit} more characters: {pointer}]"
+
+
+def output_view(output: ResolutionOutput, artifact_id: str | None = None) -> dict[str, Any]:
+    """An output as a prompt shows it: its text, files and tests, each capped."""
+    pointer = f"kernel artifact show {artifact_id}" if artifact_id else "not stored"
+    view: dict[str, Any] = {"artifact_type": output.artifact_type, "format": output.format,
+                            "content": capped(output.content, pointer)}
+    for field in ("files", "tests"):
+        files = getattr(output, field)
+        if files:
+            view[field] = {path: capped(text, pointer) for path, text in sorted(files.items())}
+    if output.metrics:
+        view["metrics"] = dict(sorted(output.metrics.items()))
+    if output.notes:
+        view["notes"] = output.notes
+    return view
+
+
+def stored_output(k: Kernel, artifact_id: str | None) -> dict[str, Any] | None:
+    """The view of a stored output artifact (None: the goal has none yet)."""
+    if artifact_id is None:
+        return None
+    output = ResolutionOutput.model_validate_json(k.artifacts.read(artifact_id))
+    return output_view(output, artifact_id)
+
+
+def dependency_inputs(k: Kernel, goal: GoalNode) -> list[dict[str, Any]]:
+    """The outputs of the goals ``goal`` depends on, in their order, by content."""
+    inputs = []
+    for row in k.store.run("dag/dependency_outputs", {"goal_id": goal.id}):
+        if row["artifact_id"] is None:
+            continue
+        view = stored_output(k, row["artifact_id"])
+        inputs.append({"from_goal": row["id"], "summary": row["summary"],
+                       "artifact_id": row["artifact_id"], "output": view})
+    return inputs
+
+
+def sandbox_contract(policy: Constitution, constraints: list[Constraint]) -> str:
+    """How the output is checked, in the terms the checks use."""
+    tests = sorted({str(t) for c in constraints if c.type == ConstraintType.LOGIC
+                    and c.payload.get("check") == "test" for t in c.payload.get("tests", [])})
+    metrics = sorted({str(c.payload.get("expr")) for c in constraints
+                      if c.type == ConstraintType.LOGIC and c.payload.get("check") == "arith"})
+    packages = ", ".join(policy.python_packages) or "nothing"
+    network = (f"only to {', '.join(policy.network_hosts)}" if policy.network_hosts
+               else "none: no request leaves the sandbox")
+    lines = [
+        "- Code (format python): `content` is saved as main.py; other files go in `files` "
+        "(relative paths); test files go in `tests`, named test_*.py, beside main.py.",
+        "- Tests run with pytest in that directory and import the code as a module: "
+        "`import main` or `from main import ...`. Calling main() must not exit the "
+        "interpreter unless a test expects SystemExit.",
+        f"- Installed: the Python 3 standard library and {packages}; nothing else imports.",
+        f"- Network: {network}.",
+        f"- Limits per test run: {policy.max_wall_seconds:g} s wall, "
+        f"{policy.max_memory_bytes >> 20} MiB memory, {policy.max_processes} processes.",
+        "- A test constraint holds when every test it names passes: "
+        + (f"define tests named exactly {', '.join(tests)}." if tests
+           else "none is selected here."),
+        f"- The kernel measures {', '.join(MEASURED)} of `content` and the test counts "
+        "itself; report in `metrics` only other numbers, which are judged as claims.",
+    ]
+    if metrics:
+        lines.append(f"- Decided exactly over the metrics: {'; '.join(metrics)}.")
+    return "\n".join(lines)
+
+
+def measured_metrics(output: ResolutionOutput) -> dict[str, float]:
+    """What the kernel counts in an output's content."""
+    text = output.content
+    return {"words": float(len(text.split())), "lines": float(len(text.splitlines())),
+            "bytes": float(len(text.encode())), "chars": float(len(text))}
