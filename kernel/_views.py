@@ -25,10 +25,18 @@ def store_status(store: GraphStore) -> dict[str, Any]:
     info = store.describe()
     info["schema"] = schema_version(store)
     info["schema_latest"] = LATEST_VERSION
-    return {"store": info,
+    return {"store": info, "sandbox": sandbox_status(),
             "nodes": {r["label"]: r["nodes"] for r in store.run("admin/count_by_label")},
             "relationships": {r["type"]: r["relationships"]
                               for r in store.run("admin/count_by_type")}}
+
+
+def sandbox_status() -> dict[str, Any]:
+    """Whether sandboxed tests can run here, and if not, why and how to fix it."""
+    from resolvers.sandbox.runner import isolation_problem  # probes bubblewrap once
+
+    problem = isolation_problem()
+    return {"available": problem is None, "problem": problem}
 
 
 def root_goal(store: GraphStore, run_id: str) -> dict[str, Any]:

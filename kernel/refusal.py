@@ -32,6 +32,7 @@ class RefusalReason(StrEnum):
     INTAKE_REJECTED = "INTAKE_REJECTED"
     CORE_INCONSISTENT = "CORE_INCONSISTENT"
     ASSEMBLY_VIOLATES_CONSTRAINTS = "ASSEMBLY_VIOLATES_CONSTRAINTS"
+    SPENT_PAST_LIMIT = "SPENT_PAST_LIMIT"
 
 
 REMEDIES: dict[RefusalReason, str] = {
@@ -80,6 +81,9 @@ REMEDIES: dict[RefusalReason, str] = {
         "{attempts} assemblies of the resolved parts violate {constraints}: read the "
         "violation trace ('kernel log {run_id}'), then fix the parts' outputs or the "
         "constraints and solve again",
+    RefusalReason.SPENT_PAST_LIMIT:
+        "'{constraint}' is already broken by what was spent ({figure}) and no attempt can "
+        "take spending back: solve again with a limit the work can meet",
     RefusalReason.SUBGOAL_INFEASIBLE:
         "subgoal(s) {children} could not be resolved: see their own refusals, fix what they "
         "name, then 'kernel resume {run_id}'",

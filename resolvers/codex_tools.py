@@ -14,12 +14,14 @@ from pathlib import Path
 
 from kernel.protocol import (
     DeadlineReached,
+    EnvironmentFault,
     Estimate,
     PermanentError,
     Resolution,
     ResolveRequest,
 )
 from resolvers.sandbox import CommandRequest, Constitution, Reason, RunResult, Sandbox
+from resolvers.sandbox.runner import isolation_problem
 
 RESOLVER_ID = "resolver:codex-tools-0"
 COST_PER_INVOCATION = 0.01
@@ -42,6 +44,11 @@ class CodexTools:
                         seconds=self.sandbox.policy.max_wall_seconds * max(len(commands), 1))
 
     def resolve(self, request: ResolveRequest) -> Resolution:
+        """Raises EnvironmentFault, before anything runs, when the sandbox cannot isolate
+        a command here: a refusal for that reason would blame the code under test."""
+        problem = isolation_problem()
+        if problem is not None:
+            raise EnvironmentFault(f"the sandbox is unavailable: {problem}")
         start = time.perf_counter()
         try:
             results = self._run(request)

@@ -29,6 +29,10 @@ def status(
     print_table("store", ["", ""], [[k, v] for k, v in data["store"].items()])
     if data["store"]["schema"] == 0:
         typer.echo("graph not initialised: run 'kernel db init'")
+    sandbox = data["sandbox"]
+    typer.echo("sandbox: bubblewrap isolates test runs" if sandbox["available"]
+               else f"sandbox: unavailable, so test constraints cannot be checked: "
+                    f"{sandbox['problem']}")
     print_table("nodes", ["label", "count"], [[k, v] for k, v in data["nodes"].items()])
     print_table("relationships", ["type", "count"],
                 [[k, v] for k, v in data["relationships"].items()])

@@ -6,6 +6,7 @@ from kernel.protocol.errors import (
     BACKOFF_SECONDS,
     AccessRefused,
     DeadlineReached,
+    EnvironmentFault,
     NoProposalError,
     PermanentError,
     ResolverError,
@@ -18,7 +19,7 @@ from kernel.protocol.proposer import Proposer
 from kernel.protocol.requests import Estimate, Resolution, ResolveRequest
 
 __all__ = [
-    "BACKOFF_SECONDS", "MODEL_OPERATIONS", "AccessRefused", "DeadlineReached", "Estimate",
+    "BACKOFF_SECONDS", "MODEL_OPERATIONS", "AccessRefused", "DeadlineReached", "EnvironmentFault", "Estimate",
     "HireAnswer", "NoProposalError", "Operation", "PermanentError", "Proposer", "Resolution",
     "ResolveRequest", "ResolverError", "RetryableError", "ToolDefinition", "with_retries",
 ]

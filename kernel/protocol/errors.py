@@ -29,6 +29,12 @@ class DeadlineReached(KernelError):
     so the run stops where its last commit left it and a resume asks again."""
 
 
+class EnvironmentFault(KernelError):
+    """The machine lacks what a step needs (the sandbox, most often). It is no fault of
+    the goal: nothing is recorded, no attempt fails, and the run stops where its last
+    commit left it, resumable once the message's remedy is applied."""
+
+
 class ResolverError(Exception):
     """A call that produced nothing usable. ``cost_usd`` and ``seconds`` are what it
     spent anyway (a provider bills the tokens of an answer that did not validate)."""

@@ -20,7 +20,7 @@ from kernel.core.run import advance
 from kernel.core.state_machine import TERMINAL, Action, Status
 from kernel.errors import KernelError
 from kernel.proposals import NoProposalError, ProposerUnavailable
-from kernel.protocol import DeadlineReached, PermanentError
+from kernel.protocol import DeadlineReached, EnvironmentFault, PermanentError
 from kernel.refusal import RefusalReason, refuse
 from kernel.runtime import progress
 from kernel.runtime.gate import BudgetDenied
@@ -101,6 +101,9 @@ def _drive(k: Kernel, root_id: str, queue: list[str],
             if k.proposals.original_went_on():
                 continue
             return _outcome(k, root_id, count, stopped=f"model unavailable: {exc}")
+        except EnvironmentFault as exc:  # the same: the machine, not the goal, is at fault
+            k.run.end_step(queue)
+            return _outcome(k, root_id, count, stopped=str(exc))
         k.run.end_step(queue)
         count += 1
         if on_step is not None:

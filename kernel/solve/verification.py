@@ -1,9 +1,11 @@
 """Step 6, VERIFY: one check per selected constraint; sigma_v = min over them.
 
 * logic, ``{"check": "arith", "expr": ...}``: decided by Z3 over the facts the kernel
-  knows (the output's metrics, what the goal spent, and the same metrics as
-  ``sum_``/``max_``/``min_`` over its parts, which for a goal not yet decomposed is its
-  own output; see composite.py for the check over real parts); sigma = 1.0;
+  knows (what it measures in the output itself: words, lines, bytes, chars; what the
+  goal spent; the output's reported metrics, and the same as ``sum_``/``max_``/``min_``
+  over its parts, which for a goal not yet decomposed is its own output; see
+  composite.py for the check over real parts); sigma = 1.0, or CLAIM_SIGMA when a
+  number it rests on is only reported by the output (a claim nobody measured);
 * logic, ``{"check": "test", "tests": [...]}``: the output's code and tests run in the
   sandbox (codex-tools-0, a recorded proposal) under the kernel's own pytest launcher;
   the verdicts come from its JUnit report, cross-checked with the exit status, never
@@ -31,11 +33,12 @@ from kernel.protocol.solve_models import ResolutionOutput
 from kernel.runtime.gate import ask
 from kernel.runtime.kernel import Kernel
 from kernel.solve import arith
-from kernel.solve.prompt_inputs import output_view
+from kernel.solve.prompt_inputs import measured_metrics, output_view
 from kernel.solve.sandbox_runs import SandboxProposer
 from kernel.solve.tools import code_problems
 
 SEMANTIC_CEILING = 0.99  # a model's judgment is below certainty, whatever it claims
+CLAIM_SIGMA = 0.9  # a logic check over a number the output reports and nobody measured
 
 
 def verify(k: Kernel, goal: GoalNode, constraints: list[Constraint],
@@ -45,11 +48,11 @@ def verify(k: Kernel, goal: GoalNode, constraints: list[Constraint],
     arithmetic = [c for c in constraints if is_arithmetic(c)]
     tested = [c for c in constraints if c.type == ConstraintType.LOGIC
               and c.payload.get("check") == "test"]
-    facts = {**part_facts([output.metrics]), **output.metrics,
-             "cost_usd": micros_to_usd(goal.cost_spent),
+    known = {**measured_metrics(output), "cost_usd": micros_to_usd(goal.cost_spent),
              "seconds": ms_to_seconds(goal.time_spent)}
+    facts = {**part_facts([output.metrics]), **output.metrics, **known}
     for constraint in arithmetic:
-        checks[constraint.id] = arith_check(constraint, facts)
+        checks[constraint.id] = claimed(arith_check(constraint, facts), set(known))
     for constraint in constraints:
         if constraint.type == ConstraintType.LOGIC and \
                 constraint.payload.get("check") == "tool_contract":
@@ -79,6 +82,17 @@ def method_of(constraint: Constraint) -> str:
 
 def is_arithmetic(constraint: Constraint) -> bool:
     return constraint.type == ConstraintType.LOGIC and constraint.payload.get("check") == "arith"
+
+
+def claimed(check: Check, known: set[str]) -> Check:
+    """A check decided over a number only the output reports (not measured by the kernel,
+    not spent) rests on the model's word: its sigma is CLAIM_SIGMA, and it says so."""
+    used = set(check.detail.get("facts", {}))
+    claims = sorted(used - known)
+    if not claims:
+        return check
+    return check.model_copy(update={"sigma_i": min(check.sigma_i, CLAIM_SIGMA),
+                                    "detail": {**check.detail, "claimed": claims}})
 
 
 def part_facts(parts: Sequence[Mapping[str, float]]) -> dict[str, float]:

@@ -121,6 +121,8 @@ def render_value(value: Any) -> str:
         return "(none)"
     if isinstance(value, str):
         return value
+    if isinstance(value, bool | int | float):
+        return json.dumps(value)
     return yaml.dump(value, Dumper=_Dumper, sort_keys=True, allow_unicode=True,
                      width=100, default_flow_style=False).rstrip()
 
@@ -130,8 +132,13 @@ class _Dumper(yaml.SafeDumper):
 
 
 def _string(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
-    style = "|" if "\n" in data else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+    if "\n" not in data and "\r" not in data:
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data)
+    # a view for reading: line ends made plain and trailing blanks dropped, which a
+    # literal block cannot hold (YAML would fall back to an escaped string)
+    lines = data.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    text = "\n".join(line.rstrip() for line in lines)
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style="|")
 
 
 _Dumper.add_representer(str, _string)

@@ -245,7 +245,7 @@ class Sandbox:
 
 def bwrap_argv(layout: Layout, workspace: Path, decision: Decision, extra: list[str]) -> list[str]:
     """The bubblewrap command line up to (not including) the command."""
-    bwrap = shutil.which("bwrap", path="/usr/bin:/bin:/usr/local/bin")
+    bwrap = bwrap_binary()
     assert bwrap is not None
     env = {**decision.env, "PATH": "/usr/bin", "HOME": WORKSPACE, "TMPDIR": "/tmp",
            "PYTHONPATH": SITE_DIR, "USER": "sandbox", "LOGNAME": "sandbox"}
@@ -263,10 +263,18 @@ def bwrap_argv(layout: Layout, workspace: Path, decision: Decision, extra: list[
     return args
 
 
-@functools.cache
+def bwrap_binary() -> str | None:
+    """bubblewrap, from the system's own directories only (never from PATH)."""
+    return shutil.which("bwrap", path="/usr/bin:/bin:/usr/local/bin")
+
+
 def isolation_problem() -> str | None:
     """Why sandboxed commands cannot run here, or None when bubblewrap works."""
-    bwrap = shutil.which("bwrap", path="/usr/bin:/bin:/usr/local/bin")
+    return _problem_with(bwrap_binary())
+
+
+@functools.cache
+def _problem_with(bwrap: str | None) -> str | None:
     if bwrap is None:
         return f"bubblewrap (bwrap) is not installed, so commands are refused: {INSTALL_HINT}"
     probe = [bwrap,

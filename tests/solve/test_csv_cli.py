@@ -12,12 +12,16 @@ from pathlib import Path
 
 import pytest
 
+from kernel._views import sandbox_status
+from kernel.cli.solve import report
 from kernel.core.envelopes import ConstraintSpec, Provenance
 from kernel.core.ledger import load_entries, verify_chain
 from kernel.paths import seeds_dir
 from kernel.runtime.start import start
 from kernel.solve.dispatch import solve
+from kernel.solve.session import resume
 from kernel.store import GraphStore
+from resolvers.sandbox import runner
 from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer
 from tests.sandbox_support import needs_sandbox
@@ -95,3 +99,29 @@ def test_the_csv_cli_example_resolves_with_real_verification(
         "generate_feedback", "resolve", "run_tests", "verify_semantic", "classify_leaf"]
     spent = kernel.budget.ledger_totals(root)
     assert spent["cost_spent"] == 12_000 + 50_000 * 2 + 10_000 * 2 + 10_000 + 20_000
+
+
+def test_without_bubblewrap_the_run_stops_resumable_and_blames_nothing_on_the_goal(
+        initialised_graph: GraphStore, tmp_path: Path, workspaces: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    proposer = ScriptedProposer.from_file(seeds_dir() / "examples" / "csv-cli.script.yaml")
+    kernel, root = start(initialised_graph, GOAL, CORE, budget_usd=5.0, time_seconds=600,
+                         proposer=proposer, data_dir=tmp_path, workspace_root=workspaces)
+    monkeypatch.setattr(runner, "bwrap_binary", lambda: None)  # bubblewrap hidden
+    outcome = solve(kernel, root)
+    assert outcome.status == "verifying" and "bubblewrap" in str(outcome.stopped)
+    assert "apt-get install bubblewrap" in str(outcome.stopped)
+    assert report(initialised_graph, outcome, as_json=True) == 3
+    attempt = kernel.attempts.of_goal(root)[0]
+    assert attempt.verdict is None and attempt.failure_mode is None  # not failed: not judged
+    assert not initialised_graph.execute_adhoc(
+        "MATCH (f:FailureMode)<-[:FAILED_BECAUSE]-(:Attempt {run_id: $run}) RETURN f.id AS id",
+        {"run": kernel.run.run_id}, write=False).records()
+    assert not any(e.kind == "failure" or e.operation == "run_tests"
+                   for e in load_entries(initialised_graph, kernel.run.run_id)[2])
+    assert sandbox_status()["problem"] and not sandbox_status()["available"]
+
+    monkeypatch.undo()  # bubblewrap is back
+    resumed = resume(initialised_graph, kernel.run.run_id, tmp_path, proposer=proposer)
+    assert (resumed.status, resumed.stopped) == ("resolved", None)
+    assert [a.verdict for a in kernel.attempts.of_goal(root)] == ["UNSAT", "SAT"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from kernel.core.envelopes import ConstraintSpec, Provenance
 from kernel.core.ledger import load_entries
 from kernel.core.summary import summary_hash
 from kernel.kg.context import StepHistory
+from kernel.protocol import Estimate, ResolveRequest
 from kernel.runtime.kernel import Kernel
 from kernel.runtime.start import start
 from kernel.solve.dispatch import solve
@@ -248,3 +250,27 @@ def test_a_child_can_ask_its_parent_to_rescope(initialised_graph: GraphStore,
     assert goal.reopened == 1 and goal.decompositions == 2
     tree = initialised_graph.run("goal/tree", {"run_id": kernel.run.run_id})
     assert [g["summary"] for g in tree if g["stale"]] == ["launch part: do everything at once"]
+
+
+class _Overestimating(ScriptedProposer):
+    """Estimates well above what each call costs, as a live model's are: parts then draw
+    grants from their parent that the costs alone would not explain."""
+
+    def estimate(self, request: ResolveRequest, occurrence: int) -> Estimate:
+        cost = super().estimate(request, occurrence)
+        return Estimate(cost_usd=cost.cost_usd * 10, seconds=cost.seconds)
+
+
+def test_a_replay_draws_the_grants_the_recorded_estimates_drew(
+        initialised_graph: GraphStore, tmp_path: Path, data_dir: Path) -> None:
+    script = s.write(tmp_path / "script.yaml", plan_entries())
+    proposer = _Overestimating(ScriptedProposer.from_file(script).script)
+    kernel, root = start(initialised_graph, PLAN, [], 2.0, 600, proposer, tmp_path,
+                         default_workspace_root())
+    solve(kernel, root)  # it may park on a person for budget: what matters is the same
+    events = initialised_graph.run("summary/budget", {"run_id": kernel.run.run_id})
+    allocations = Counter(e["goal_id"] for e in events if e["kind"] == "allocate"
+                          and e["source_id"])
+    assert max(allocations.values()) > 1  # a share, then a grant drawn by a pre-check
+    result = replay(store_settings(initialised_graph, data_dir), kernel.run.run_id)
+    assert result.divergence is None and result.identical, result

@@ -12,6 +12,7 @@ from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.kg import context as kg_context
 from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
+from kernel.refusal import RefusalReason
 from kernel.runtime.gate import ask
 from kernel.runtime.kernel import Kernel
 from kernel.solve import prompt_inputs
@@ -22,9 +23,19 @@ from kernel.solve.steps._shared import (
 )
 from kernel.solve.steps.grow import grow
 
+SPEND_FACTS = frozenset({"cost_usd", "seconds"})  # what the goal spent: never taken back
+
 
 def retry(k: Kernel, goal: GoalNode, verification: Any) -> list[str]:
     goal_id = goal.id
+    broken = spent_past_limit(verification.failed())
+    if broken is not None:  # another attempt only spends more
+        check, figure = broken
+        title = next((c.title for c in constraints_of(k, goal_id, "selected")
+                      if c.id == check.constraint_id), check.constraint_id)
+        return k.refuse_goal(goal, RefusalReason.SPENT_PAST_LIMIT,
+                             f"{title}: {check.detail.get('expression')} with {figure}",
+                             constraint=title, figure=figure)
     history = k.attempts.of_goal(goal_id)
     trace = [c.model_dump(mode="json") for c in verification.failed()]
     _, context = kg_context.block(k, goal, "feedback")
@@ -93,3 +104,13 @@ def cited_constraint(feedback: models.Feedback, failed: list[Check],
             return named
     return None
 
+
+
+def spent_past_limit(failed: list[Check]) -> tuple[Check, str] | None:
+    """The first failed arithmetic check violated by spending alone, with the figure."""
+    for check in failed:
+        violated = check.detail.get("violated_by") or {}
+        if violated and set(violated) <= SPEND_FACTS:
+            return check, ", ".join(f"{name} = {value}" for name, value in
+                                    sorted(violated.items()))
+    return None

@@ -1,0 +1,286 @@
+"""A model double that reads its prompt, behind a local server speaking the Messages API.
+
+The real ``anthropic`` client and the real Claude adapter talk to it over HTTP. Each
+answer is built from what the prompt shows, the way a careful model would use it, and
+only from that: a failing test is fixed only when the failure is in the prompt, a
+sibling's rows are totalled only when they are in the prompt, code is written to the
+sandbox's module contract only when the prompt states it. So a prompt missing the input
+its step exists for makes a scenario fail, which scripted proposals (blind to their
+prompts) never could.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import anthropic
+import httpx2
+
+from kernel.proposals import ClaudeProposer
+from resolvers.claude.adapter import ClaudeCode, ClaudeSettings
+
+Answer = dict[str, Any]
+
+
+def section(prompt: str, heading: str) -> str:
+    """The text under the line starting with ``heading``, up to the next heading (a
+    line ending in ':' after a blank line); '' when the prompt has no such heading."""
+    lines = prompt.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith(heading):
+            body: list[str] = []
+            for later in lines[i + 1:]:
+                if body and body[-1] == "" and later.endswith(":") and not later.startswith(" "):
+                    break
+                body.append(later)
+            text = "\n".join(body).strip()
+            return "" if text == "(none)" else text
+    return ""
+
+
+def constraint_ids(prompt: str) -> list[str]:
+    return re.findall(r"^- (constraint:[0-9a-z]+) ", section(prompt, "Constraints") or
+                      section(prompt, "Eligible constraints"), flags=re.M)
+
+
+# -- the code scenario ---------------------------------------------------------------
+BUGGY = "def count_words(text):\n    return len(text.split(' '))\n"
+FIXED = "def count_words(text):\n    return len(text.split())\n"
+TESTS = ("from {module} import count_words\n\n\n"
+         "def {name}():\n"
+         "    assert count_words('one two') == 2\n"
+         "    assert count_words('one  two three') == 3\n")
+
+
+def _code(prompt: str) -> Answer:
+    """Code to the stated contract; the bug is fixed once the failure is in the prompt."""
+    contract = section(prompt, "How the output is checked")
+    feedback = section(prompt, "Feedback from earlier attempts")
+    module = "main" if "import main" in contract and "main.py" in contract else "solution"
+    named = re.search(r"define tests named exactly ([a-z_0-9, ]+)\.", contract)
+    name = named.group(1).split(",")[0].strip() if named else "test_it"
+    fixed = name in feedback and "assert" in feedback
+    return {"artifact_type": "code", "format": "python", "content": FIXED if fixed else BUGGY,
+            "tests": {"test_main.py": TESTS.format(module=module, name=name)},
+            "notes": "splits on any whitespace" if fixed else "first try"}
+
+
+# -- the word-limit scenario -----------------------------------------------------------
+LONG = " ".join(["graph"] * 60)
+SHORT = " ".join(["graph"] * 25)
+
+
+def _summary(prompt: str) -> Answer:
+    """Too long at first (claiming otherwise); shorter once the measured count is shown."""
+    feedback = section(prompt, "Feedback from earlier attempts")
+    measured = re.search(r"words: (\d+)", feedback)
+    text = SHORT if measured else LONG
+    return {"artifact_type": "doc", "format": "text", "content": text,
+            "metrics": {"words": 30.0}}
+
+
+# -- the decomposition scenario ----------------------------------------------------------
+ROWS = "region,amount\nnorth,3\nsouth,4\neast,5"
+
+
+def _totals(prompt: str) -> Answer:
+    inputs = section(prompt, "Inputs")
+    amounts = [int(n) for n in re.findall(r"^\s*[a-z]+,(\d+)\s*$", inputs, flags=re.M)]
+    total = str(sum(amounts)) if amounts else "unknown (no rows were given)"
+    return {"artifact_type": "data", "format": "text", "content": f"total: {total}"}
+
+
+def resolve(prompt: str) -> Answer:
+    goal = section(prompt, "Goal").lower()
+    if "count_words" in goal:
+        return _code(prompt)
+    if "summary of what a graph database is" in goal:
+        return _summary(prompt)
+    if "parse the sales rows" in goal:
+        return {"artifact_type": "data", "format": "csv", "content": ROWS}
+    if "total the parsed" in goal:
+        return _totals(prompt)
+    return {"artifact_type": "doc", "format": "text", "content": f"a first draft for: {goal}"}
+
+
+def generate_feedback(prompt: str) -> Answer:
+    """A diagnosis from the violation trace, citing it; blind without the trace."""
+    trace = section(prompt, "Violation trace")
+    ids = re.findall(r"constraint_id: (constraint:[0-9a-z]+)", trace)
+    if not ids:
+        return {"summary": "something failed", "failure_mode": "unknown_failure"}
+    if "test_counts" in trace and "assert" in trace:
+        return {"summary": "runs of whitespace are counted as words", "failure_mode":
+                "splits_on_single_spaces", "per_constraint": [{
+                    "constraint_id": ids[0], "diagnosis": "split(' ') keeps empty strings",
+                    "fix": "split on any whitespace", "evidence": "test_counts FAILED"}]}
+    words = re.search(r"words: (\d+)", trace)
+    if words:
+        return {"summary": f"the text has {words.group(1)} words", "failure_mode":
+                "text_too_long", "per_constraint": [{
+                    "constraint_id": ids[0], "diagnosis": "too many words",
+                    "fix": "cut it down", "evidence": f"violated_by words: {words.group(1)}"}]}
+    return {"summary": "a constraint failed", "failure_mode": "unknown_failure"}
+
+
+def classify_leaf(prompt: str) -> Answer:
+    output = section(prompt, "Verified output")
+    goal = section(prompt, "Goal").lower()
+    if not output:  # nothing to judge from: it cannot be called done
+        return {"is_leaf": False, "leaf_kind": None, "leaf_reason": "no output was shown"}
+    if goal.startswith("report the total"):
+        return {"is_leaf": False, "leaf_kind": None, "leaf_reason": "two stages of work"}
+    return {"is_leaf": True, "leaf_kind": "atomic", "leaf_reason": "one bounded output"}
+
+
+def decompose(prompt: str) -> Answer:
+    return {"children": [
+        {"key": "parse", "goal_description": "Parse the sales rows of the ledger",
+         "goal_summary": "parse the sales rows", "relative_complexity": 1},
+        {"key": "totals", "goal_description": "Total the parsed sales rows",
+         "goal_summary": "total the parsed rows", "relative_complexity": 1}],
+        "dependencies": [{"child": "totals", "depends_on": "parse"}],
+        "rationale": "the total needs the rows"}
+
+
+def assemble(prompt: str) -> Answer:
+    parts = section(prompt, "Leaf outputs in tree order")
+    contents = re.findall(r"content: \|-?\n((?:    .*\n?)+)|content: (.+)", parts)
+    text = "\n".join((block.replace("\n    ", "\n").strip() if block else line.strip())
+                     for block, line in contents)
+    return {"content": text, "format": "text", "notes": "the parts in order"}
+
+
+def verify_semantic(prompt: str) -> Answer:
+    output = section(prompt, "Output to judge")
+    return {"checks": [{"constraint_id": c, "passed": bool(output), "sigma": 0.9,
+                        "rubric_trace": "judged on the output shown" if output
+                        else "no output was shown"} for c in constraint_ids(prompt)]}
+
+
+def select_constraints(prompt: str) -> Answer:
+    return {"constraint_ids": constraint_ids(prompt), "rationale": "each one matters"}
+
+
+def rank_resolvers(prompt: str) -> Answer:
+    ids = re.findall(r"(resolver:[a-z0-9\-]+)", section(prompt, "Candidate tools"))
+    return {"steps": [{"resolver_id": ids[0], "capability": "generate_code"}],
+            "ranking": [{"resolver_id": r, "score": 1.0, "reason": "listed"} for r in ids],
+            "rationale": "the first candidate"}
+
+
+def check_global_consistency(prompt: str) -> Answer:
+    return {"verdict": "SAT", "conflicts": []}
+
+
+# -- planning ---------------------------------------------------------------------------
+def plan_constraints(prompt: str) -> Answer:
+    goal = section(prompt, "Goal")
+    usd = re.search(r"\$(\d+)", goal)
+    days = re.search(r"(\d+) days", goal)
+    constraints = []
+    if usd:
+        constraints.append({"id": "budget", "title": f"costs at most ${usd.group(1)}",
+                            "kind": "explicit", "type": "logic", "metric": "cost_usd",
+                            "aggregation": "sum", "op": "<=", "limit": float(usd.group(1)),
+                            "unit": "USD", "source_text": usd.group(0)})
+    if days:
+        constraints.append({"id": "deadline", "title": f"done in {days.group(1)} days",
+                            "kind": "explicit", "type": "logic", "metric": "days",
+                            "aggregation": "critical_path", "op": "<=",
+                            "limit": float(days.group(1)), "unit": "days",
+                            "source_text": days.group(0)})
+    return {"constraints": constraints or [{"id": "done", "title": "it is done",
+                                            "kind": "implicit", "type": "semantic"}]}
+
+
+def plan_tasks(prompt: str) -> Answer:
+    """Estimates in the metrics the plan's constraints use, read from the prompt."""
+    metrics = re.findall(r"metric: ([a-z_]+)", section(prompt, "Constraints"))
+    estimates = {m: {"low": 1.0, "mid": 2.0, "high": 3.0} for m in metrics} or \
+        {"hours": {"low": 1.0, "mid": 2.0, "high": 3.0}}
+    return {"tasks": [
+        {"id": "design", "title": "design it", "type": "design", "estimates": estimates,
+         "confidence": 0.9},
+        {"id": "build", "title": "build it", "type": "build", "estimates": estimates,
+         "confidence": 0.9, "depends_on": ["design"]}]}
+
+
+def survey_approaches(prompt: str) -> Answer:
+    return {"surveys": []}
+
+
+def identify_constraints(prompt: str) -> Answer:
+    return {"constraints": [], "required_capabilities": ["generate_code"]}
+
+
+HANDLERS: dict[str, Callable[[str], Answer]] = {
+    "record_constraints": identify_constraints, "record_selection": select_constraints,
+    "record_tool_plan": rank_resolvers, "record_output": resolve,
+    "record_judgments": verify_semantic, "record_leaf": classify_leaf,
+    "record_decomposition": decompose, "record_feedback": generate_feedback,
+    "record_review": check_global_consistency, "record_assembly": assemble,
+    "record_plan_constraints": plan_constraints, "record_task_dag": plan_tasks,
+    "record_surveys": survey_approaches,
+}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: DoubleServer
+
+    def log_message(self, *args: Any) -> None:  # quiet
+        pass
+
+    def do_POST(self) -> None:
+        request = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        tool = request["tool_choice"]["name"]
+        prompt = request["messages"][-1]["content"]
+        self.server.prompts.append((tool, prompt))
+        answer = HANDLERS[tool](prompt)
+        body = json.dumps({
+            "id": f"msg_{len(self.server.prompts)}", "type": "message", "role": "assistant",
+            "model": "claude-opus-5", "stop_reason": "tool_use",
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": tool, "input": answer}],
+            # billed like a real answer: the system prompt and tool schema on top of the
+            # prompt, and the reasoning around the arguments
+            "usage": {"input_tokens": 1500 + len(prompt) // 3,
+                      "output_tokens": 300 + len(json.dumps(answer)) // 3}}).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class DoubleServer(ThreadingHTTPServer):
+    daemon_threads = True
+    prompts: list[tuple[str, str]]
+
+    def prompts_for(self, tool: str) -> list[str]:
+        return [p for t, p in self.prompts if t == tool]
+
+
+@contextmanager
+def model_double(settings: ClaudeSettings | None = None,
+                 ) -> Iterator[tuple[DoubleServer, ClaudeProposer]]:
+    """The double's server, and the kernel's real proposer for claude-code-0 reaching it
+    through the real SDK."""
+    server = DoubleServer(("127.0.0.1", 0), _Handler)
+    server.prompts = []
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    client = anthropic.Anthropic(api_key="sk-ant-local-test", max_retries=0, timeout=30,
+                                 base_url=f"http://127.0.0.1:{server.server_port}",
+                                 http_client=httpx2.Client(timeout=30))
+    try:
+        adapter = ClaudeCode(settings or ClaudeSettings(), client=client)
+        yield server, ClaudeProposer(adapter, delays=(0.0,))
+    finally:
+        server.shutdown()
+        server.server_close()
