@@ -89,6 +89,8 @@ def solve(store: GraphStore, request: SolveRequest, settings: KernelSettings | N
                          max_wall_seconds=request.max_wall_seconds)
     progress.report("phase", "recording the goal and its constraints")
     inputs = {**recorded, "intake": True} if request.intake else dict(recorded)
+    if stop_after_intake:  # however the confirmation arrives (a resume after `hire answer`)
+        inputs["stop_after_intake"] = True
     if request.suggestions:
         inputs["suggestions"] = [s.model_dump(mode="json") for s in request.suggestions]
     return start_and_solve(settings, store, request.goal, request.constraints, request.budget_usd,

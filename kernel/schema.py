@@ -43,9 +43,15 @@ def _backfill_captions(store: GraphStore) -> None:
     store.run("schema/backfill_captions")
 
 
+def _drop_unserved_capabilities(store: GraphStore) -> None:
+    store.run("schema/drop_unserved_capabilities", {"tags": ["package_install", "web_search"]})
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "boot graph: resolvers, capabilities, human actor", _load_boot_graph),
     Migration(2, "a caption on every node; one resolver cost field", _backfill_captions),
+    Migration(3, "codex-tools-0 claims only what its sandbox can do",
+              _drop_unserved_capabilities),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

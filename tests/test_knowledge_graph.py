@@ -117,7 +117,8 @@ def test_the_boot_queries_answer_from_the_graph(flywheel: Flywheel) -> None:
     # usage statistics and quality moved with the verified outcomes
     tool = flywheel.store.run("registry/get", {"id": built})[0]["resolver"]
     assert tool["usage_count"] == tool["success_count"] == 16
-    assert tool["q_executability"] > 0.9 and tool["q_completeness"] > 0.9
+    # the rows a tool reports are its claim (sigma 0.9 each), so completeness stays below
+    assert tool["q_executability"] > 0.9 and tool["q_completeness"] > 0.85
 
 
 def test_the_prompt_block_is_the_graph_content_recorded_with_its_proposal(

@@ -20,7 +20,7 @@ def test_init_loads_the_boot_graph_once(store: GraphStore) -> None:
     assert (first.from_version, first.to_version) == (0, LATEST_VERSION)
     assert first.applied == [m.name for m in MIGRATIONS]
     counts = {r["label"]: r["nodes"] for r in store.run("admin/count_by_label")}
-    assert counts["Resolver"] == 3 and counts["Actor"] == 1 and counts["Capability"] == 26
+    assert counts["Resolver"] == 3 and counts["Actor"] == 1 and counts["Capability"] == 24
 
     # A boot resolver's statistics change; a second init must not reset them.
     store.execute_adhoc("MATCH (r:Resolver {id: 'resolver:claude-code-0'}) SET r.usage_count = 7",
@@ -62,10 +62,10 @@ def test_a_graph_of_an_older_kernel_gets_captions_and_one_cost_field(
     initialised.run("schema/record_migration", {  # as a kernel that knew only v1 left it
         "id": "migration:0001", "name": "boot graph", "version": 1,
         "applied_at": "2026-01-01T00:00:00+00:00"})
-    initialised.execute_adhoc("MATCH (m:Migration {id: 'migration:0002'}) DETACH DELETE m", {},
+    initialised.execute_adhoc("MATCH (m:Migration) WHERE m.version > 1 DETACH DELETE m", {},
                               write=True)
     report = init_schema(initialised)
-    assert report.applied == [MIGRATIONS[1].name]
+    assert report.applied == [MIGRATIONS[1].name, MIGRATIONS[2].name]
     rows = initialised.execute_adhoc(
         "MATCH (n) WHERE n.id IN ['constraint:old', 'log:old', 'failure:old', 'resolver:old'] "
         "RETURN n.id AS id, n.caption AS caption, n.avg_cost AS usd, "
@@ -76,6 +76,32 @@ def test_a_graph_of_an_older_kernel_gets_captions_and_one_cost_field(
         {"id": "log:old", "caption": "RESOLVE using x", "usd": None, "micros": None},
         {"id": "resolver:old", "caption": "old", "usd": None, "micros": 250000.0},
     ]
+
+
+def test_an_older_boot_graph_stops_claiming_what_the_sandbox_cannot_do(
+        initialised: GraphStore) -> None:
+    """Migration 3: codex-tools-0 no longer provides web_search or package_install; a
+    capability another resolver provides stays."""
+    initialised.execute_adhoc(
+        "MATCH (r:Resolver {id: 'resolver:codex-tools-0'}) "
+        "SET r.capabilities = r.capabilities + ['web_search', 'package_install'] "
+        "CREATE (r)-[:PROVIDES]->(:Capability {id: 'capability:web_search', tag: 'web_search'}) "
+        "CREATE (r)-[:PROVIDES]->(p:Capability {id: 'capability:package_install', "
+        "tag: 'package_install'}) "
+        "CREATE (:Resolver {id: 'resolver:pip-0'})-[:PROVIDES]->(p)", {}, write=True)
+    initialised.execute_adhoc("MATCH (m:Migration {version: 3}) DETACH DELETE m", {},
+                              write=True)
+    initialised.run("schema/record_migration", {  # as a kernel that knew only v2 left it
+        "id": "migration:0002", "name": MIGRATIONS[1].name, "version": 2,
+        "applied_at": "2026-01-01T00:00:00+00:00"})
+    assert init_schema(initialised).applied == [MIGRATIONS[2].name]
+    rows = initialised.execute_adhoc(
+        "MATCH (c:Capability) WHERE c.tag IN ['web_search', 'package_install'] "
+        "OPTIONAL MATCH (r:Resolver)-[:PROVIDES]->(c) RETURN c.tag AS tag, r.id AS by",
+        {}, write=False).records()
+    assert rows == [{"tag": "package_install", "by": "resolver:pip-0"}]
+    codex = initialised.run("registry/get", {"id": "resolver:codex-tools-0"})[0]["resolver"]
+    assert not {"web_search", "package_install"} & set(codex["capabilities"])
 
 
 def test_processes_opening_one_fresh_graph_at_once_all_get_it(

@@ -37,7 +37,7 @@ class GoalExtraction(BaseModel):
 
     description: str = Field(min_length=1, description="the goal, stated formally and completely")
     summary: str = Field(min_length=1, max_length=120, description="a short name for the goal")
-    intent_class: IntentClass
+    intent_class: IntentClass = Field(description="the class of goal, from those shown")
     clarity: float = Field(ge=0.0, le=1.0, description="how well the intent pins the goal "
                            "down: 1 nothing vital is unstated, 0 it could mean anything")
     core_constraints: list[ProposedConstraint] = Field(

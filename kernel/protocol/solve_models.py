@@ -15,6 +15,10 @@ class _Out(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# What a goal produces: the input types the registered resolvers accept.
+Modality = Literal["text", "code", "json"]
+
+
 class ProposedConstraint(_Out):
     type: Literal["logic", "semantic"]
     domain: str = Field(min_length=1, description="software, cost, schedule, latency, ...")
@@ -41,20 +45,21 @@ class IdentifiedConstraints(_Out):
 class SelectedConstraints(_Out):
     constraint_ids: list[str] = Field(
         description="the constraints to verify: ids or exact titles of eligible ones")
-    rationale: str
+    rationale: str = Field(description="why these and no fewer")
 
 
 class PlanStep(_Out):
     resolver_id: str = Field(description="a registered resolver, e.g. resolver:claude-code-0")
     capability: str = Field(description="the capability tag it is used for")
-    params: dict[str, Any] = Field(default_factory=dict)
+    params: dict[str, Any] = Field(default_factory=dict, description="what the tool is given")
 
 
 class ResolverRanking(_Out):
-    steps: list[PlanStep] = Field(min_length=1)
+    steps: list[PlanStep] = Field(min_length=1, description=(
+        "the tools in the order they run; each step's output is the next one's input"))
     ranking: list[dict[str, Any]] = Field(default_factory=list,
                                 description="[{resolver_id, score, reason}] for every candidate")
-    rationale: str
+    rationale: str = Field(description="why this plan")
 
 
 class ResolutionOutput(_Out):
@@ -65,7 +70,7 @@ class ResolutionOutput(_Out):
     tests: dict[str, str] = Field(default_factory=dict, description="path -> test file text")
     metrics: dict[str, float] = Field(default_factory=dict,
                                       description="measured numbers the constraints refer to")
-    notes: str = ""
+    notes: str = Field(default="", description="what a reader should know about it")
 
     def workspace_files(self) -> dict[str, str]:
         """Path -> text as the sandbox lays the output out: the files, python ``content``
@@ -79,10 +84,10 @@ class ResolutionOutput(_Out):
 
 class SemanticCheck(_Out):
     constraint_id: str = Field(description="the judged constraint's id or exact title")
-    passed: bool
+    passed: bool = Field(description="the output meets the constraint")
     sigma: float = Field(ge=0, le=1, description="confidence in the judgment (below 1)")
     rubric_trace: str = Field(description="why, in a sentence")
-    repair_suggestion: str = ""
+    repair_suggestion: str = Field(default="", description="what would make it pass")
 
 
 class SemanticVerification(_Out):
@@ -92,10 +97,10 @@ class SemanticVerification(_Out):
 
 class ProposedChild(_Out):
     key: str = Field(description="a short unique name used in dependencies")
-    goal_description: str
+    goal_description: str = Field(description="the part's goal, stated completely")
     goal_summary: str = Field(description="a short name; script entries match it by glob")
-    modality: str = "text"
-    relative_complexity: float = Field(gt=0)
+    modality: Modality = Field(default="text", description="what the part produces")
+    relative_complexity: float = Field(gt=0, description="its share of the budget, relative")
 
 
 class Dependency(_Out):
@@ -104,16 +109,17 @@ class Dependency(_Out):
 
 
 class Decomposition(_Out):
-    children: list[ProposedChild] = Field(min_length=1)
-    dependencies: list[Dependency] = Field(default_factory=list)
-    rationale: str
+    children: list[ProposedChild] = Field(min_length=1, description="the fewest parts")
+    dependencies: list[Dependency] = Field(
+        default_factory=list, description="which part needs which part's output first")
+    rationale: str = Field(description="why this split")
 
 
 class LeafClassification(_Out):
-    is_leaf: bool
+    is_leaf: bool = Field(description="one bounded piece of work that needs no split")
     leaf_kind: Literal["atomic", "off_the_shelf", "contracted", "constraint_exhausted"] | None = \
         Field(description="required when is_leaf; null otherwise")
-    leaf_reason: str
+    leaf_reason: str = Field(description="why, in a sentence")
 
 
 class ConstraintFeedback(_Out):
@@ -136,20 +142,22 @@ class Feedback(_Out):
 
 
 class CapabilityGap(_Out):
-    capability_tag: str = Field(pattern=r"^[a-z0-9_]+$")
-    build_constraints: list[ProposedConstraint] = Field(default_factory=list)
+    capability_tag: str = Field(pattern=r"^[a-z0-9_]+$", description="the missing capability")
+    build_constraints: list[ProposedConstraint] = Field(
+        default_factory=list, description="what a tool providing it must meet")
     buildable: bool = Field(description="can software built here provide it")
-    rationale: str
+    rationale: str = Field(description="why it is missing, from the failures shown")
 
 
 class Conflict(_Out):
     nodes_involved: list[str] = Field(description="goal ids or summaries of the leaves in conflict")
-    description: str
-    coupling_constraints: list[ProposedConstraint] = Field(default_factory=list)
+    description: str = Field(description="what contradicts what")
+    coupling_constraints: list[ProposedConstraint] = Field(
+        default_factory=list, description="constraints that would resolve it, on both")
 
 
 class ConsistencyReview(_Out):
-    verdict: Literal["SAT", "UNSAT"]
+    verdict: Literal["SAT", "UNSAT"] = Field(description="SAT: the outputs agree")
     conflicts: list[Conflict] = Field(default_factory=list, description="when UNSAT")
 
 

@@ -59,6 +59,9 @@ def resume(store: GraphStore, run_id: str, data_dir: Path,
         root = finish_start(kernel, config["goal"], _core(config), config["budget_usd"],
                             config["time_seconds"], config.get("max_attempts", 5),
                             intake=bool(config.get("intake")))
+        # `kernel intake` stops once the goal is confirmed, by whichever resume confirms it
+        kernel.stop_after_intake = bool(config.get("stop_after_intake")) and \
+            kernel.tree.get(root).intake != "done"
         return _drive(kernel, root, lease, on_step)
 
 

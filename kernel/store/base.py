@@ -154,7 +154,10 @@ class GraphStore(ABC):
     def _check_hit(self, query: NamedQuery, text: str, values: dict[str, Any],
                    cached: list[Row]) -> None:
         actual = self._execute(query, text, values)
-        if actual != cached:
+        # With no write of ours at all, another process changed the graph (a run
+        # whose lease was taken over): no '// changes:' list is at fault, and the run's
+        # guarded commit tells this process it lost the run.
+        if actual != cached and self._writes:
             raise StaleReadError(
                 f"the read cache served a stale answer for {query.name}: one of the writes "
                 f"since it was read ({', '.join(self._writes) or 'none'}) changed it, "

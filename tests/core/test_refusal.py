@@ -38,7 +38,8 @@ FACTS = {"operation": "resolve", "goal": "Ship it", "needed_usd": 1.5, "needed_s
          "constraints": "exit 1 on a missing column", "capabilities": "fault_localization",
          "failure": "invalid_output", "children": "node:1, node:2", "best": 700, "op": "<=",
          "what": "constraints 'c2' and 'c3' together", "searched": "",
-         "reached": "'c2' reaches at best 35.5 against <= 24", "which": "one of them"}
+         "reached": "'c2' reaches at best 35.5 against <= 24", "which": "one of them",
+         "figure": "cost_usd = 0.026"}
 
 
 @pytest.mark.parametrize("reason", list(RefusalReason))

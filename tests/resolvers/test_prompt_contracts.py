@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from kernel.bench.examples import EXAMPLES, EXAMPLES_DIR
+from kernel.core.envelopes import ConstraintSpec, Provenance
+from kernel.plan.session import plan_goal
 from kernel.protocol import Resolution, ResolveRequest
 from kernel.protocol import operations as ops
 from kernel.protocol.operations import MODEL_OPERATIONS, STANDARD_INPUTS
@@ -61,16 +63,45 @@ class _Recording(ScriptedProposer):
         return super().propose(request, occurrence)
 
 
-def _run_example(store: GraphStore, tmp_path: Path, name: str) -> list[ResolveRequest]:
-    example = next(e for e in EXAMPLES if e.name == name)
-    proposer = _Recording.from_file(EXAMPLES_DIR / f"{name}.script.yaml")
+def _recording(script: Path) -> _Recording:
+    proposer = _Recording.from_file(script)
     assert isinstance(proposer, _Recording)
     proposer.requests = []
-    args = list(example.args)
-    core = [parse_constraint(args[i + 1]) for i, a in enumerate(args) if a == "-c"]
-    budget = float(args[args.index("--budget") + 1]) if "--budget" in args else 5.0
-    kernel, root = start(store, example.goal, core, budget, 900, proposer, tmp_path,
-                         default_workspace_root())
+    return proposer
+
+
+def _run_example(store: GraphStore, tmp_path: Path, name: str) -> list[ResolveRequest]:
+    """The model's requests of a shipped example: the solve examples as `kernel bench`
+    runs them, the intake example, one flywheel goal (gap detection) and a plan."""
+    if name == "momentum-strategy":
+        proposer = _recording(EXAMPLES_DIR / f"{name}.plan.yaml")
+        assert proposer.script.example is not None
+        plan_goal(store, tmp_path, proposer.script.example.goal, proposer,
+                  {"proposer": "scripted"}, 5.0, 3600)
+        return proposer.requests
+    if name == "flywheel":
+        proposer = _recording(EXAMPLES_DIR / "flywheel" / "script.yaml")
+        goal, core = "Fetch the EUR to USD exchange rate", [ConstraintSpec(
+            type="logic", domain="data", title="reports a positive rate",
+            payload={"check": "arith", "expr": "rate > 0"},
+            provenance=Provenance(source="human"))]  # as seeds/examples/flywheel/goals.yaml
+        kernel, root = start(store, goal, core, 3.0, 600, proposer, tmp_path,
+                             default_workspace_root(), max_attempts=2)
+        solve(kernel, root)  # parks on a person for the missing capability
+        return [r for r in proposer.requests if r.operation in MODEL_OPERATIONS]
+    if name == "intake":
+        proposer = _recording(EXAMPLES_DIR / "intake.script.yaml")
+        goal, core, budget, extra = "fix the auth thing", [], 5.0, {"intake": True}
+    else:
+        example = next(e for e in EXAMPLES if e.name == name)
+        proposer = _recording(EXAMPLES_DIR / f"{name}.script.yaml")
+        args = list(example.args)
+        core = [parse_constraint(args[i + 1]) for i, a in enumerate(args) if a == "-c"]
+        budget = float(args[args.index("--budget") + 1]) if "--budget" in args else 5.0
+        goal, extra = example.goal, {}
+    kernel, root = start(store, goal, core, budget, 900, proposer, tmp_path,
+                         default_workspace_root(), extra=extra)
+    kernel.human_prompt = None
     assert solve(kernel, root).status == "resolved"
     return [r for r in proposer.requests if r.operation in MODEL_OPERATIONS]
 
@@ -94,7 +125,8 @@ def _check_contract(request: ResolveRequest, prompt: str) -> None:
 
 
 @needs_sandbox
-@pytest.mark.parametrize("name", ["csv-cli", "ingest-pipeline"])
+@pytest.mark.parametrize("name", ["csv-cli", "ingest-pipeline", "intake", "flywheel",
+                                  "momentum-strategy"])
 def test_a_shipped_example_s_prompts_carry_their_inputs_and_match_the_reviewed_files(
         name: str, initialised_graph: GraphStore, tmp_path: Path) -> None:
     requests = _run_example(initialised_graph, tmp_path, name)

@@ -199,7 +199,8 @@ def test_the_shipped_pipeline_example_runs_from_the_cli(initialised_graph: Graph
         "--proposer", "scripted", "--script", str(script), "--json"], env=env)
     assert result.exit_code == 0, result.output
     outcome = json.loads(result.stdout)  # stdout alone: progress lines go to stderr
-    assert (outcome["status"], outcome["sigma_system"]) == ("resolved", 0.9)
+    # the root's latency is the parts' reported figure, a claim (0.9), over parts judged 0.9
+    assert (outcome["status"], outcome["sigma_system"]) == ("resolved", 0.81)
     goals = initialised_graph.run("goal/tree", {"run_id": outcome["run"]})
     assert sorted(g["summary"] for g in goals if g["stale"]) == [
         "stage: extract", "stage: load", "stage: transform"]

@@ -166,6 +166,10 @@ def test_a_headless_intake_parks_and_resumes_after_the_answer(
     answer.write_text(yaml.safe_dump({"description": "Make login tokens expire after one hour."}))
     _cli(initialised_graph, data_dir, "hire", "answer", review, "--intake", str(answer),
          "--no-resume")
+    # `kernel intake` stops once the goal is confirmed, however the answer arrived
+    confirmed = json.loads(_cli(initialised_graph, data_dir, "resume", parked["run"], "--json",
+                                code=3))
+    assert confirmed["stopped"] == "intake confirmed"
     done = json.loads(_cli(initialised_graph, data_dir, "resume", parked["run"], "--json"))
     assert done["status"] == "resolved"
     root = initialised_graph.run("goal/get", {"goal_id": done["root"]})[0]["view"]

@@ -29,10 +29,11 @@ GOAL = "write the release note"
 CORE = ["-c", "logic:size:words <= 50", "-c", "logic:quality:typos == 0"]
 SHORT_WITH_TYPOS = {"artifact_type": "doc", "format": "markdown",
                     "content": "Release 2.0: fastr imports.", "metrics": {"words": 30, "typos": 2}}
+# words are counted by the kernel; typos are the output's own claim
 CLEAN = {"artifact_type": "doc", "format": "markdown",
-         "content": "Release 2.0 makes imports faster.", "metrics": {"words": 40, "typos": 0}}
+         "content": "Release 2.0 makes imports faster.", "metrics": {"typos": 0}}
 TOO_LONG = {"artifact_type": "doc", "format": "markdown",
-            "content": "A very long release note.", "metrics": {"words": 80, "typos": 0}}
+            "content": " ".join(["A very long release note."] * 16), "metrics": {"typos": 0}}
 
 
 def _script(path: Path, model_output: dict[str, Any]) -> Path:

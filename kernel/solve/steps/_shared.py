@@ -14,10 +14,15 @@ from kernel.protocol.solve_models import ProposedConstraint
 from kernel.runtime.gate import CLAUDE_ID
 from kernel.runtime.kernel import Kernel
 from kernel.solve.checkable import proposed_spec
+from resolvers.codex_tools import RESOLVER_ID as CODEX_ID
 
 S = Status
 DEFAULT_CAPABILITY = "generate_code"
 SELF_MODEL = "resolver:self-model-0"
+# Registered, but never offered to resolve a goal: the self-model answers the kernel's
+# questions about itself, and codex-tools-0 runs the kernel's verification commands (it
+# writes no output of its own, so a goal "resolved" by it would be the model's text).
+NOT_RESOLVERS = frozenset({SELF_MODEL, CODEX_ID})
 
 
 def request_for(goal: GoalNode, operation: Operation[Any],

@@ -56,7 +56,9 @@ def assemble(k: Kernel, root: GoalNode) -> list[str]:
                                    payload={"goal_summary": root.summary, "parts": parts})
     proposal = ask(k, root.id, ops.ASSEMBLE, request)
     assembly: models.Assembly = proposal.output
-    whole = assembled_output(assembly, outputs)
+    own = [models.ResolutionOutput.model_validate_json(k.artifacts.read(root.output_artifact_id))
+           ] if root.output_artifact_id else []
+    whole = assembled_output(assembly, [*own, *outputs])
     attempt = int(tried.get("attempt", 0)) + 1
     if not (whole.content.strip() or any(t.strip() for t in whole.files.values())):
         return _refused(k, root, [{"constraint_id": "assembly", "passed": False,
@@ -85,8 +87,9 @@ def assemble(k: Kernel, root: GoalNode) -> list[str]:
 
 def assembled_output(assembly: models.Assembly, parts: list[models.ResolutionOutput],
                      ) -> models.ResolutionOutput:
-    """The deliverable as verification sees it: the parts' tests run against the
-    assembled code (an assembly's own test file of the same name wins)."""
+    """The deliverable as verification sees it: the tests of ``parts`` (the root's own
+    verified output first, then the leaves') run against the assembled code (a later
+    test file of the same name wins, the assembly's own last)."""
     tests = {path: text for part in parts for path, text in sorted(part.tests.items())}
     return models.ResolutionOutput(artifact_type="final", format=assembly.format,
                                    content=assembly.content, files=assembly.files,

@@ -33,7 +33,7 @@ from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
 from kernel.runtime.gate import CLAUDE_ID, ask
 from kernel.runtime.kernel import Kernel
-from kernel.solve.steps._shared import constraints_of, proposed_specs, request_for
+from kernel.solve.steps._shared import NOT_RESOLVERS, constraints_of, proposed_specs, request_for
 from kernel.solve.steps.hire import (
     BUDGET_TAG,
     budget_class,
@@ -122,7 +122,8 @@ def lookup_before_build(k: Kernel, goal: GoalNode, tag: str) -> dict[str, Any]:
     serves the goal's modality and has not been tried on this goal."""
     row = k.store.run("grow/lookup_before_build", {"tag": tag})[0]
     tried = {a.resolver_id for a in k.attempts.of_goal(goal.id)}
-    usable = [c for c in k.registry.candidates([tag], goal.modality) if c.id not in tried]
+    usable = [c for c in k.registry.candidates([tag], goal.modality)
+              if c.id not in tried and c.id not in NOT_RESOLVERS]
     failed_builds = sorted(b["id"] for b in row["builds"] if b["status"] == "infeasible")
     result: dict[str, Any] = {"tool": usable[0].id if usable else None, "failed_builds": failed_builds,
               "tools": sorted(t["id"] for t in row["tools"]),

@@ -8,6 +8,7 @@ from kernel.core.envelopes import (
 )
 from kernel.core.goal_node import GoalNode
 from kernel.kg import context as kg_context
+from kernel.protocol import ResolveRequest
 from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
 from kernel.runtime.gate import amount, ask
@@ -38,11 +39,22 @@ def resolve(k: Kernel, goal_id: str) -> list[str]:
     selected = constraints_of(k, goal_id, "selected")
     _, context = kg_context.block(k, goal, "resolve")
     inputs = prompt_inputs.dependency_inputs(k, goal)
-    request = request_for(goal, ops.RESOLVE, selected, context, inputs=inputs,
-                          sandbox=prompt_inputs.sandbox_contract(k.policy, selected))
-    request = request.model_copy(update={
-        "feedback": goal.feedback,
-        "input_artifact_ids": [*goal.input_artifact_ids, *(i["artifact_id"] for i in inputs)]})
+    ids = [*goal.input_artifact_ids, *(i["artifact_id"] for i in inputs)]
+    contract = prompt_inputs.sandbox_contract(k.policy, selected)
+
+    def step_request(given: list[dict]) -> ResolveRequest:
+        request = request_for(goal, ops.RESOLVE, selected, context, inputs=given,
+                              sandbox=contract)
+        return request.model_copy(update={"feedback": goal.feedback, "input_artifact_ids": ids})
+
+    # A plan of several steps runs them in order, each one's output handed to the next;
+    # the last one's output is the attempt's (earlier steps are paid as they run).
+    for number, step in enumerate(plan.steps[:-1], 1):
+        done = ask(k, goal_id, ops.RESOLVE, step_request(inputs), resolver_id=step.resolver_id,
+                   proposer=runner_for(k, step.resolver_id))
+        inputs = [*inputs, {"from_step": number, "resolver_id": step.resolver_id,
+                            "output": prompt_inputs.output_view(done.output)}]
+    request = step_request(inputs)
     proposal = ask(k, goal_id, ops.RESOLVE, request, resolver_id=plan.final_resolver_id, pay=False,
                    proposer=runner_for(k, plan.final_resolver_id))
     output: models.ResolutionOutput = proposal.output

@@ -21,7 +21,7 @@ from kernel.runtime.gate import CLAUDE_ID, ask
 from kernel.runtime.kernel import Kernel
 from kernel.solve.steps._shared import (
     DEFAULT_CAPABILITY,
-    SELF_MODEL,
+    NOT_RESOLVERS,
     S,
     constraints_of,
     enter,
@@ -62,10 +62,10 @@ def _candidates(k: Kernel, goal: GoalNode, capabilities: list[str],
     goals of this kind even when their capability tags do not name what identification
     asked for, unless they have already failed on this very goal."""
     candidates = [c for c in k.registry.candidates(capabilities, goal.modality)
-                  if c.id != SELF_MODEL]
+                  if c.id not in NOT_RESOLVERS]
     failed_here = {a.resolver_id for a in k.attempts.tried(goal) if a.verdict == "UNSAT"}
     proven = {o.resolver_id for o in outcomes if o.successes > 0} - \
-        {c.id for c in candidates} - failed_here - {SELF_MODEL}
+        {c.id for c in candidates} - failed_here - NOT_RESOLVERS
     if proven:
         candidates += [c for c in k.registry.candidates([], goal.modality) if c.id in proven]
     return candidates
