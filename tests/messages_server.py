@@ -85,14 +85,29 @@ KINDS = ("not_json", "null", "array", "empty", "no_usage", "truncated", "negativ
          "reset", "short_body")
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
+class QuietHandler(BaseHTTPRequestHandler):
+    """A Messages API endpoint's plumbing: the request as JSON, an answer as bytes."""
 
     def log_message(self, *args: Any) -> None:  # quiet
         pass
 
+    def read_request(self) -> dict[str, Any]:
+        return dict(json.loads(self.rfile.read(int(self.headers["content-length"]))))
+
+    def answer(self, status: int, headers: dict[str, str], body: bytes) -> None:
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class _Handler(QuietHandler):
+    server: _Server
+
     def do_POST(self) -> None:
-        request = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        request = self.read_request()
         self.server.requests.append(request)
         tool = request.get("tool_choice", {}).get("name", "tool")
         kind = self.server.kind
@@ -110,13 +125,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
             self.connection.close()
             return
-        status, headers, body = _body(kind, tool)
-        self.send_response(status)
-        for name, value in headers.items():
-            self.send_header(name, value)
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        self.answer(*_body(kind, tool))
 
 
 class _Server(ThreadingHTTPServer):
@@ -130,13 +139,21 @@ def messages_server(kind: str) -> Iterator[tuple[_Server, anthropic.Anthropic]]:
     """The server answering every request with ``kind``, and a real client pointed at it."""
     server = _Server(("127.0.0.1", 0), _Handler)
     server.kind, server.requests = kind, []
+    with local_client(server, max_retries=1, timeout=10) as client:
+        yield server, client
+
+
+@contextmanager
+def local_client(server: ThreadingHTTPServer, max_retries: int,
+                 timeout: float) -> Iterator[anthropic.Anthropic]:
+    """``server`` serving in a thread, and a real client pointed at it; shut down after."""
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    client = anthropic.Anthropic(api_key="sk-ant-local-test", max_retries=1, timeout=10,
-                                 base_url=f"http://127.0.0.1:{server.server_port}",
-                                 http_client=httpx2.Client(timeout=10))
+    client = anthropic.Anthropic(api_key="sk-ant-local-test", max_retries=max_retries,
+                                 timeout=timeout, base_url=f"http://127.0.0.1:{server.server_port}",
+                                 http_client=httpx2.Client(timeout=timeout))
     try:
-        yield server, client
+        yield client
     finally:
         server.shutdown()
         server.server_close()

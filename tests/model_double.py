@@ -13,17 +13,14 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
-
-import anthropic
-import httpx2
 
 from kernel.proposals import ClaudeProposer
 from resolvers.claude.adapter import ClaudeCode, ClaudeSettings
+from tests.messages_server import QuietHandler, local_client
 
 Answer = dict[str, Any]
 
@@ -231,14 +228,11 @@ HANDLERS: dict[str, Callable[[str], Answer]] = {
 }
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     server: DoubleServer
 
-    def log_message(self, *args: Any) -> None:  # quiet
-        pass
-
     def do_POST(self) -> None:
-        request = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        request = self.read_request()
         tool = request["tool_choice"]["name"]
         prompt = request["messages"][-1]["content"]
         self.server.prompts.append((tool, prompt))
@@ -251,11 +245,7 @@ class _Handler(BaseHTTPRequestHandler):
             # prompt, and the reasoning around the arguments
             "usage": {"input_tokens": 1500 + len(prompt) // 3,
                       "output_tokens": 300 + len(json.dumps(answer)) // 3}}).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        self.answer(200, {"content-type": "application/json"}, body)
 
 
 class DoubleServer(ThreadingHTTPServer):
@@ -273,14 +263,6 @@ def model_double(settings: ClaudeSettings | None = None,
     through the real SDK."""
     server = DoubleServer(("127.0.0.1", 0), _Handler)
     server.prompts = []
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    client = anthropic.Anthropic(api_key="sk-ant-local-test", max_retries=0, timeout=30,
-                                 base_url=f"http://127.0.0.1:{server.server_port}",
-                                 http_client=httpx2.Client(timeout=30))
-    try:
+    with local_client(server, max_retries=0, timeout=30) as client:
         adapter = ClaudeCode(settings or ClaudeSettings(), client=client)
         yield server, ClaudeProposer(adapter, delays=(0.0,))
-    finally:
-        server.shutdown()
-        server.server_close()
