@@ -42,8 +42,8 @@ def section(prompt: str, heading: str) -> str:
 
 
 def constraint_ids(prompt: str) -> list[str]:
-    return re.findall(r"^- (constraint:[0-9a-z]+) ", section(prompt, "Constraints") or
-                      section(prompt, "Eligible constraints"), flags=re.M)
+    """The constraints the prompt lists (a line each: '- constraint:ID [type/domain] ...')."""
+    return re.findall(r"^- (constraint:[0-9a-z]+) \[", prompt, flags=re.M)
 
 
 # -- the code scenario ---------------------------------------------------------------
@@ -213,12 +213,30 @@ def survey_approaches(prompt: str) -> Answer:
     return {"surveys": []}
 
 
+# -- intake ---------------------------------------------------------------------------
+def extract_goal(prompt: str) -> Answer:
+    """Clear once the person's answers are in the prompt; a class only from those shown."""
+    said = section(prompt, "A person stated what they want")
+    answers = re.findall(r"answer: (.+)", section(prompt, "The person's answers"))
+    classes = re.findall(r"^([a-z_]+):", section(prompt, "Intent classes"), flags=re.M)
+    known = "fix_defect" if "fix_defect" in classes else "not_shown"
+    if not answers:
+        return {"description": said, "summary": said[:60], "intent_class": known,
+                "clarity": 0.3, "questions": ["Which tokens?"]}
+    return {"description": f"Make {answers[0]} expire after one hour", "summary":
+            f"expire {answers[0]}", "intent_class": known, "clarity": 0.9,
+            "core_constraints": [{"type": "semantic", "domain": "security", "explicit": True,
+                                  "title": "expired tokens are refused",
+                                  "payload": {"rubric": "a request with one is refused"}}]}
+
+
 def identify_constraints(prompt: str) -> Answer:
     return {"constraints": [], "required_capabilities": ["generate_code"]}
 
 
 HANDLERS: dict[str, Callable[[str], Answer]] = {
-    "record_constraints": identify_constraints, "record_selection": select_constraints,
+    "record_goal": extract_goal, "record_constraints": identify_constraints,
+    "record_selection": select_constraints,
     "record_tool_plan": rank_resolvers, "record_output": resolve,
     "record_judgments": verify_semantic, "record_leaf": classify_leaf,
     "record_decomposition": decompose, "record_feedback": generate_feedback,

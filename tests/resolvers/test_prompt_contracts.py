@@ -27,6 +27,8 @@ from resolvers.claude.adapter import render_prompt, render_value, template_input
 from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer
 from tests.sandbox_support import needs_sandbox
+from tests.solve.test_tool_plans import GOAL as TWO_STEP_GOAL
+from tests.solve.test_tool_plans import two_step_script
 
 GOLDEN = Path(__file__).parents[1] / "golden" / "prompts"
 DOC = Path(__file__).parents[2] / "docs" / "prompts.md"
@@ -89,7 +91,10 @@ def _run_example(store: GraphStore, tmp_path: Path, name: str) -> list[ResolveRe
                              default_workspace_root(), max_attempts=2)
         solve(kernel, root)  # parks on a person for the missing capability
         return [r for r in proposer.requests if r.operation in MODEL_OPERATIONS]
-    if name == "intake":
+    if name == "two-step-plan":  # a ranking between tools, and a plan of two steps
+        proposer = _recording(two_step_script(store, tmp_path))
+        goal, core, budget, extra = TWO_STEP_GOAL, [], 2.0, {}
+    elif name == "intake":
         proposer = _recording(EXAMPLES_DIR / "intake.script.yaml")
         goal, core, budget, extra = "fix the auth thing", [], 5.0, {"intake": True}
     else:
@@ -126,7 +131,7 @@ def _check_contract(request: ResolveRequest, prompt: str) -> None:
 
 @needs_sandbox
 @pytest.mark.parametrize("name", ["csv-cli", "ingest-pipeline", "intake", "flywheel",
-                                  "momentum-strategy"])
+                                  "momentum-strategy", "two-step-plan"])
 def test_a_shipped_example_s_prompts_carry_their_inputs_and_match_the_reviewed_files(
         name: str, initialised_graph: GraphStore, tmp_path: Path) -> None:
     requests = _run_example(initialised_graph, tmp_path, name)

@@ -13,6 +13,7 @@ import pytest
 from kernel.core.envelopes import ConstraintSpec, Provenance
 from kernel.core.ledger import load_entries
 from kernel.plan.session import plan_goal
+from kernel.protocol.intake_models import IntakeAnswer
 from kernel.protocol.solve_models import ResolutionOutput
 from kernel.runtime.start import start
 from kernel.solve.dispatch import solve
@@ -112,18 +113,44 @@ def test_every_call_s_prompt_and_cost_are_in_the_ledger(initialised_graph: Graph
     assert all(re.fullmatch(r"[0-9a-f]{64}", e.data()["request"]["fingerprint"]) for e in entries)
 
 
+def _person(question: dict) -> IntakeAnswer:  # type: ignore[type-arg]
+    """Answers the clarifying question, then confirms the goal as understood."""
+    if question["kind"] == "clarify":
+        return IntakeAnswer(answers=["login tokens"])
+    return IntakeAnswer(verdict="confirm")
+
+
+def test_intake_asks_then_commits_to_the_goal_the_answer_made_clear(
+        initialised_graph: GraphStore, tmp_path: Path) -> None:
+    with model_double() as (server, proposer):
+        kernel, root = start(initialised_graph, "fix the auth thing", [], 2.0, 900, proposer,
+                             tmp_path, default_workspace_root(), extra={"intake": True})
+        kernel.human_prompt = _person
+        outcome = solve(kernel, root)
+    assert outcome.status == "resolved", outcome
+    goal = kernel.tree.get(root)
+    assert goal.description == "Make login tokens expire after one hour"
+    first, second = server.prompts_for("record_goal")
+    assert "login tokens" in second and "login tokens" not in first
+    titles = [c.title for c in kernel.constraints.get_many(
+        kernel.constraints.roles(root)["core"])]
+    assert titles == ["expired tokens are refused"]
+
+
 # Each (template, input) whose removal must break a scenario, and the scenario it breaks.
 ABLATIONS = [
     ("resolve", "feedback", "code"), ("resolve", "sandbox", "code"),
     ("generate_feedback", "violations", "code"),
     ("resolve", "inputs", "parts"), ("assemble", "parts", "parts"),
     ("resolve", "feedback", "words"), ("plan_tasks", "planned_constraints", "plan"),
+    ("extract_goal", "clarifications", "intake"), ("extract_goal", "intent_classes", "intake"),
 ]
 SCENARIOS = {
     "code": test_code_with_a_wrong_first_attempt_is_fixed_from_the_failure_in_the_prompt,
     "parts": test_a_part_totals_the_rows_its_dependency_produced,
     "words": test_a_word_limit_is_decided_on_the_words_the_kernel_counts,
     "plan": test_a_plan_estimates_the_metrics_its_constraints_name,
+    "intake": test_intake_asks_then_commits_to_the_goal_the_answer_made_clear,
 }
 
 
@@ -162,3 +189,4 @@ def test_a_tree_of_about_a_fifth_of_a_dollar_resolves_within_a_budget_of_0_6(
     assert 0.15 < spent < 0.3, spent
     result = replay(store_settings(initialised_graph, data_dir), run_id)
     assert result.divergence is None and result.identical, result
+

@@ -26,11 +26,11 @@ class _Recording(ScriptedProposer):
         return super().propose(request, occurrence)
 
 
-def test_a_two_step_plan_hands_the_first_step_s_output_to_the_second(
-        initialised_graph: GraphStore, tmp_path: Path) -> None:
-    Registry(initialised_graph).register(ResolverSpec(
+def two_step_script(graph: GraphStore, tmp_path: Path) -> Path:
+    """A second model-backed tool registered, and a script ranking a plan of two steps."""
+    Registry(graph).register(ResolverSpec(
         id=OUTLINER, label="outliner", capabilities=["generate_code"]))
-    entries = [
+    return s.write(tmp_path / "script.yaml", [
         s.identify("write a release*"),
         {"operation": "rank_resolvers", "goal": "write a release*", "output": {
             "rationale": "outline, then write", "steps": [
@@ -39,9 +39,13 @@ def test_a_two_step_plan_hands_the_first_step_s_output_to_the_second(
         s.resolve("write a release*", "1. flags 2. examples"),
         s.resolve("write a release*", "The tool takes --file and --column."),
         s.leaf("write a release*", True),
-    ]
+    ])
+
+
+def test_a_two_step_plan_hands_the_first_step_s_output_to_the_second(
+        initialised_graph: GraphStore, tmp_path: Path) -> None:
     proposer = _Recording(ScriptedProposer.from_file(
-        s.write(tmp_path / "script.yaml", entries)).script)
+        two_step_script(initialised_graph, tmp_path)).script)
     proposer.asked = []
     kernel, root = start(initialised_graph, GOAL, [], 2.0, 600, proposer, tmp_path,
                          default_workspace_root())
