@@ -20,6 +20,7 @@ from resolvers.sandbox.policy import Constitution
 EXCERPT_CHARS = 4000
 # What the kernel counts in an output itself; a reported number of the same name is ignored.
 MEASURED = ("words", "lines", "bytes", "chars")
+COUNTED = ("tests_passed", "tests_failed", "tests_total", "test_seconds")  # verification's
 
 
 def capped(text: str, pointer: str, limit: int = EXCERPT_CHARS) -> str:
@@ -87,8 +88,9 @@ def sandbox_contract(policy: Constitution, constraints: list[Constraint]) -> str
         "- A test constraint holds when every test it names passes: "
         + (f"define tests named exactly {', '.join(tests)}." if tests
            else "none is selected here."),
-        f"- The kernel measures {', '.join(MEASURED)} of `content` and the test counts "
-        "itself; report in `metrics` only other numbers, which are judged as claims.",
+        f"- The kernel measures {', '.join(MEASURED)} of `content`, and {', '.join(COUNTED)} "
+        "of the test run, itself; report in `metrics` only other numbers, which are "
+        "judged as claims.",
     ]
     if metrics:
         lines.append(f"- Decided exactly over the metrics: {'; '.join(metrics)}.")

@@ -48,7 +48,12 @@ def verify(k: Kernel, goal: GoalNode, constraints: list[Constraint],
     arithmetic = [c for c in constraints if is_arithmetic(c)]
     tested = [c for c in constraints if c.type == ConstraintType.LOGIC
               and c.payload.get("check") == "test"]
-    known = {**measured_metrics(output), "cost_usd": micros_to_usd(goal.cost_spent),
+    counted: dict[str, float] = {}
+    if tested:  # first: what the run counted is a fact the arithmetic may name
+        ran, counted = _run_tests(k, goal, tested, output)
+        checks.update(ran)
+    known = {**measured_metrics(output), **counted,
+             "cost_usd": micros_to_usd(goal.cost_spent),
              "seconds": ms_to_seconds(goal.time_spent)}
     facts = {**part_facts([output.metrics]), **output.metrics, **known}
     for constraint in arithmetic:
@@ -57,8 +62,6 @@ def verify(k: Kernel, goal: GoalNode, constraints: list[Constraint],
         if constraint.type == ConstraintType.LOGIC and \
                 constraint.payload.get("check") == "tool_contract":
             checks[constraint.id] = _contract_check(k, constraint, output)
-    if tested:
-        checks.update(_run_tests(k, goal, tested, output))
     for constraint in constraints:
         if constraint.id not in checks:
             judged.append(constraint)
@@ -144,7 +147,9 @@ def _is_script_tool(k: Kernel, resolver_id: str) -> bool:
 
 
 def _run_tests(k: Kernel, goal: GoalNode, tested: list[Constraint],
-               output: ResolutionOutput) -> dict[str, Check]:
+               output: ResolutionOutput) -> tuple[dict[str, Check], dict[str, float]]:
+    """The test constraints' checks, and what the run counted (tests_passed,
+    tests_failed, tests_total and test_seconds, from the report and the runner)."""
     request = ops.RUN_TESTS.request(goal.id, payload={"files": output.workspace_files(),
                                                          "tests": sorted(output.tests)})
     proposal = ask(k, goal.id, ops.RUN_TESTS, request, resolver_id="resolver:codex-tools-0",
@@ -172,7 +177,11 @@ def _run_tests(k: Kernel, goal: GoalNode, tested: list[Constraint],
             repair_suggestion=None if passed else {"fix": "make these tests pass",
                                                    "failing": sorted(t for t, s in statuses.items()
                                                                      if s != "PASSED")})
-    return checks
+    counted = {"tests_total": float(len(verdicts)),
+               "tests_passed": float(sum(v == "passed" for v in verdicts.values())),
+               "tests_failed": float(sum(v in ("failed", "error") for v in verdicts.values())),
+               "test_seconds": float(result.get("seconds") or 0.0)}
+    return checks, counted
 
 
 def report_verdicts(result: Mapping[str, Any]) -> tuple[dict[str, str], str | None, str | None]:

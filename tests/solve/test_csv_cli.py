@@ -125,3 +125,20 @@ def test_without_bubblewrap_the_run_stops_resumable_and_blames_nothing_on_the_go
     resumed = resume(initialised_graph, kernel.run.run_id, tmp_path, proposer=proposer)
     assert (resumed.status, resumed.stopped) == ("resolved", None)
     assert [a.verdict for a in kernel.attempts.of_goal(root)] == ["UNSAT", "SAT"]
+
+
+def test_the_test_counts_are_facts_the_kernel_measured(
+        initialised_graph: GraphStore, tmp_path: Path, workspaces: Path) -> None:
+    none_failed = ConstraintSpec(type="logic", domain="software", title="no test fails",
+                                 payload={"check": "arith", "expr": "tests_failed == 0"},
+                                 provenance=Provenance(source="human"))
+    proposer = ScriptedProposer.from_file(seeds_dir() / "examples" / "csv-cli.script.yaml")
+    kernel, root = start(initialised_graph, GOAL, [*CORE, none_failed], budget_usd=5.0,
+                         time_seconds=600, proposer=proposer, data_dir=tmp_path,
+                         workspace_root=workspaces)
+    assert solve(kernel, root).status == "resolved"
+    first, second = kernel.attempts.of_goal(root)
+    counted = [c for a in (first, second) for c in a.verification.checks  # type: ignore[union-attr]
+               if c.detail.get("expression") == "tests_failed == 0"]
+    assert [(c.passed, c.sigma_i, c.detail["facts"]) for c in counted] == [
+        (False, 1.0, {"tests_failed": 1.0}), (True, 1.0, {"tests_failed": 0.0})]
