@@ -56,7 +56,7 @@ def test_init_then_status(kernel: Kernel) -> None:
     _, out = kernel("status", "--json")
     status = json.loads(out)
     assert status["nodes"]["Resolver"] == 3
-    assert status["relationships"]["PROVIDES"] == 26
+    assert status["relationships"]["PROVIDES"] == 24
     assert status["store"]["schema"] == LATEST_VERSION
 
 
@@ -77,10 +77,10 @@ def test_export_import_round_trip(kernel: Kernel, tmp_path: Path) -> None:
     kernel("db", "init")
     first = tmp_path / "a.jsonl"
     _, out = kernel("graph", "export", str(first))
-    assert "exported 30 nodes and 26 relationships" in out
+    assert "exported 28 nodes and 24 relationships" in out
     kernel("db", "reset", "--yes")
     _, out = kernel("graph", "import", str(first))
-    assert "imported 30 nodes" in out
+    assert "imported 28 nodes" in out
     second = tmp_path / "b.jsonl"
     kernel("graph", "export", str(second))
     assert first.read_text() == second.read_text()
