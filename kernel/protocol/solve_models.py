@@ -15,8 +15,10 @@ class _Out(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-# What a goal produces: the input types the registered resolvers accept.
-Modality = Literal["text", "code", "json"]
+# What a goal works in: text, code and json are what registered tools accept; image,
+# sketch and spec are inputs a person or a future tool reads; physical is work in the
+# world, which only a person (HIRE) can do.
+Modality = Literal["text", "code", "json", "image", "sketch", "spec", "physical"]
 
 
 class ProposedConstraint(_Out):
