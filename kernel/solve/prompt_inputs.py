@@ -11,39 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel.core.envelopes import Constraint, ConstraintType
+from kernel.core.envelopes import Constraint
 from kernel.core.goal_node import GoalNode
 from kernel.protocol.solve_models import ResolutionOutput
 from kernel.runtime.kernel import Kernel
+from kernel.solve.output_view import output_view
+from kernel.solve.verification import COUNTED, MEASURED, is_arithmetic, method_of
 from resolvers.sandbox.policy import Constitution
-
-EXCERPT_CHARS = 4000
-# What the kernel counts in an output itself; a reported number of the same name is ignored.
-MEASURED = ("words", "lines", "bytes", "chars")
-COUNTED = ("tests_passed", "tests_failed", "tests_total", "test_seconds")  # verification's
-
-
-def capped(text: str, pointer: str, limit: int = EXCERPT_CHARS) -> str:
-    """``text``, or its first ``limit`` characters and where the rest is."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}\n[... {len(text) - limit} more characters: {pointer}]"
-
-
-def output_view(output: ResolutionOutput, artifact_id: str | None = None) -> dict[str, Any]:
-    """An output as a prompt shows it: its text, files and tests, each capped."""
-    pointer = f"kernel artifact show {artifact_id}" if artifact_id else "not stored"
-    view: dict[str, Any] = {"artifact_type": output.artifact_type, "format": output.format,
-                            "content": capped(output.content, pointer)}
-    for field in ("files", "tests"):
-        files = getattr(output, field)
-        if files:
-            view[field] = {path: capped(text, pointer) for path, text in sorted(files.items())}
-    if output.metrics:
-        view["metrics"] = dict(sorted(output.metrics.items()))
-    if output.notes:
-        view["notes"] = output.notes
-    return view
 
 
 def stored_output(k: Kernel, artifact_id: str | None) -> dict[str, Any] | None:
@@ -68,10 +42,9 @@ def dependency_inputs(k: Kernel, goal: GoalNode) -> list[dict[str, Any]]:
 
 def sandbox_contract(policy: Constitution, constraints: list[Constraint]) -> str:
     """How the output is checked, in the terms the checks use."""
-    tests = sorted({str(t) for c in constraints if c.type == ConstraintType.LOGIC
-                    and c.payload.get("check") == "test" for t in c.payload.get("tests", [])})
-    metrics = sorted({str(c.payload.get("expr")) for c in constraints
-                      if c.type == ConstraintType.LOGIC and c.payload.get("check") == "arith"})
+    tests = sorted({str(t) for c in constraints if method_of(c) == "tests"
+                    for t in c.payload.get("tests", [])})
+    metrics = sorted({str(c.payload.get("expr")) for c in constraints if is_arithmetic(c)})
     packages = ", ".join(policy.python_packages) or "nothing"
     network = (f"only to {', '.join(policy.network_hosts)}" if policy.network_hosts
                else "none: no request leaves the sandbox")
@@ -96,9 +69,3 @@ def sandbox_contract(policy: Constitution, constraints: list[Constraint]) -> str
         lines.append(f"- Decided exactly over the metrics: {'; '.join(metrics)}.")
     return "\n".join(lines)
 
-
-def measured_metrics(output: ResolutionOutput) -> dict[str, float]:
-    """What the kernel counts in an output's content."""
-    text = output.content
-    return {"words": float(len(text.split())), "lines": float(len(text.splitlines())),
-            "bytes": float(len(text.encode())), "chars": float(len(text))}

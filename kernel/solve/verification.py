@@ -33,12 +33,16 @@ from kernel.protocol.solve_models import ResolutionOutput
 from kernel.runtime.gate import ask
 from kernel.runtime.kernel import Kernel
 from kernel.solve import arith
-from kernel.solve.prompt_inputs import measured_metrics, output_view
+from kernel.solve.output_view import output_view
 from kernel.solve.sandbox_runs import SandboxProposer
 from kernel.solve.tools import code_problems
 
 SEMANTIC_CEILING = 0.99  # a model's judgment is below certainty, whatever it claims
 CLAIM_SIGMA = 0.9  # a logic check over a number the output reports and nobody measured
+# What the kernel counts in an output itself, and in its test run; a reported number of
+# the same name is ignored.
+MEASURED = ("words", "lines", "bytes", "chars")
+COUNTED = ("tests_passed", "tests_failed", "tests_total", "test_seconds")
 
 
 def verify(k: Kernel, goal: GoalNode, constraints: list[Constraint],
@@ -46,8 +50,7 @@ def verify(k: Kernel, goal: GoalNode, constraints: list[Constraint],
     checks: dict[str, Check] = {}
     judged: list[Constraint] = []
     arithmetic = [c for c in constraints if is_arithmetic(c)]
-    tested = [c for c in constraints if c.type == ConstraintType.LOGIC
-              and c.payload.get("check") == "test"]
+    tested = [c for c in constraints if method_of(c) == "tests"]
     counted: dict[str, float] = {}
     if tested:  # first: what the run counted is a fact the arithmetic may name
         ran, counted = _run_tests(k, goal, tested, output)
@@ -85,6 +88,13 @@ def method_of(constraint: Constraint) -> str:
 
 def is_arithmetic(constraint: Constraint) -> bool:
     return constraint.type == ConstraintType.LOGIC and constraint.payload.get("check") == "arith"
+
+
+def measured_metrics(output: ResolutionOutput) -> dict[str, float]:
+    """What the kernel counts in an output's content."""
+    text = output.content
+    return {"words": float(len(text.split())), "lines": float(len(text.splitlines())),
+            "bytes": float(len(text.encode())), "chars": float(len(text))}
 
 
 def claimed(check: Check, known: set[str]) -> Check:

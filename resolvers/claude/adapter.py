@@ -9,6 +9,7 @@ table in the settings.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import string
@@ -92,6 +93,14 @@ def _template(name: str) -> string.Template:
     return string.Template(text)
 
 
+@functools.cache
+def forced_tool(operation: Operation[Any]) -> dict[str, Any]:
+    """The one tool an operation's answer must call, its input schema the output model
+    (built once per operation: every estimate and every request send it)."""
+    return {"name": operation.tool, "description": operation.description,
+            "input_schema": operation.output.model_json_schema()}
+
+
 def template_inputs(name: str) -> set[str]:
     """The names a prompt template shows ($name)."""
     return set(_template(name).get_identifiers())
@@ -168,7 +177,7 @@ class ClaudeCode:
         a typical size), never more than the output allowance. The kernel records the
         estimate with the proposal, so a resumed or replayed run decides the same way."""
         operation = MODEL_OPERATIONS.get(request.operation)
-        schema = json.dumps(operation.output.model_json_schema()) if operation else ""
+        schema = json.dumps(forced_tool(operation)["input_schema"]) if operation else ""
         prompt_tokens = (len(self.system) + len(render_prompt(request)) + len(schema)) // 3
         settings = self.settings
         seen = self.largest_answer.get(request.operation)
@@ -190,8 +199,7 @@ class ClaudeCode:
         if operation is None:
             raise PermanentError(f"claude-code-0 has no operation {request.operation!r}",
                                  failure_mode="capability_mismatch")
-        tool = {"name": operation.tool, "description": operation.description,
-                "input_schema": operation.output.model_json_schema()}
+        tool = forced_tool(operation)
         messages: list[dict[str, Any]] = [{"role": "user", "content": render_prompt(request)}]
         start = time.perf_counter()
         bill = _Bill(self.settings)

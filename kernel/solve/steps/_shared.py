@@ -26,10 +26,14 @@ NOT_RESOLVERS = frozenset({SELF_MODEL, CODEX_ID})
 
 
 def request_for(goal: GoalNode, operation: Operation[Any],
-             constraints: list[Constraint] | None = None, context: str = "",
+             constraints: list[Constraint] | None = None, context: str = "", *,
+             feedback: dict[str, Any] | None = None, input_artifact_ids: list[str] | None = None,
              **payload: Any) -> ResolveRequest:
+    """A request about ``goal``: its description and summary, and ``payload`` as the
+    operation's inputs (``feedback`` is every prompt's own, never a payload key)."""
     return operation.request(goal.id, goal_description=goal.description,
-                             constraints=constraints or [], context=context,
+                             constraints=constraints or [], context=context, feedback=feedback,
+                             input_artifact_ids=input_artifact_ids or [],
                              payload={"goal_summary": goal.summary, **payload})
 
 

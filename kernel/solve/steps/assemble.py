@@ -22,6 +22,7 @@ from kernel.refusal import RefusalReason
 from kernel.runtime.gate import CLAUDE_ID, ask
 from kernel.runtime.kernel import Kernel
 from kernel.solve import verification
+from kernel.solve.steps._shared import constraints_of
 
 S = Status
 
@@ -48,7 +49,7 @@ def assemble(k: Kernel, root: GoalNode) -> list[str]:
     # Decided again on the whole: the logic checks that read the deliverable (tests, the
     # tool contract). Arithmetic was decided over the parts by the composite check, and
     # semantic constraints were judged on each part.
-    constraints = [c for c in k.constraints.get_many(k.constraints.roles(root.id)["selected"])
+    constraints = [c for c in constraints_of(k, root.id, "selected")
                    if verification.method_of(c) in ("tests", "contract")]
     tried = (root.feedback or {}).get("assembly", {})
     request = ops.ASSEMBLE.request(goal_id=root.id, goal_description=root.description,

@@ -21,6 +21,7 @@ from kernel.protocol import solve_models as models
 from kernel.refusal import RefusalReason
 from kernel.runtime.gate import CLAUDE_ID, ask
 from kernel.runtime.kernel import Kernel
+from kernel.solve.steps._shared import constraints_of
 
 S = Status
 EXCERPT = 2000
@@ -36,8 +37,7 @@ def check(k: Kernel, root: GoalNode) -> list[str] | None:
         return None
     reviewed = pairs[:MAX_REVIEWED_PAIRS]
     leaves = sorted({p["a"] for p in reviewed} | {p["b"] for p in reviewed})
-    resolved = {c.id: c for leaf in leaves
-                for c in k.constraints.get_many(k.constraints.roles(leaf)["selected"])}
+    resolved = {c.id: c for leaf in leaves for c in constraints_of(k, leaf, "selected")}
     proposal = ask(k, root.id, ops.CHECK_GLOBAL_CONSISTENCY, ops.CHECK_GLOBAL_CONSISTENCY.request(
         goal_id=root.id,
         goal_description=root.description,

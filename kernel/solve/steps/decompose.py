@@ -22,9 +22,9 @@ from kernel.solve.steps._shared import (
 def decompose(k: Kernel, goal_id: str) -> list[str]:
     goal = k.tree.get(goal_id)
     _, context = kg_context.block(k, goal, "decompose")
-    request = request_for(goal, ops.DECOMPOSE, constraints_of(k, goal_id, "selected"), context,
-                          output=prompt_inputs.stored_output(k, goal.output_artifact_id))
-    proposal = ask(k, goal_id, ops.DECOMPOSE, request.model_copy(update={"feedback": goal.feedback}))
+    proposal = ask(k, goal_id, ops.DECOMPOSE, request_for(
+        goal, ops.DECOMPOSE, constraints_of(k, goal_id, "selected"), context,
+        feedback=goal.feedback, output=prompt_inputs.stored_output(k, goal.output_artifact_id)))
     plan: models.Decomposition = proposal.output
     round_ = goal.decompositions + 1
     existing = {c["decomposition_key"]: c["id"] for c in

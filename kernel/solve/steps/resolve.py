@@ -14,6 +14,7 @@ from kernel.protocol import solve_models as models
 from kernel.runtime.gate import amount, ask
 from kernel.runtime.kernel import Kernel
 from kernel.solve import prompt_inputs
+from kernel.solve.output_view import output_view
 from kernel.solve.steps._shared import (
     S,
     constraints_of,
@@ -43,9 +44,8 @@ def resolve(k: Kernel, goal_id: str) -> list[str]:
     contract = prompt_inputs.sandbox_contract(k.policy, selected)
 
     def step_request(given: list[dict]) -> ResolveRequest:
-        request = request_for(goal, ops.RESOLVE, selected, context, inputs=given,
-                              sandbox=contract)
-        return request.model_copy(update={"feedback": goal.feedback, "input_artifact_ids": ids})
+        return request_for(goal, ops.RESOLVE, selected, context, feedback=goal.feedback,
+                           input_artifact_ids=ids, inputs=given, sandbox=contract)
 
     # A plan of several steps runs them in order, each one's output handed to the next;
     # the last one's output is the attempt's (earlier steps are paid as they run).
@@ -53,7 +53,7 @@ def resolve(k: Kernel, goal_id: str) -> list[str]:
         done = ask(k, goal_id, ops.RESOLVE, step_request(inputs), resolver_id=step.resolver_id,
                    proposer=runner_for(k, step.resolver_id))
         inputs = [*inputs, {"from_step": number, "resolver_id": step.resolver_id,
-                            "output": prompt_inputs.output_view(done.output)}]
+                            "output": output_view(done.output)}]
     request = step_request(inputs)
     proposal = ask(k, goal_id, ops.RESOLVE, request, resolver_id=plan.final_resolver_id, pay=False,
                    proposer=runner_for(k, plan.final_resolver_id))

@@ -28,11 +28,12 @@ SPEND_FACTS = frozenset({"cost_usd", "seconds"})  # what the goal spent: never t
 
 def retry(k: Kernel, goal: GoalNode, verification: Any) -> list[str]:
     goal_id = goal.id
+    selected = constraints_of(k, goal_id, "selected")
+    titles = {c.id: c.title for c in selected}
     broken = spent_past_limit(verification.failed())
     if broken is not None:  # another attempt only spends more
         check, figure = broken
-        title = next((c.title for c in constraints_of(k, goal_id, "selected")
-                      if c.id == check.constraint_id), check.constraint_id)
+        title = titles.get(check.constraint_id, check.constraint_id)
         return k.refuse_goal(goal, RefusalReason.SPENT_PAST_LIMIT,
                              f"{title}: {check.detail.get('expression')} with {figure}",
                              constraint=title, figure=figure)
@@ -40,7 +41,7 @@ def retry(k: Kernel, goal: GoalNode, verification: Any) -> list[str]:
     trace = [c.model_dump(mode="json") for c in verification.failed()]
     _, context = kg_context.block(k, goal, "feedback")
     request = request_for(
-        goal, ops.GENERATE_FEEDBACK, constraints_of(k, goal_id, "selected"), context,
+        goal, ops.GENERATE_FEEDBACK, selected, context,
         output=prompt_inputs.stored_output(k, history[-1].output_artifact_id),
         violations=trace,
         history=[{"attempt": a.attempt_index, "verdict": a.verdict, "sigma_v": a.sigma_v,
@@ -49,10 +50,8 @@ def retry(k: Kernel, goal: GoalNode, verification: Any) -> list[str]:
                  for a in history])
     proposal = ask(k, goal_id, ops.GENERATE_FEEDBACK, request)
     feedback: models.Feedback = proposal.output
-    selected = constraints_of(k, goal_id, "selected")
     if cited_constraint(feedback, verification.failed(), selected) is None:
         # nothing names a violated constraint with evidence from its trace
-        titles = {c.id: c.title for c in selected}
         first = next((titles.get(c.constraint_id, c.constraint_id)
                       for c in verification.failed()), "unknown")
         cause = k.failures.record(history[-1].id, first, feedback.summary, diagnosed=False)
@@ -103,7 +102,6 @@ def cited_constraint(feedback: models.Feedback, failed: list[Check],
         if trace is not None and any(w in trace for w in words):
             return named
     return None
-
 
 
 def spent_past_limit(failed: list[Check]) -> tuple[Check, str] | None:
