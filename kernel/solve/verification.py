@@ -7,8 +7,8 @@
   composite.py for the check over real parts); sigma = 1.0, or CLAIM_SIGMA when a
   number it rests on is only reported by the output (a claim nobody measured);
 * logic, ``{"check": "test", "tests": [...]}``: the output's code and tests run in the
-  sandbox (codex-tools-0, a recorded proposal) under the kernel's own pytest launcher;
-  the verdicts come from its JUnit report, cross-checked with the exit status, never
+  sandbox (codex-tools-0, a recorded proposal) under the kernel's own test supervisor;
+  the verdicts come from its report pipe, cross-checked with the exit status, never
   from what the run printed; the constraint holds when its tests pass (all tests when
   it names none); sigma = 1.0;
 * logic, ``{"check": "tool_contract"}``: a build's output is tool code that passes the

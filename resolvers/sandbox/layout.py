@@ -35,7 +35,7 @@ BIN_DIR = "/usr/bin"
 SITE_DIR = "/usr/lib/kernel-site"
 RUNTIME_DIR = "/usr/lib/kernel-runtime"
 RUNTIME_FILES = {f"{RUNTIME_DIR}/{name}": name
-                 for name in ("pytest_launcher.py", "net_bridge.py", "pytest.ini")} | \
+                 for name in ("pytest_launcher.py", "pytest_child.py", "net_bridge.py", "pytest.ini")} | \
     {"/etc/passwd": "passwd", "/etc/group": "group"}
 _HERE = Path(__file__).resolve().parent
 _LDD_LINE = re.compile(r"(?:=>\s*)?(/\S+)\s+\(0x[0-9a-f]+\)")

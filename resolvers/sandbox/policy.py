@@ -34,6 +34,7 @@ class Reason(StrEnum):
     OUTPUT_LIMIT = "OUTPUT_LIMIT"
     PROCESS_LIMIT = "PROCESS_LIMIT"
     MEMORY_LIMIT = "MEMORY_LIMIT"
+    DISK_LIMIT = "DISK_LIMIT"
 
 
 DEFAULT_BINARIES = ("python3", "ls", "cat", "head", "tail", "wc", "grep", "sort",
@@ -59,6 +60,11 @@ class Constitution(BaseModel):
     max_memory_bytes: int = Field(default=1 << 30, gt=0)
     max_processes: int = Field(default=64, gt=0)
     max_file_bytes: int = Field(default=64 << 20, gt=0)
+    # For the whole sandbox, all its processes together (see runner.py for how).
+    max_workspace_bytes: int = Field(default=256 << 20, gt=0)
+    max_workspace_files: int = Field(default=10_000, gt=0)
+    max_tmp_bytes: int = Field(default=128 << 20, gt=0)
+    max_connections: int = Field(default=16, gt=0)
 
 
 class CommandRequest(BaseModel):

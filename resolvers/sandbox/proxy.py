@@ -19,6 +19,7 @@ from types import TracebackType
 
 HEAD_LIMIT = 8192
 DEFAULT_PORTS = (80, 443)
+DEFAULT_MAX_CONNECTIONS = 16
 
 
 def admits(grants: Iterable[str], host: str, port: int) -> bool:
@@ -32,14 +33,21 @@ def admits(grants: Iterable[str], host: str, port: int) -> bool:
 
 
 class ConnectProxy:
-    """A threaded CONNECT proxy on ``directory/proxy.sock`` for the run of one command."""
+    """A threaded CONNECT proxy on ``directory/proxy.sock`` for the run of one command.
 
-    def __init__(self, grants: Iterable[str], directory: Path, owner: int | None = None) -> None:
+    At most ``max_connections`` are open at once (two threads each in the kernel); one
+    more is answered 503 and closed at once, without a thread, so a sandbox cannot make
+    the kernel hold thousands of idle connections."""
+
+    def __init__(self, grants: Iterable[str], directory: Path, owner: int | None = None,
+                 max_connections: int = DEFAULT_MAX_CONNECTIONS) -> None:
         self.grants = tuple(grants)
         self.directory = directory
         self.socket_path = directory / "proxy.sock"
         self.owner = owner
         self.refused: list[str] = []
+        self.over_limit = 0
+        self._slots = threading.BoundedSemaphore(max_connections)
         self._server: socket.socket | None = None
 
     def __enter__(self) -> ConnectProxy:
@@ -69,9 +77,20 @@ class ConnectProxy:
                 client, _ = self._server.accept()
             except OSError:
                 return
+            if not self._slots.acquire(blocking=False):
+                self.over_limit += 1
+                with contextlib.closing(client):
+                    _reply(client, "503 Too Many Connections")
+                continue
             threading.Thread(target=self._handle, args=(client,), daemon=True).start()
 
     def _handle(self, client: socket.socket) -> None:
+        try:
+            self._serve(client)
+        finally:
+            self._slots.release()
+
+    def _serve(self, client: socket.socket) -> None:
         with contextlib.closing(client):
             client.settimeout(10)
             head = b""

@@ -10,8 +10,10 @@ with every capability dropped, in a new session, and dies with the kernel:
 * when the kernel runs as root, the command runs as an unprivileged uid of its own
   (one per workspace), so the process limit applies and nothing it writes is root's;
 * rlimits (CPU seconds, address space, processes, file size), a wall-time limit and an
-  output cap stay; when the command ends, times out or the kernel is interrupted, the
-  PID namespace ends every process it started;
+  output cap stay per process; memory, tasks and the workspace's size are held for the
+  sandbox as a whole by the guardian's accounting, /tmp is a size-limited tmpfs; when
+  the command ends, times out or the kernel is interrupted, the PID namespace ends
+  every process it started;
 * bubblewrap runs under a guardian (guardian.py) that ends every process of the sandbox
   once the kernel is gone, even when the kernel is killed while bubblewrap is still
   setting up (before its own ``--die-with-parent`` is armed);
@@ -44,14 +46,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernel.errors import KernelError
-from resolvers.sandbox import junit
+from resolvers.sandbox import verdicts
 from resolvers.sandbox.layout import RUNTIME_DIR, SITE_DIR, Layout, build_layout
 from resolvers.sandbox.policy import CommandRequest, Constitution, Decision, Reason, decide
 from resolvers.sandbox.proxy import ConnectProxy
 
 INSIDE_UID = 1000
 WORKSPACE = "/workspace"
-REPORT = "/report"
 PROXY_DIR = "/run/kernel-proxy"
 SANDBOX_UID_BASE = 1 << 30  # root's sandboxes run as uids above this, one per workspace
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; `make` does it)"
@@ -113,21 +114,28 @@ def sandbox_uid(workspace: Path) -> int | None:
 
 
 class Sandbox:
-    """A workspace directory plus the policy that governs commands run in it."""
+    """A workspace directory plus the policy that governs commands run in it.
 
-    def __init__(self, workspace: Path, policy: Constitution | None = None) -> None:
-        self.workspace = workspace.resolve()
+    ``home`` is a private directory (0700; as root, owned by the sandbox's uid) that is
+    never mounted: the sandbox sees only ``home/workspace``, so whatever modes the
+    command sets there (a world-readable tree, a set-uid copy of a program), no other
+    user of the host can reach it."""
+
+    def __init__(self, home: Path, policy: Constitution | None = None) -> None:
+        self.home = home.resolve()
         self.policy = policy or Constitution()
-        self.uid = sandbox_uid(self.workspace)
-        self.workspace.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.uid = sandbox_uid(self.home)
+        self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
         if self.uid is not None:
-            closed = [p for p in self.workspace.parents if not p.stat().st_mode & 0o001]
+            closed = [p for p in self.home.parents if not p.stat().st_mode & 0o001]
             if closed:
                 raise SandboxError(
-                    f"workspace {self.workspace} is not reachable by the sandbox's "
+                    f"workspace {self.home} is not reachable by the sandbox's "
                     f"unprivileged uid ({closed[0]} is closed to others): create it under "
                     f"{default_workspace_root()}")
-        os.chmod(self.workspace, 0o700)
+        os.chmod(self.home, 0o700)
+        self.workspace = self.home / "workspace"
+        self.workspace.mkdir(mode=0o700, exist_ok=True)
 
     def decide(self, request: CommandRequest) -> Decision:
         return decide(self.policy, request, self.workspace)
@@ -137,24 +145,24 @@ class Sandbox:
         decision = self.decide(request)
         if not decision.allowed:
             return RunResult(ran=False, reason=decision.reason, detail=decision.detail)
-        return self._contained(request, decision, list(request.argv), report=False)
+        return self._contained(request, decision, list(request.argv), tests=False)
 
     def run_tests(self, tests: list[str], timeout: float | None = None) -> RunResult:
-        """Run the named test files with the kernel's own pytest launcher; the verdicts
-        come back in ``report`` (JUnit XML read after the run), never from the output."""
+        """Run the named test files under the kernel's own test supervisor; the verdicts
+        come back in ``report``, read from a pipe only the supervisor holds, never from
+        the output or from a file the tested code could reach."""
         request = CommandRequest(argv=["python3", *tests], timeout=timeout)
         decision = self.decide(request)
         if not decision.allowed:
             return RunResult(ran=False, reason=decision.reason, detail=decision.detail)
-        argv = ["python3", "-I", "-S", f"{RUNTIME_DIR}/pytest_launcher.py", *tests]
-        return self._contained(request, decision, argv, report=True)
+        return self._contained(request, decision, ["python3", *tests], tests=True)
 
     def remove(self) -> None:
         """Delete the workspace (whatever modes the command left on it)."""
-        remove_tree(self.workspace)
+        remove_tree(self.home)
 
     def _contained(self, request: CommandRequest, decision: Decision, argv: list[str],
-                   report: bool) -> RunResult:
+                   tests: bool) -> RunResult:
         problem = isolation_problem()
         if problem:
             return RunResult(ran=False, reason=Reason.ISOLATION_UNAVAILABLE, detail=problem)
@@ -170,28 +178,35 @@ class Sandbox:
         with contextlib.ExitStack() as stack:
             extra: list[str] = []
             command = [layout.programs[argv[0]], *argv[1:]]
-            report_dir = None
-            if report:
-                report_dir = stack.enter_context(self._scratch("report"))
-                extra += ["--bind", str(report_dir), REPORT]
+            report = None
+            if tests:
+                report = _ReportPipe()
+                stack.callback(report.close)
+                extra += ["--as-pid-1"]  # the supervisor is the namespace's init: no
+                # dumpable bubblewrap process stands between it and the tested code
+                command = [command[0], "-I", "-S", f"{RUNTIME_DIR}/pytest_launcher.py",
+                           str(report.write_end), *command[1:]]
             if request.network_host is not None:
                 proxy_dir = stack.enter_context(self._scratch("proxy"))
-                stack.enter_context(ConnectProxy([request.network_host], proxy_dir, self.uid))
+                stack.enter_context(ConnectProxy([request.network_host], proxy_dir, self.uid,
+                                                 self.policy.max_connections))
                 extra += ["--bind", str(proxy_dir), PROXY_DIR]
                 command = [layout.programs["python3"], "-I", "-S",
                            f"{RUNTIME_DIR}/net_bridge.py", *command]
             self._hand_over()
-            full = [*bwrap_argv(layout, self.workspace, decision, extra), "--", *command]
-            result = self._execute(full, decision, request)
-            if report_dir is not None:
-                result = result.model_copy(update={
-                    "report": junit.read_report(report_dir / "junit.xml")})
+            full = [*bwrap_argv(layout, self.workspace, decision, extra,
+                                self.policy.max_tmp_bytes), "--", *command]
+            try:
+                result = self._execute(full, decision, request, report)
+            finally:
+                self._neutralise()
+            if report is not None:
+                result = result.model_copy(update={"report": report.verdicts()})
             return result
 
     @contextlib.contextmanager
     def _scratch(self, kind: str) -> Iterator[Path]:
-        path = Path(tempfile.mkdtemp(prefix=f".{self.workspace.name}-{kind}-",
-                                     dir=self.workspace.parent))
+        path = Path(tempfile.mkdtemp(prefix=f".{kind}-", dir=self.home))
         if self.uid is not None:
             os.chown(path, self.uid, self.uid)
         try:
@@ -203,23 +218,47 @@ class Sandbox:
         """As root, the workspace and everything in it become the sandbox uid's."""
         if self.uid is None:
             return
-        for path in [self.workspace, *self.workspace.rglob("*")]:
+        for path in [self.home, self.workspace, *self.workspace.rglob("*")]:
             with contextlib.suppress(FileNotFoundError):
                 os.lchown(path, self.uid, self.uid)
 
-    def _execute(self, argv: list[str], decision: Decision, request: CommandRequest) -> RunResult:
+    def _neutralise(self) -> None:
+        """After a run: no set-uid or set-gid file stays, and the workspace is closed
+        again (the guardian strips the bits during the run too; this catches a run
+        shorter than its interval)."""
+        for folder, dirs, files in os.walk(self.workspace):
+            for name in [*dirs, *files]:
+                path = os.path.join(folder, name)
+                with contextlib.suppress(OSError):
+                    info = os.lstat(path)
+                    if info.st_mode & (stat.S_ISUID | stat.S_ISGID) and \
+                            not stat.S_ISLNK(info.st_mode):
+                        os.chmod(path, stat.S_IMODE(info.st_mode) & 0o1777)
+        with contextlib.suppress(OSError):
+            os.chmod(self.workspace, 0o700)
+
+    def _execute(self, argv: list[str], decision: Decision, request: CommandRequest,
+                 report: _ReportPipe | None) -> RunResult:
         policy = self.policy
         start = time.monotonic()
         lifeline_read, lifeline = os.pipe()
+        notice_read, notice = os.pipe()
         try:
-            proc = _start_guardian(argv, policy, self.uid, request, lifeline_read)
+            proc = _start_guardian(argv, policy, self.uid, request, lifeline_read,
+                                   report.write_end if report else None, notice,
+                                   self._account())
         except BaseException:
             os.close(lifeline)
+            os.close(notice_read)
             raise
         finally:
             os.close(lifeline_read)
+            os.close(notice)
+            if report is not None:
+                report.close_write_end()  # only the supervisor in the sandbox holds it now
         try:
-            out, err, total, reason = _collect(proc, request, policy, start + decision.timeout)
+            out, err, total, reason = _collect(proc, request, policy, start + decision.timeout,
+                                               report)
         finally:  # whatever happens to the kernel meanwhile, the sandbox goes with it
             os.close(lifeline)  # the guardian sweeps everything the command started
             for stream in (proc.stdin, proc.stdout, proc.stderr):
@@ -231,20 +270,64 @@ class Sandbox:
             except subprocess.TimeoutExpired:
                 _kill_group(proc)
                 exit_code = proc.wait()
+            passed = _read_notice(notice_read)
         seconds = time.monotonic() - start
         stderr_text = err.decode(errors="replace")
-        if reason is None:
+        detail = None
+        if passed is not None:
+            reason, detail = _limit_reason(passed, policy)
+        elif reason is None:
             reason = _classify(exit_code, stderr_text)
         return RunResult(
             ran=True, reason=reason, exit_code=exit_code, stdout=out.decode(errors="replace"),
             stderr=stderr_text, output_bytes=total, seconds=seconds,
             containment=_containment(request, self.uid)
             + [f"{k}={v}" for k, v in _limit_summary(policy).items()],
-            dropped_env=decision.dropped_env, detail=_detail(reason, policy))
+            dropped_env=decision.dropped_env,
+            detail=detail if detail is not None else _detail(reason, policy))
+
+    def _account(self) -> dict[str, Any]:
+        """What the guardian holds for the whole sandbox (guardian.py, ``account``)."""
+        policy = self.policy
+        return {"workspace": str(self.workspace), "memory_bytes": policy.max_memory_bytes,
+                "tasks": policy.max_processes, "workspace_bytes": policy.max_workspace_bytes,
+                "workspace_files": policy.max_workspace_files, "interval": ACCOUNT_INTERVAL}
 
 
-def bwrap_argv(layout: Layout, workspace: Path, decision: Decision, extra: list[str]) -> list[str]:
-    """The bubblewrap command line up to (not including) the command."""
+class _ReportPipe:
+    """The channel from the sandbox's test supervisor to the kernel: a pipe whose write
+    end is handed to the supervisor alone, read here with a size cap."""
+
+    def __init__(self) -> None:
+        self.read_end, self.write_end = os.pipe()
+        self._open_write = True
+        self.data = bytearray()
+        self.truncated = False
+
+    def take(self, chunk: bytes) -> None:
+        if len(self.data) + len(chunk) > verdicts.REPORT_LIMIT:
+            self.truncated = True
+        else:
+            self.data += chunk
+
+    def verdicts(self) -> dict[str, Any]:
+        return verdicts.read_verdicts(bytes(self.data), self.truncated)
+
+    def close_write_end(self) -> None:
+        if self._open_write:
+            os.close(self.write_end)
+            self._open_write = False
+
+    def close(self) -> None:
+        self.close_write_end()
+        with contextlib.suppress(OSError):
+            os.close(self.read_end)
+
+
+def bwrap_argv(layout: Layout, workspace: Path, decision: Decision, extra: list[str],
+               tmp_bytes: int) -> list[str]:
+    """The bubblewrap command line up to (not including) the command; ``/tmp`` is a
+    tmpfs of at most ``tmp_bytes``."""
     bwrap = bwrap_binary()
     assert bwrap is not None
     env = {**decision.env, "PATH": "/usr/bin", "HOME": WORKSPACE, "TMPDIR": "/tmp",
@@ -258,7 +341,7 @@ def bwrap_argv(layout: Layout, workspace: Path, decision: Decision, extra: list[
         args += ["--setenv", key, value]
     args += layout.argv()
     args += ["--bind", str(workspace), WORKSPACE, *extra,
-             "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev",
+             "--size", str(tmp_bytes), "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev",
              "--remount-ro", "/", "--chdir", str(Path(WORKSPACE) / decision.relative_cwd)]
     return args
 
@@ -308,20 +391,27 @@ _GUARDIAN_GRACE = 10.0  # seconds the guardian gets to sweep before its group is
 
 
 def _start_guardian(argv: list[str], policy: Constitution, uid: int | None,
-                    request: CommandRequest, lifeline: int) -> subprocess.Popen[bytes]:
+                    request: CommandRequest, lifeline: int, report_fd: int | None = None,
+                    notice: int | None = None, account: dict[str, Any] | None = None
+                    ) -> subprocess.Popen[bytes]:
     """Start bubblewrap under guardian.py, which outlives a killed kernel just long
-    enough to end every process of the sandbox (see its docstring for the window)."""
+    enough to end every process of the sandbox (see its docstring for the window) and
+    holds the whole sandbox's limits."""
+    handed = [report_fd] if report_fd is not None else []
     config = {"argv": argv, "lifeline": lifeline, "kernel": os.getpid(), "uid": uid,
-              "limits": _rlimits(policy, _nproc_base(uid))}
+              "limits": _rlimits(policy, _nproc_base(uid)), "pass_fds": handed,
+              "notice": notice, "account": account}
     return subprocess.Popen(
         [sys.executable, "-I", "-S", str(GUARDIAN), json.dumps(config)],
-        env={"PATH": "/usr/bin:/bin"}, start_new_session=True, pass_fds=(lifeline,),
+        env={"PATH": "/usr/bin:/bin"}, start_new_session=True,
+        pass_fds=(lifeline, *handed, *([notice] if notice is not None else [])),
         stdin=subprocess.PIPE if request.stdin is not None else subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
 def _collect(proc: subprocess.Popen[bytes], request: CommandRequest, policy: Constitution,
-             deadline: float) -> tuple[bytearray, bytearray, int, Reason | None]:
+             deadline: float, report: _ReportPipe | None
+             ) -> tuple[bytearray, bytearray, int, Reason | None]:
     if request.stdin is not None and proc.stdin is not None:
         with contextlib.suppress(BrokenPipeError):
             proc.stdin.write(request.stdin.encode())
@@ -331,6 +421,8 @@ def _collect(proc: subprocess.Popen[bytes], request: CommandRequest, policy: Con
     with selectors.DefaultSelector() as selector:
         selector.register(proc.stdout, selectors.EVENT_READ, out)
         selector.register(proc.stderr, selectors.EVENT_READ, err)
+        if report is not None:
+            selector.register(report.read_end, selectors.EVENT_READ, report)
         while selector.get_map() and reason is None:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -340,6 +432,9 @@ def _collect(proc: subprocess.Popen[bytes], request: CommandRequest, policy: Con
                 chunk = os.read(key.fd, 65536)
                 if not chunk:
                     selector.unregister(key.fileobj)
+                    continue
+                if isinstance(key.data, _ReportPipe):
+                    key.data.take(chunk)
                     continue
                 total += len(chunk)
                 room = policy.max_output_bytes - (len(out) + len(err))
@@ -353,6 +448,39 @@ def _collect(proc: subprocess.Popen[bytes], request: CommandRequest, policy: Con
         except subprocess.TimeoutExpired:
             reason = Reason.TIMEOUT
     return out, err, total, reason
+
+
+ACCOUNT_INTERVAL = 0.1  # seconds between the guardian's whole-sandbox measurements
+_LIMIT_REASONS = {"memory": Reason.MEMORY_LIMIT, "processes": Reason.PROCESS_LIMIT,
+                  "workspace_bytes": Reason.DISK_LIMIT, "workspace_files": Reason.DISK_LIMIT}
+
+
+def _read_notice(fd: int) -> dict[str, Any] | None:
+    """The limit the guardian ended the sandbox for, if it did (written before it ends)."""
+    try:
+        os.set_blocking(fd, False)
+        data = os.read(fd, 4096)
+    except OSError:
+        data = b""
+    finally:
+        os.close(fd)
+    try:
+        notice = json.loads(data) if data else None
+    except ValueError:
+        return None
+    return notice if isinstance(notice, dict) and notice.get("limit") in _LIMIT_REASONS \
+        else None
+
+
+def _limit_reason(notice: dict[str, Any], policy: Constitution) -> tuple[Reason, str]:
+    limit, measured = notice["limit"], notice.get("measured")
+    allowed = {"memory": (policy.max_memory_bytes, "bytes of memory"),
+               "processes": (policy.max_processes, "processes and threads"),
+               "workspace_bytes": (policy.max_workspace_bytes, "bytes in the workspace"),
+               "workspace_files": (policy.max_workspace_files, "files in the workspace")}
+    cap, unit = allowed[limit]
+    return _LIMIT_REASONS[limit], (f"the sandbox as a whole passed its limit of {cap} {unit} "
+                                   f"(measured {measured}); every process was ended")
 
 
 def _classify(exit_code: int, stderr: str) -> Reason | None:
@@ -384,7 +512,10 @@ def _containment(request: CommandRequest, uid: int | None) -> list[str]:
 
 def _limit_summary(policy: Constitution) -> dict[str, int]:
     return {"cpu_seconds": policy.max_cpu_seconds, "memory_bytes": policy.max_memory_bytes,
-            "processes": policy.max_processes, "file_bytes": policy.max_file_bytes}
+            "processes": policy.max_processes, "file_bytes": policy.max_file_bytes,
+            "workspace_bytes": policy.max_workspace_bytes,
+            "workspace_files": policy.max_workspace_files, "tmp_bytes": policy.max_tmp_bytes,
+            "connections": policy.max_connections}
 
 
 def _nproc_base(uid: int | None) -> int:

@@ -12,7 +12,7 @@ from resolvers.sandbox.layout import distributions
 SOURCES = ("kernel/__init__.py", "kernel/errors.py", "resolvers/__init__.py", "resolvers/sandbox",
            "tests/__init__.py", "tests/sandbox_support.py", "tests/resolvers/__init__.py",
            "tests/resolvers/test_sandbox_attacks.py")
-DISTRIBUTIONS = ("pydantic", "defusedxml", "pytest")
+DISTRIBUTIONS = ("pydantic", "pytest")
 
 
 def prepare_copy(repository: Path, target: Path) -> Path:

@@ -3,7 +3,7 @@
 Each attack runs through the real Sandbox (bubblewrap). When the suite runs as root, the
 last test runs this same file again as an ordinary user (uid 65534, Debian's python3),
 so every attack is checked both ways. The module needs only the sandbox package,
-pydantic, defusedxml and pytest, and no conftest, so that second pass can run from a
+pydantic and pytest, and no conftest, so that second pass can run from a
 copy readable by that user.
 """
 
@@ -334,7 +334,7 @@ def test_no_network_without_a_grant(target: Target) -> None:
 @needs_sandbox
 def test_a_grant_opens_the_granted_name_only(target: Target) -> None:
     server, port, got = _listener()
-    box = Sandbox(target.box.workspace.parent / f"net-{target.token}",
+    box = Sandbox(default_workspace_root() / f"net-{target.token}",
                   Constitution(max_wall_seconds=20, network_hosts=(f"localhost:{port}",)))
     try:
         result = box.run(CommandRequest(argv=["python3", "-c", textwrap.dedent(f"""
@@ -365,6 +365,31 @@ def test_a_grant_opens_the_granted_name_only(target: Target) -> None:
     assert lines[1] == "200 hello from the granted host"
     assert lines[2:4] == ["403", "403"] and lines[4].startswith("direct blocked")
     assert got == [b"hi"]
+
+
+@needs_sandbox
+def test_the_proxy_holds_a_few_connections_and_refuses_the_rest(target: Target) -> None:
+    """Idle connections take the proxy's slots; every one beyond them is answered 503 at
+    once, so a sandbox cannot make the kernel hold thousands of them."""
+    box = Sandbox(default_workspace_root() / f"conn-{target.token}",
+                  Constitution(max_wall_seconds=30, max_processes=256, max_connections=4,
+                               network_hosts=("localhost:9",)))
+    try:
+        result = box.run(CommandRequest(argv=["python3", "-c", textwrap.dedent("""
+            import socket, time
+            idle = [socket.create_connection(('127.0.0.1', 3128), timeout=5)
+                    for _ in range(4)]
+            time.sleep(0.5)
+            answers = []
+            for _ in range(6):
+                s = socket.create_connection(('127.0.0.1', 3128), timeout=5)
+                answers.append((s.recv(200).decode() or 'closed x').split()[1])
+            print(' '.join(answers))
+            """)], network_host="localhost:9"))
+    finally:
+        box.remove()
+    assert result.ok, result.stderr
+    assert result.stdout.split() == ["503"] * 6
 
 
 # -- resources and processes ------------------------------------------------------------
@@ -449,7 +474,7 @@ def test_a_kernel_killed_while_bubblewrap_sets_up_leaves_no_process(target: Targ
     in those milliseconds used to orphan the command, which then ran on its own."""
     for step in range(8):
         token = f"{target.token}k{step}"
-        kernel = _kernel_process(KILLED_KERNEL, str(target.box.workspace), token)
+        kernel = _kernel_process(KILLED_KERNEL, str(target.box.home), token)
         assert kernel.stdout is not None and kernel.stdout.readline().strip() == b"go"
         time.sleep(step * 0.006)  # from the first to the last moment of bubblewrap's setup
         kernel.kill()
@@ -535,6 +560,109 @@ def test_a_three_gigabyte_allocation_fails(target: Target) -> None:
 
 
 @needs_sandbox
+def test_memory_is_limited_for_the_whole_sandbox(target: Target) -> None:
+    """Four processes of 400 MB each, under a policy of 1 GiB: each is within its own
+    address-space limit, together they are not, and the sandbox is ended."""
+    result = target.py(f"""
+        import os, time
+        for _ in range(4):
+            if os.fork() == 0:
+                block = b"x" * (400 << 20)
+                time.sleep(20)  # {target.token}
+                os._exit(0)
+        time.sleep(20)
+        """)
+    assert result.reason == Reason.MEMORY_LIMIT, result
+    assert "the sandbox as a whole" in result.detail
+    assert processes_with(target.token) == []
+
+
+@needs_sandbox
+def test_disk_is_limited_for_the_whole_workspace(target: Target) -> None:
+    """Twenty files of 60 MiB each (every one under the per-file limit) pass the
+    workspace's limit together: the sandbox is ended and says why."""
+    result = target.py("""
+        import time
+        chunk = b"x" * (1 << 20)
+        for number in range(20):
+            with open(f"/workspace/part{number}", "wb") as out:
+                for _ in range(60):
+                    out.write(chunk)
+                    time.sleep(0.001)
+        """)
+    assert result.reason == Reason.DISK_LIMIT, result
+    assert "bytes in the workspace" in result.detail
+
+
+@needs_sandbox
+def test_many_small_files_hit_the_workspace_s_file_limit(target: Target) -> None:
+    result = target.py("""
+        import os, time
+        for number in range(20000):
+            open(f"/workspace/f{number}", "w").close()
+        time.sleep(5)
+        """)
+    assert result.reason == Reason.DISK_LIMIT, result
+    assert "files in the workspace" in result.detail
+
+
+@needs_sandbox
+def test_tmp_is_a_size_limited_filesystem(target: Target) -> None:
+    result = target.py("""
+        import errno
+        chunk = b"x" * (1 << 20)
+        written = 0
+        try:
+            for number in range(64):  # files of 32 MiB, each under the per-file limit
+                with open(f"/tmp/fill{number}", "wb") as out:
+                    for _ in range(32):
+                        out.write(chunk)
+                        written += 1
+        except OSError as exc:
+            print("stopped", errno.errorcode[exc.errno], written)
+        """)
+    assert result.stdout.split()[:2] == ["stopped", "ENOSPC"], result
+    assert int(result.stdout.split()[2]) <= target.box.policy.max_tmp_bytes >> 20
+
+
+@needs_sandbox
+def test_set_uid_files_and_an_opened_workspace_reach_no_one(target: Target) -> None:
+    """The command makes a set-uid copy of a program and opens its workspace to all:
+    the workspace's private home keeps every other user out while it runs, the
+    guardian strips the bit, and after the run nothing set-uid is left."""
+    ws = target.box.workspace
+    done = threading.Event()
+    outcome: list[RunResult] = []
+
+    def run() -> None:
+        outcome.append(target.py("""
+            import os, shutil, time
+            shutil.copy("/usr/bin/python3", "/workspace/suid-python")
+            os.chmod("/workspace/suid-python", 0o6755)
+            os.chmod("/workspace", 0o777)
+            time.sleep(2)
+            print(oct(os.stat("/workspace/suid-python").st_mode))
+            """))
+        done.set()
+
+    threading.Thread(target=run, daemon=True).start()
+    deadline = time.monotonic() + 10
+    while not (ws / "suid-python").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert target.box.home.stat().st_mode & 0o777 == 0o700
+    if os.geteuid() == 0:  # another user tries to reach it while the run goes on
+        other = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                "/bin/cat", str(ws / "suid-python")],
+                               capture_output=True, text=True, check=False)
+        assert other.returncode != 0 and "Permission denied" in other.stderr
+    assert done.wait(30)
+    assert outcome[0].ran, outcome[0]
+    assert int(outcome[0].stdout.split()[-1], 8) & 0o6000 == 0  # stripped while running
+    assert (ws / "suid-python").stat().st_mode & 0o6000 == 0
+    assert ws.stat().st_mode & 0o777 == 0o700
+
+
+@needs_sandbox
 def test_daemon_threads_alive_at_exit_end_cleanly(target: Target) -> None:
     """CPython ends a daemon thread that wakes during shutdown with pthread_exit, for which
     glibc loads libgcc_s at run time (ldd does not list it): without it the process aborts
@@ -598,6 +726,100 @@ def test_a_passing_suite_reports_passed(target: Target) -> None:
     assert result.exit_code == 0 and result.report is not None
     assert result.report["tests"] == {"test_main.py::TestMore::test_again": "passed",
                                       "test_main.py::test_value": "passed"}
+
+
+PASSING_JUNIT = ('<testsuites><testsuite tests="1"><testcase classname="test_main" '
+                 'name="test_value" file="test_main.py"/></testsuite></testsuites>')
+FAKE_PHASES = "".join(
+    f'{{"node": "test_main.py::test_value", "when": "{when}", "outcome": "passed"}}\n'
+    for when in ("setup", "call", "teardown"))
+FAKE_REPORT = '{"tests": {"test_main.py::test_value": "passed"}}'
+# Each attack is main.py's own code: it runs inside the tested process, at import.
+VERDICT_ATTACKS = {
+    "atexit_rewrite": f"""
+        import atexit, os
+        def forge():
+            for place in ("/report", "/workspace", "/tmp", "/workspace/.report"):
+                try:
+                    os.makedirs(place, exist_ok=True)
+                    with open(place + "/junit.xml", "w") as out:
+                        out.write({PASSING_JUNIT!r})
+                except OSError:
+                    pass
+            os._exit(0)
+        atexit.register(forge)
+        """,
+    "descriptors": f"""
+        import atexit, os
+        def forge(text):
+            for fd in range(3, 256):
+                try:
+                    os.write(fd, text.encode())
+                except OSError:
+                    pass
+        forge({FAKE_PHASES!r})
+        atexit.register(lambda: (forge({FAKE_REPORT!r}), os._exit(0)))
+        """,
+    "supervisor": f"""
+        import ctypes, os
+        reached = []
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit() or int(pid) == os.getpid():
+                continue
+            if ctypes.CDLL(None).ptrace(16, int(pid), 0, 0) == 0:  # PTRACE_ATTACH
+                reached.append("ptrace " + pid)
+            try:
+                for fd in os.listdir(f"/proc/{{pid}}/fd"):
+                    with open(f"/proc/{{pid}}/fd/{{fd}}", "w") as out:
+                        out.write({FAKE_REPORT!r})
+                        reached.append(f"fd {{pid}}/{{fd}}")
+            except OSError:
+                pass
+            try:
+                open(f"/proc/{{pid}}/mem", "rb").close()
+                reached.append("mem " + pid)
+            except OSError:
+                pass
+        with open("/workspace/reached.txt", "w") as out:
+            out.write(repr(reached))
+        """,
+    "links": """
+        import os
+        for place in ("/report/junit.xml", "/workspace/junit.xml", "/tmp/junit.xml"):
+            for make in (lambda p: os.symlink("/etc/passwd", p), os.mkfifo, os.mkdir):
+                try:
+                    if os.path.lexists(place):
+                        os.remove(place) if not os.path.isdir(place) else os.rmdir(place)
+                    make(place)
+                except OSError:
+                    pass
+        """,
+}
+
+
+@needs_sandbox
+@pytest.mark.parametrize("attack", sorted(VERDICT_ATTACKS))
+def test_the_tested_code_cannot_forge_or_redirect_the_verdict(target: Target,
+                                                              attack: str) -> None:
+    """An atexit hook rewriting any report it can reach then ``os._exit(0)``; fake phase
+    records written to every descriptor; the supervisor attacked through ptrace and
+    /proc; the report's names made links, FIFOs or directories: the failing test stays
+    failed (or the report is refused as tampered), never passed."""
+    ws = target.box.workspace
+    (ws / "main.py").write_text(textwrap.dedent(VERDICT_ATTACKS[attack])
+                                + "\ndef value():\n    return 1\n")
+    (ws / "test_main.py").write_text(FAILING_TEST)
+    result = target.box.run_tests(["test_main.py"])
+    assert result.report is not None
+    if attack == "descriptors":  # the fake phases meet the real ones
+        assert "twice: the report was tampered with" in result.report.get("error", "")
+    else:
+        assert result.report["tests"] == {"test_main.py::test_value": "failed"}, result
+    if attack == "supervisor":
+        assert (ws / "reached.txt").read_text() == "[]"
+    if attack == "atexit_rewrite":
+        assert result.exit_code == 0  # os._exit(0) chose the status; the report stands
+    assert SECRET not in str(result.report)
 
 
 # -- refusals ---------------------------------------------------------------------------

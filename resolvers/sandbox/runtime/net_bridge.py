@@ -18,6 +18,8 @@ ADDRESS = ("127.0.0.1", 3128)
 
 
 def pump(source, sink):
+    """Copy one direction; at its end, half-close the other side so what still flows
+    the other way (a proxy's answer to a refused request) arrives."""
     try:
         while True:
             data = source.recv(65536)
@@ -27,9 +29,8 @@ def pump(source, sink):
     except OSError:
         pass
     finally:
-        for end in (source, sink):
-            with contextlib.suppress(OSError):
-                end.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(OSError):
+            sink.shutdown(socket.SHUT_WR)
 
 
 def serve(server):

@@ -1,25 +1,102 @@
-"""The kernel's test runner inside the sandbox (run as ``python3 -I -S`` so no
-sitecustomize, .pth file or workspace module is loaded before it).
+"""The kernel's test supervisor inside the sandbox (``python3 -I -S``, standard library
+only). It never imports the workspace: it starts ``pytest_child.py``, which does, and
+writes the verdicts to the one descriptor the kernel handed it.
 
-pytest and everything it reports with are imported before the workspace joins
-``sys.path``, and the workspace is appended, never prepended, so a proposal's files cannot
-replace them. Conftest files, the workspace's ini files and plugin auto-loading are off;
-the verdicts are written as JUnit XML to /report, which the kernel reads after the run.
+Why two processes: the code under test runs inside the child and can do anything the
+child can, including rewrite files and choose its exit status. The kernel's channel
+(``argv[1]``, a pipe) is held by this supervisor only: the child is started without it,
+and this process makes itself non-dumpable first, so the child can neither ptrace it
+nor open its descriptors through ``/proc``. The child streams one JSON line per test
+phase the moment pytest reports it, over a pipe of its own; what the code under test
+does later (an ``atexit`` hook, ``os._exit``) cannot take a recorded phase back, and a
+phase reported twice marks the whole report as tampered with.
 """
 
+import ctypes
+import json
 import os
+import subprocess
 import sys
 
-os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-sys.path.append("/usr/lib/kernel-site")
+PR_SET_DUMPABLE = 4
+RECORDS_LIMIT = 4 << 20  # bytes of phase records read from the child
+TEST_PHASES = ("setup", "call", "teardown")
 
-import xml.etree.ElementTree  # noqa: F401  (the JUnit writer's dependencies, loaded first)
 
-import _pytest.junitxml  # noqa: F401
-import pytest
+def main(report_fd: int, tests: list[str]) -> int:
+    if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        return _send(report_fd, {"error": "the test supervisor could not protect itself"}, 125)
+    os.set_inheritable(report_fd, False)
+    read_end, write_end = os.pipe()
+    child = subprocess.Popen(
+        [sys.executable, "-I", "-S", "/usr/lib/kernel-runtime/pytest_child.py",
+         str(write_end), *tests], pass_fds=(write_end,), close_fds=True)
+    os.close(write_end)
+    data, overflow = bytearray(), False
+    while chunk := os.read(read_end, 65536):
+        if len(data) + len(chunk) > RECORDS_LIMIT:
+            overflow = True
+        else:
+            data += chunk
+    status = child.wait()
+    code = status if status >= 0 else 128 - status
+    if overflow:
+        return _send(report_fd, {"error": f"the test run reported more than "
+                                          f"{RECORDS_LIMIT} bytes of verdicts"}, code)
+    return _send(report_fd, fold(data.decode("utf-8", "replace").splitlines()), code)
 
-sys.path.append("/workspace")
-sys.exit(pytest.main([
-    "-c", "/usr/lib/kernel-runtime/pytest.ini", "--rootdir=/workspace", "--noconftest",
-    "-p", "no:cacheprovider", "--import-mode=append", "-o", "junit_family=xunit1",
-    "--junitxml=/report/junit.xml", "-q", "-rA", "--", *sys.argv[1:]]))
+
+def fold(lines: list[str]) -> dict:
+    """Each test's outcome from its phases, pytest's way: a failed call fails the test,
+    a failed setup or teardown (or collection) is an error, a skip is a skip."""
+    seen: set[tuple[str, str]] = set()
+    phases: dict[str, dict[str, str]] = {}
+    finished = False
+    for line in lines:
+        try:
+            record = json.loads(line)
+            node, when, outcome = record["node"], record["when"], record["outcome"]
+        except (ValueError, KeyError, TypeError):
+            return {"error": "the test run's verdict stream is not what the runner writes"}
+        if not all(isinstance(v, str) for v in (node, when, outcome)):
+            return {"error": "the test run's verdict stream is not what the runner writes"}
+        if (node, when) in seen:
+            return {"error": f"the test run reported {node or 'its end'} ({when}) twice: "
+                             "the report was tampered with"}
+        seen.add((node, when))
+        if (node, when, outcome) == ("", "session", "finished"):
+            finished = True
+            continue
+        if finished or when not in (*TEST_PHASES, "collect") or \
+                outcome not in ("passed", "failed", "skipped"):
+            return {"error": "the test run's verdict stream is not what the runner writes"}
+        phases.setdefault(node, {})[when] = outcome
+    if not finished:
+        return {"error": "the test run ended before pytest finished: it wrote no report"}
+    tests = {node: _outcome(p) for node, p in phases.items()}
+    return {"tests": dict(sorted(tests.items()))}
+
+
+def _outcome(phases: dict[str, str]) -> str:
+    if phases.get("collect") == "failed":
+        return "error"
+    if phases.get("call") == "failed":
+        return "failed"
+    if "failed" in (phases.get("setup"), phases.get("teardown")):
+        return "error"
+    if "skipped" in phases.values():
+        return "skipped"
+    return "passed"
+
+
+def _send(report_fd: int, report: dict, code: int) -> int:
+    data = json.dumps(report).encode()
+    view = memoryview(data)
+    while view:
+        view = view[os.write(report_fd, view):]
+    os.close(report_fd)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main(int(sys.argv[1]), sys.argv[2:]))

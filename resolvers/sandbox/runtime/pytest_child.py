@@ -1,0 +1,49 @@
+"""The process that runs pytest, and so the code under test, inside the sandbox (started
+by ``pytest_launcher.py`` as ``python3 -I -S``, so no sitecustomize, .pth file or
+workspace module is loaded before it).
+
+pytest and everything it reports with are imported before the workspace joins
+``sys.path``, and the workspace is appended, never prepended, so a proposal's files cannot
+replace them. Conftest files, the workspace's ini files and plugin auto-loading are off.
+Each test phase is written to ``argv[1]`` (a pipe to the supervisor) as soon as pytest
+reports it, and a last record once the session finished.
+"""
+
+import json
+import os
+import sys
+
+os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+sys.path.append("/usr/lib/kernel-site")
+
+import pytest
+
+RECORDS = int(sys.argv[1])
+
+
+def _write(node: str, when: str, outcome: str) -> None:
+    line = (json.dumps({"node": node, "when": when, "outcome": outcome}) + "\n").encode()
+    view = memoryview(line)
+    while view:
+        view = view[os.write(RECORDS, view):]
+
+
+class PhaseRecorder:
+    """Streams every phase's outcome; collection errors become the file's error."""
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        _write(report.nodeid, report.when, report.outcome)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            _write(report.nodeid, "collect", "failed")
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        _write("", "session", "finished")  # pytest ran to its end
+
+
+sys.path.append("/workspace")
+sys.exit(pytest.main([
+    "-c", "/usr/lib/kernel-runtime/pytest.ini", "--rootdir=/workspace", "--noconftest",
+    "-p", "no:cacheprovider", "-p", "no:junitxml", "--import-mode=append", "-q", "-rA",
+    "--", *sys.argv[2:]], plugins=[PhaseRecorder()]))
