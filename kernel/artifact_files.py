@@ -9,13 +9,17 @@ sandbox ran them, written only under the directory they chose.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import secrets
+import stat
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from kernel.core.artifacts import ArtifactNotFoundError, BlobStore
 from kernel.errors import ConfigError, KernelError
+from kernel.protocol import file_names
 from kernel.protocol.solve_models import ResolutionOutput
 from kernel.store.base import GraphStore
 
@@ -93,31 +97,106 @@ def artifact_files(record: dict[str, Any], data: bytes) -> dict[str, bytes]:
 
 def save_files(files: dict[str, bytes], directory: Path, *, overwrite: bool = False) -> list[Path]:
     """Write ``files`` under ``directory`` (created if missing); refuses to replace an
-    existing file unless ``overwrite``. Checks everything before the first write."""
+    existing file unless ``overwrite``. Checks everything before the first write.
+
+    No link inside ``directory`` is ever followed: each folder is opened from its
+    parent's descriptor with ``O_NOFOLLOW``, each file is written to a new name made
+    with ``O_EXCL`` and renamed over its target (a rename replaces a link, never writes
+    through it), and a target or folder that is a link is refused."""
     if directory.exists() and not directory.is_dir():
         raise ConfigError(f"{directory} is a file: give a directory to save into")
     if not directory.exists() and not directory.parent.is_dir():
         raise ConfigError(f"{directory}: the directory {directory.parent} does not exist "
                           "(create it first)")
-    targets = {directory / path: content for path, content in sorted(files.items())}
-    clashes = [str(t) for t in targets if t.exists()]
-    if clashes and not overwrite:
-        raise ConfigError(f"{clashes[0]} already exists: choose an empty directory or pass "
-                          "--force to replace it")
+    targets = {path: content for path, content in sorted(files.items())}
+    for path in targets:
+        _check_target(directory, path, overwrite)
     written: list[Path] = []
-    for target, content in targets.items():
-        tmp = target.with_name(f".{target.name}.partial")
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_bytes(content)
-            os.replace(tmp, target)
-        except OSError as exc:
-            with contextlib.suppress(OSError):
-                tmp.unlink(missing_ok=True)
-            done = f" ({len(written)} of {len(targets)} written before it)" if written else ""
-            raise ConfigError(f"cannot write {target}: {exc.strerror or exc}{done}") from exc
-        written.append(target)
+    try:
+        os.mkdir(directory, 0o777)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        first = directory / next(iter(targets), "")
+        raise ConfigError(f"cannot write {first}: {exc.strerror or exc}") from exc
+    root = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for path, content in targets.items():
+            try:
+                _write_under(root, PurePosixPath(path), content, overwrite)
+            except OSError as exc:
+                done = f" ({len(written)} of {len(targets)} written before it)" if written \
+                    else ""
+                raise ConfigError(f"cannot write {directory / path}: "
+                                  f"{_why(exc)}{done}") from exc
+            written.append(directory / path)
+    finally:
+        os.close(root)
     return written
+
+
+def _check_target(directory: Path, relative: str, overwrite: bool) -> None:
+    """Refuse, before anything is written, a path whose folders or file are links, a
+    folder that is a file, or an existing file (unless ``overwrite``)."""
+    here = directory
+    parts = PurePosixPath(relative).parts
+    for index, part in enumerate(parts):
+        here = here / part
+        try:
+            info = os.lstat(here)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise ConfigError(f"cannot write {directory / relative}: {_why(exc)}") from exc
+        last = index == len(parts) - 1
+        if stat.S_ISLNK(info.st_mode):
+            raise ConfigError(f"{here} is a symbolic link: nothing is written through links; "
+                              "remove it or choose another directory")
+        if not last and not stat.S_ISDIR(info.st_mode):
+            raise ConfigError(f"{here} is a file, but {directory / relative} needs it to be "
+                              "a directory: choose an empty directory")
+        if last and stat.S_ISDIR(info.st_mode):
+            raise ConfigError(f"{here} is a directory: choose an empty directory")
+        if last and not overwrite:
+            raise ConfigError(f"{here} already exists: choose an empty directory or pass "
+                              "--force to replace it")
+
+
+def _write_under(root: int, path: PurePosixPath, content: bytes, overwrite: bool) -> None:
+    folder = os.dup(root)
+    try:
+        for part in path.parts[:-1]:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(part, 0o777, dir_fd=folder)
+            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                            dir_fd=folder)
+            os.close(folder)
+            folder = inner
+        name = path.name
+        if not overwrite:  # refused above; a file that appeared since is not replaced
+            with contextlib.suppress(FileNotFoundError):
+                os.lstat(name, dir_fd=folder)
+                raise FileExistsError(errno.EEXIST, "it appeared while saving")
+        partial = f".{name}.{secrets.token_hex(6)}.partial"
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o666, dir_fd=folder)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(content)
+            os.rename(partial, name, src_dir_fd=folder, dst_dir_fd=folder)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(partial, dir_fd=folder)
+            raise
+    finally:
+        os.close(folder)
+
+
+def _why(exc: OSError) -> str:
+    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+        return "a folder on the way is a symbolic link or a file: nothing is written " \
+               "through links"
+    return str(exc.strerror or exc)
 
 
 def _main_name(content_format: str) -> str:
@@ -128,9 +207,8 @@ def _main_name(content_format: str) -> str:
 
 def _safe(path: str) -> str:
     """A relative path with no way out of its directory: the names come from a model."""
-    pure = PurePosixPath(path.replace("\\", "/"))
-    if not path or pure.is_absolute() or ".." in pure.parts \
-            or any(":" in part or "\x00" in part for part in pure.parts):
-        raise UnsafePathError(f"the artifact names a file {path!r} outside its directory; "
+    problem = file_names.problem_with(path)
+    if problem is not None:
+        raise UnsafePathError(f"the artifact names a file it cannot have ({problem}); "
                               "nothing was written")
-    return str(pure)
+    return path

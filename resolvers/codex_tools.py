@@ -19,6 +19,7 @@ from kernel.protocol import (
     PermanentError,
     Resolution,
     ResolveRequest,
+    file_names,
 )
 from resolvers.sandbox import CommandRequest, Constitution, Reason, RunResult, Sandbox
 from resolvers.sandbox.runner import isolation_problem
@@ -63,6 +64,10 @@ class CodexTools:
 
     def _run(self, request: ResolveRequest) -> list[dict]:
         self.sandbox.workspace.mkdir(mode=0o700, parents=True, exist_ok=True)
+        bad = file_names.problems(request.payload.get("files", {}))
+        if bad:
+            raise PermanentError(f"the files cannot be laid out: {'; '.join(bad)}",
+                                 failure_mode=file_names.FAILURE_MODE)
         for relative, text in sorted(request.payload.get("files", {}).items()):
             self._write(relative, text)
         results = []

@@ -284,6 +284,55 @@ def test_the_csv_example_saved_from_the_store_passes_its_tests_outside_the_kerne
     assert f"kernel artifact save {outcome['final_artifact']} DIR" in outcome["save_error"]
 
 
+def test_saving_never_follows_a_link_in_the_target_directory(tmp_path: Path) -> None:
+    """A folder that is a link, a file that is a link (even with --force) and a planted
+    temporary name: nothing lands or is overwritten outside the directory."""
+    from kernel.artifact_files import save_files
+    from kernel.errors import ConfigError
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victim = outside / "victim.txt"
+    victim.write_text("untouched")
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "pkg").symlink_to(outside)
+    with pytest.raises(ConfigError, match="pkg is a symbolic link"):
+        save_files({"pkg/mod.py": b"x"}, target)
+    assert sorted(p.name for p in outside.iterdir()) == ["victim.txt"]
+    (target / "main.py").symlink_to(victim)
+    with pytest.raises(ConfigError, match=r"main\.py is a symbolic link"):
+        save_files({"main.py": b"x"}, target, overwrite=True)
+    (target / "main.py").unlink()
+    (target / ".main.py.partial").symlink_to(victim)
+    assert save_files({"main.py": b"print(1)"}, target) == [target / "main.py"]
+    assert victim.read_text() == "untouched"
+    assert (target / "main.py").read_text() == "print(1)" and not (target / "main.py").is_symlink()
+    (target / "sub").write_text("a file")
+    with pytest.raises(ConfigError, match="needs it to be a directory"):
+        save_files({"sub/a.py": b"x"}, target)
+
+
+def test_an_imported_sha256_that_is_not_one_is_refused_with_its_line(
+        initialised: GraphStore, tmp_path: Path) -> None:
+    """sha256 names the file the contents are read from: '/dev/zero' or a relative path
+    would be read without bound."""
+    from kernel.errors import GraphFileError
+    from kernel.graph_io import import_graph
+
+    for bad in ("/dev/zero", "../../../../../../dev/zero", "A" * 64, "a" * 63 + "\n"):
+        path = tmp_path / "bad.jsonl"
+        path.write_text("\n".join(json.dumps(x) for x in [
+            {"kind": "header", "format": "kernel-graph", "version": 2,
+             "schema": LATEST_VERSION, "contents": False},
+            {"kind": "node", "label": "Artifact", "id": "artifact:1",
+             "props": {"sha256": bad, "format": "text"}},
+            {"kind": "footer", "nodes": 1, "relationships": 0, "blobs": 0}]) + "\n")
+        with pytest.raises(GraphFileError, match="sha256 must be 64 lowercase hex") as info:
+            import_graph(initialised, path)
+        assert info.value.line == 2
+
+
 def test_file_names_from_a_model_cannot_leave_the_directory(tmp_path: Path) -> None:
     from kernel.artifact_files import UnsafePathError, artifact_files
 

@@ -149,6 +149,13 @@ def command() -> Any:
 
 def main() -> None:
     signal.signal(signal.SIGTERM, _interrupt)
+    garbled = next((i for i, arg in enumerate(sys.argv[1:], 1) if not _is_text(arg)), None)
+    if garbled is not None:
+        shown = os.fsencode(sys.argv[garbled]).decode("utf-8", "backslashreplace")[:80]
+        err_console.print(f"[bold red]error:[/] argument {garbled} ({shown}) is not UTF-8 "
+                          "text: give names, goals and values as UTF-8", highlight=False,
+                          soft_wrap=True)
+        sys.exit(EXIT_BAD_INPUT)
     try:
         from kernel.cli.conventions import hoist_global_options
 
@@ -176,6 +183,15 @@ def main() -> None:
         sys.exit(EXIT_INTERNAL)
 
 
+def _is_text(arg: str) -> bool:
+    """Whether an argument is UTF-8 text (bytes that are not arrive as lone surrogates)."""
+    try:
+        arg.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _write_crash_log() -> Path:
     """The traceback of an internal error, kept where the user can attach it to a report."""
     try:
@@ -186,5 +202,6 @@ def _write_crash_log() -> Path:
     except (ValueError, OSError):  # no usable data dir: the traceback still goes somewhere
         root = Path(tempfile.gettempdir())
     path = root / f"crash-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.log"
-    path.write_text(f"kernel {' '.join(sys.argv[1:])}\n\n{traceback.format_exc()}")
+    path.write_text(f"kernel {' '.join(sys.argv[1:])}\n\n{traceback.format_exc()}",
+                    encoding="utf-8", errors="backslashreplace")
     return path

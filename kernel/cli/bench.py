@@ -188,7 +188,7 @@ def crash_bench(
     chosen = tuple(e for e in EXAMPLES if not example or e.name in example)
     unknown = set(example or []) - {e.name for e in EXAMPLES}
     if unknown:
-        raise KernelError(f"no example {sorted(unknown)[0]!r}; the examples are: "
+        raise KernelError(f"no example {sorted(unknown)[0][:60]!r}; the examples are: "
                           + ", ".join(e.name for e in EXAMPLES))
     from kernel.bench.crash import crash_check
 

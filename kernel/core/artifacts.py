@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import stat
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,6 +22,13 @@ from kernel.errors import KernelError
 from kernel.paths import private_dir
 
 URI_SCHEME = "cas://sha256/"
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def is_sha256(text: object) -> bool:
+    """Whether ``text`` is a sha256 as the blob store names files: 64 lowercase hex
+    digits, nothing else (it becomes a path, so nothing else may pass)."""
+    return isinstance(text, str) and _SHA256.fullmatch(text) is not None
 
 
 class ArtifactIntegrityError(KernelError):
@@ -42,6 +51,9 @@ class BlobStore:
         return cls(data_dir / "artifacts")
 
     def path(self, sha256: str) -> Path:
+        if not is_sha256(sha256):
+            raise ArtifactNotFoundError(f"{sha256[:80]!r} is not a sha256 (64 lowercase hex "
+                                        "digits), so no stored bytes have that name")
         return self.root / sha256[:2] / sha256
 
     def put(self, data: bytes) -> str:
@@ -64,10 +76,19 @@ class BlobStore:
         return digest
 
     def get(self, sha256: str) -> bytes:
+        """The bytes, read from a regular file without following a link."""
+        path = self.path(sha256)
         try:
-            data = self.path(sha256).read_bytes()
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except FileNotFoundError:
             raise ArtifactNotFoundError(f"no stored bytes for sha256 {sha256}") from None
+        except OSError as exc:
+            raise ArtifactIntegrityError(f"the stored bytes for {sha256} cannot be read "
+                                         f"({path}: {exc.strerror or exc})") from None
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise ArtifactIntegrityError(f"{path} is not a regular file")
+            data = handle.read()
         if hashlib.sha256(data).hexdigest() != sha256:
             raise ArtifactIntegrityError(f"artifact bytes for {sha256} are corrupted "
                                          f"({self.path(sha256)})")

@@ -31,6 +31,7 @@ from pydantic import (
     model_validator,
 )
 
+from kernel.core.artifacts import is_sha256
 from kernel.store.ontology import EXPORTED_LABELS, REL_TYPE_NAMES
 
 FORMAT: Final = "kernel-graph"
@@ -181,7 +182,6 @@ class RelLine(_Line):
                 self.key or "\uffff")
 
 
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
 class BlobLine(_Line):
@@ -194,7 +194,7 @@ class BlobLine(_Line):
 
     @model_validator(mode="after")
     def _content_matches(self) -> BlobLine:
-        if not _SHA256.match(self.sha256):
+        if not is_sha256(self.sha256):
             raise ValueError("sha256 must be 64 lowercase hex digits")
         content = self.content()
         if len(content) != self.size:

@@ -15,6 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kernel.core.artifacts import is_sha256
 from kernel.errors import GraphFileError
 from kernel.graph_io.format import (
     AnyLine,
@@ -163,7 +164,10 @@ class _Checker:
         self.last_node = ident
         self.in_file.add(ident)
         self.counts["nodes"] += 1
-        if line.label == "Artifact" and isinstance(line.props.get("sha256"), str):
+        if line.label == "Artifact":
+            if not is_sha256(line.props.get("sha256")):
+                raise self.fail(number, f"artifact {line.id}: sha256 must be 64 lowercase hex "
+                                        "digits (it names the stored contents)")
             self.artifacts[line.id] = str(line.props["sha256"])
 
     def check_rel(self, number: int, line: RelLine) -> None:

@@ -25,10 +25,12 @@ EXAMPLES = seeds_dir() / "examples"
 
 
 def example_script(name: str) -> Path:
-    path = EXAMPLES / f"{name}.plan.yaml"
-    if not path.exists():
-        raise ConfigError(f"no example {name!r}; the examples are: {', '.join(example_names())}")
-    return path
+    """The shipped example's file, chosen from the list (a name is never a path)."""
+    names = example_names()
+    if name not in names:
+        shown = repr(name[:60] + ("…" if len(name) > 60 else ""))
+        raise ConfigError(f"no example {shown}; the examples are: {', '.join(names)}")
+    return EXAMPLES / f"{name}.plan.yaml"
 
 
 def example_goal(path: Path) -> tuple[str, list[dict[str, Any]]]:

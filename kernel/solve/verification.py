@@ -28,6 +28,7 @@ from typing import Any
 from kernel.core.envelopes import Check, Constraint, ConstraintType, Verification
 from kernel.core.goal_node import GoalNode
 from kernel.core.units import micros_to_usd, ms_to_seconds
+from kernel.protocol import file_names
 from kernel.protocol import operations as ops
 from kernel.protocol.solve_models import ResolutionOutput
 from kernel.runtime.gate import ask
@@ -159,7 +160,17 @@ def _is_script_tool(k: Kernel, resolver_id: str) -> bool:
 def _run_tests(k: Kernel, goal: GoalNode, tested: list[Constraint],
                output: ResolutionOutput) -> tuple[dict[str, Check], dict[str, float]]:
     """The test constraints' checks, and what the run counted (tests_passed,
-    tests_failed, tests_total and test_seconds, from the report and the runner)."""
+    tests_failed, tests_total and test_seconds, from the report and the runner).
+    Files an output names badly (a NUL, a name too long, a file that is also a folder)
+    fail the checks with the reason; nothing runs."""
+    bad_names = file_names.problems(output.workspace_files())
+    if bad_names:
+        return {c.id: Check(constraint_id=c.id, passed=False, sigma_i=1.0,
+                            detail={"file_names": bad_names,
+                                    "failure_mode": file_names.FAILURE_MODE},
+                            repair_suggestion={"fix": "name every file with a plain relative "
+                                                      "path", "problems": bad_names})
+                for c in tested}, {}
     request = ops.RUN_TESTS.request(goal.id, payload={"files": output.workspace_files(),
                                                          "tests": sorted(output.tests)})
     proposal = ask(k, goal.id, ops.RUN_TESTS, request, resolver_id="resolver:codex-tools-0",

@@ -1,0 +1,59 @@
+"""What a file name in a proposal may be: the names come from a model (or a script) and
+become paths in a sandbox workspace and in the directory a person saves into.
+
+A name is a relative POSIX path, written the way ``PurePosixPath`` writes it (no empty,
+``.`` or ``..`` part, no trailing slash), of printable characters without a backslash or
+a colon, at most ``MAX_DEPTH`` parts of at most ``MAX_PART_BYTES`` bytes each and
+``MAX_PATH_CHARS`` in all; and no file may also be the folder of another.
+
+>>> problems(["main.py", "pkg/mod.py"])
+[]
+>>> problems(["d", "d/b.py"])
+["'d' is a file and also the folder of 'd/b.py'"]
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable
+from pathlib import PurePosixPath
+
+MAX_PATH_CHARS = 240
+MAX_PART_BYTES = 200  # below NAME_MAX (255) with room for a temporary name beside it
+MAX_DEPTH = 12
+FAILURE_MODE = "invalid_file_name"
+
+
+def problem_with(name: str) -> str | None:
+    """Why ``name`` cannot be a file of an output, or None."""
+    shown = repr(name[:60] + ("…" if len(name) > 60 else ""))
+    if not name:
+        return "a file name is empty"
+    if len(name) > MAX_PATH_CHARS:
+        return f"{shown} is {len(name)} characters long (at most {MAX_PATH_CHARS})"
+    bad = sorted({c for c in name if c in "\\:" or unicodedata.category(c) in ("Cc", "Cs")})
+    if bad:
+        return f"{shown} holds {', '.join(repr(c) for c in bad)}, which a file name may not"
+    pure = PurePosixPath(name)
+    if pure.is_absolute() or str(pure) != name or ".." in pure.parts or "." in pure.parts:
+        return f"{shown} is not a plain relative path (no leading '/', '.', '..' or '//')"
+    if len(pure.parts) > MAX_DEPTH:
+        return f"{shown} is {len(pure.parts)} folders deep (at most {MAX_DEPTH})"
+    long = [p for p in pure.parts if len(p.encode()) > MAX_PART_BYTES]
+    if long:
+        return f"{shown} has a part of {len(long[0].encode())} bytes (at most {MAX_PART_BYTES})"
+    return None
+
+
+def problems(names: Iterable[str]) -> list[str]:
+    """Every problem with a set of names, each name's own first, then clashes."""
+    chosen = sorted(names)
+    found = [p for p in map(problem_with, chosen) if p is not None]
+    if found:
+        return found
+    files = set(chosen)
+    for name in chosen:
+        for folder in PurePosixPath(name).parents:
+            if str(folder) in files:
+                found.append(f"{str(folder)!r} is a file and also the folder of {name!r}")
+    return found
