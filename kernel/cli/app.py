@@ -176,11 +176,28 @@ def main() -> None:
     except Exception as exc:
         if _state["debug"] or "--debug" in sys.argv:
             raise
+        from kernel.disk_space import STORE_HEADROOM, full_message, out_of_space
+
+        full = out_of_space(exc)
+        if full is not None:  # outside a run (a run says so itself, as interrupted)
+            said = full_message(full.path or _data_dir(), STORE_HEADROOM, "the kernel")
+            err_console.print(f"[bold red]stopped:[/] {said}", highlight=False, soft_wrap=True)
+            sys.exit(EXIT_RESUMABLE)
         where = _write_crash_log()
         err_console.print(f"[bold red]internal error:[/] {type(exc).__name__}: "
                           f"{str(exc)[:200]} (traceback in {where}; --debug prints it)",
                           highlight=False, soft_wrap=True)
         sys.exit(EXIT_INTERNAL)
+
+
+def _data_dir() -> Path:
+    """The data dir, where most of what the kernel writes goes (else the working dir)."""
+    try:
+        from kernel.settings import KernelSettings
+
+        return KernelSettings().data_dir
+    except ValueError:
+        return Path.cwd()
 
 
 def _is_text(arg: str) -> bool:
@@ -192,16 +209,25 @@ def _is_text(arg: str) -> bool:
     return True
 
 
-def _write_crash_log() -> Path:
-    """The traceback of an internal error, kept where the user can attach it to a report."""
+def _write_crash_log() -> Path | str:
+    """The traceback of an internal error, kept where the user can attach it to a report
+    (the data dir's logs, else the temp dir; where neither can be written, say so)."""
+    text = f"kernel {' '.join(sys.argv[1:])}\n\n{traceback.format_exc()}"
+    name = f"crash-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.log"
+    places: list[Path] = []
     try:
         from kernel.settings import KernelSettings
 
-        root = KernelSettings().data_dir / "logs"
-        root.mkdir(parents=True, exist_ok=True, mode=0o700)
-    except (ValueError, OSError):  # no usable data dir: the traceback still goes somewhere
-        root = Path(tempfile.gettempdir())
-    path = root / f"crash-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.log"
-    path.write_text(f"kernel {' '.join(sys.argv[1:])}\n\n{traceback.format_exc()}",
-                    encoding="utf-8", errors="backslashreplace")
-    return path
+        places.append(KernelSettings().data_dir / "logs")
+    except ValueError:  # no usable data dir: the traceback still goes somewhere
+        pass
+    places.append(Path(tempfile.gettempdir()))
+    for root in places:
+        try:
+            root.mkdir(parents=True, exist_ok=True, mode=0o700)
+            path = root / name
+            path.write_text(text, encoding="utf-8", errors="backslashreplace")
+            return path
+        except OSError:
+            continue
+    return "nowhere: no log could be written"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -46,11 +48,27 @@ def to_stdout(path: Path) -> bool:
 
 
 def write_output(path: Path, text: str) -> None:
-    """Write a command's output file (``-``: standard output)."""
+    """Write a command's output file (``-``: standard output): to a new name beside it
+    (``O_EXCL``) renamed over it, so a link at ``path`` is replaced, never written
+    through, and a failed write leaves no half file."""
     if to_stdout(path):
         typer.get_text_stream("stdout").write(text)
-    else:
-        path.write_text(text, encoding="utf-8")
+        return
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            os.fchmod(handle.fileno(), 0o666 & ~_umask())  # as a plain open would
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def output_file(path: Path, option: str) -> Path:

@@ -42,6 +42,11 @@ def export(
                 with os.fdopen(fd, "w", encoding="utf-8") as handle:
                     report = export_graph(store, handle, blobs=blobs)
                 os.replace(tmp, file)
+            except OSError as exc:
+                Path(tmp).unlink(missing_ok=True)
+                if exc.filename is None:  # a write to the file: name it
+                    raise OSError(exc.errno, exc.strerror, str(file)) from exc
+                raise
             except BaseException:
                 Path(tmp).unlink(missing_ok=True)
                 raise

@@ -17,6 +17,7 @@ from kernel.core.ledger import LedgerEntry, load_entries, parse_entries, verify_
 from kernel.core.run import Run
 from kernel.core.state_machine import TERMINAL
 from kernel.core.summary import summary, summary_hash
+from kernel.disk_space import STORE_HEADROOM, full_message, out_of_space
 from kernel.errors import ConfigError, RunInterrupted, StoreUnavailableError
 from kernel.proposals import SERVED, DivergenceError, Proposer
 from kernel.runtime.kernel import Kernel, SolveConfig
@@ -76,6 +77,13 @@ def _drive(kernel: Kernel, root: str, lease: Lease,
     except StoreUnavailableError as exc:  # the lease cannot be released either: it lapses
         lease.stopped = "interrupted"
         raise RunInterrupted(kernel.run.run_id, because=str(exc)) from exc
+    except Exception as exc:  # the kernel's own write (an artifact, a cache) found no room
+        full = out_of_space(exc)
+        if full is None:
+            raise
+        lease.stopped = "interrupted"
+        raise RunInterrupted(kernel.run.run_id, because=full_message(
+            full.path or kernel.blobs.root, STORE_HEADROOM, "the kernel")) from exc
     lease.stopped, lease.ended = stop_reason(outcome), True
     return outcome
 

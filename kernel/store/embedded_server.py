@@ -24,6 +24,7 @@ from pathlib import Path
 
 import redis
 
+from kernel.disk_space import store_log_says_full
 from kernel.errors import StoreUnavailableError
 from kernel.paths import private_dir, private_file
 
@@ -229,6 +230,17 @@ class EmbeddedServer:
                 pass
             time.sleep(0.02)
         return False
+
+    def stopped_for_space(self) -> bool:
+        """Whether the server is gone and its log's last lines say it could not write its
+        journal for want of space."""
+        if self._live_pid() is not None:
+            return False
+        try:
+            lines = self.logfile.read_text(errors="replace").splitlines()[-8:]
+        except OSError:
+            return False
+        return store_log_says_full(lines)
 
     def _last_log_line(self) -> str:
         try:

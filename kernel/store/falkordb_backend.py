@@ -16,6 +16,7 @@ from typing import Any
 import falkordb
 import redis
 
+from kernel.disk_space import STORE_HEADROOM, full_message
 from kernel.errors import StatementError, StoreError, StoreUnavailableError
 from kernel.store.base import GraphStore, QueryResult, Row
 from kernel.store.embedded_server import EmbeddedServer
@@ -80,6 +81,10 @@ class FalkorDBStore(GraphStore):
         try:
             yield
         except redis.exceptions.ConnectionError as exc:
+            if self.server.stopped_for_space():
+                raise StoreUnavailableError(
+                    full_message(self.server.db_dir, STORE_HEADROOM, "the embedded store")
+                    + "; it stopped, and starts again with the next command") from exc
             raise StoreUnavailableError(
                 f"lost the embedded server at {self.server.socket}: {exc}; "
                 "run 'kernel db status' to check it"
