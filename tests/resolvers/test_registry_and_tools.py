@@ -114,7 +114,7 @@ def test_codex_tools_runs_tests_in_its_sandbox() -> None:
                                                payload={"commands": [["curl", "x"]]}))
         assert refused.output["passed"] is False
         assert refused.output["results"][0]["reason"] == "BINARY_NOT_ALLOWED"
-        with pytest.raises(PermanentError, match="outside the workspace"):
+        with pytest.raises(PermanentError, match="not a plain relative path"):
             tools.resolve(ResolveRequest(operation="resolve", goal_id="node:x",
                                          payload={"files": {"../escape.py": "x"}}))
     finally:

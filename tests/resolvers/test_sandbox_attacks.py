@@ -822,6 +822,30 @@ def test_the_tested_code_cannot_forge_or_redirect_the_verdict(target: Target,
     assert SECRET not in str(result.report)
 
 
+@needs_sandbox
+def test_a_daemon_the_tested_code_leaves_does_not_hold_the_verdict(target: Target) -> None:
+    """A process the tested code forks away keeps the runner's verdict pipe open; the
+    supervisor stops reading when the runner ends, and the run ends with it."""
+    ws = target.box.workspace
+    (ws / "main.py").write_text(textwrap.dedent(f"""
+        import os, time
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                time.sleep(60)  # {target.token}
+            os._exit(0)
+
+        def value():
+            return 1
+        """))
+    (ws / "test_main.py").write_text(FAILING_TEST)
+    result = target.box.run_tests(["test_main.py"])
+    assert result.reason is None and result.seconds < 15, result
+    assert result.report == {"tests": {"test_main.py::test_value": "failed"},
+                             "counts": {"passed": 0, "failed": 1, "error": 0, "skipped": 0}}
+    assert processes_with(target.token) == []
+
+
 # -- refusals ---------------------------------------------------------------------------
 def test_a_shell_string_is_refused(target: Target) -> None:
     with pytest.raises(ValueError, match="argv list"):

@@ -12,9 +12,11 @@ does later (an ``atexit`` hook, ``os._exit``) cannot take a recorded phase back,
 phase reported twice marks the whole report as tampered with.
 """
 
+import contextlib
 import ctypes
 import json
 import os
+import select
 import subprocess
 import sys
 
@@ -33,11 +35,30 @@ def main(report_fd: int, tests: list[str]) -> int:
          str(write_end), *tests], pass_fds=(write_end,), close_fds=True)
     os.close(write_end)
     data, overflow = bytearray(), False
-    while chunk := os.read(read_end, 65536):
+
+    def take(chunk: bytes) -> None:
+        nonlocal overflow
         if len(data) + len(chunk) > RECORDS_LIMIT:
             overflow = True
         else:
-            data += chunk
+            data.extend(chunk)
+
+    # Until the runner ends: a process it left behind (a daemon the tested code
+    # started) may hold the pipe open, and must not keep the verdict waiting.
+    ended = os.pidfd_open(child.pid)
+    while True:
+        ready, _, _ = select.select([read_end, ended], [], [])
+        if read_end in ready:
+            chunk = os.read(read_end, 65536)
+            if not chunk:
+                break
+            take(chunk)
+        elif ended in ready:
+            os.set_blocking(read_end, False)
+            with contextlib.suppress(BlockingIOError):
+                while chunk := os.read(read_end, 65536):
+                    take(chunk)
+            break
     status = child.wait()
     code = status if status >= 0 else 128 - status
     if overflow:
