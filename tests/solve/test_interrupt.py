@@ -56,7 +56,7 @@ def test_interrupting_solve_ends_every_process_of_the_run(data_dir: Path, tmp_pa
         time.sleep(0.1)
     assert processes_with(token) == []
     root = default_workspace_root()
-    left = [p for p in root.iterdir() if (p / f"{token}.py").exists()]
+    left = [p for p in root.iterdir() if (p / "workspace" / f"{token}.py").exists()]
     if signum != signal.SIGKILL:
         assert left == []  # an interrupted kernel removes the workspace it was using
     else:  # nothing runs after SIGKILL: `kernel resume` clears what the run left
