@@ -1,7 +1,8 @@
 """The structure the code promises: no import cycle between modules or subpackages
-(function-local imports count; ``if TYPE_CHECKING:`` ones do not), the proposal
-protocol depends on nothing above the core, resolvers never reach into the SOLVE loop,
-and the library API loads no model SDK or embedding model."""
+(function-local imports count, and so do ``if TYPE_CHECKING:`` ones: a type that needs
+a package above is a loop all the same), every layer of docs/architecture.md imports
+only from itself and below, and the library API loads no model SDK or embedding
+model."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import ast
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,22 +33,13 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
-def _is_type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
-def _imports(name: str, path: Path) -> set[str]:
-    """The project modules ``name`` imports anywhere in its body."""
+def _imports(name: str, path: Path, known: Mapping[str, Path] = MODULES) -> set[str]:
+    """The project modules ``name`` imports anywhere in its body, ``TYPE_CHECKING``
+    blocks included."""
     package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node):
-            for child in node.orelse:
-                visit(child)
-            return
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -56,12 +49,12 @@ def _imports(name: str, path: Path) -> set[str]:
                 base = ".".join([*anchor, base] if base else anchor)
             for alias in node.names:
                 full = f"{base}.{alias.name}"
-                found.add(full if full in MODULES else base)
+                found.add(full if full in known else base)
         for child in ast.iter_child_nodes(node):
             visit(child)
 
     visit(ast.parse(path.read_text(encoding="utf-8")))
-    return {m for m in found if m in MODULES and m != name}
+    return {m for m in found if m in known and m != name}
 
 
 GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
@@ -110,25 +103,59 @@ def test_no_module_imports_itself_through_others() -> None:
     assert _cycles(GRAPH) == []
 
 
-def test_no_subpackage_cycle() -> None:
+def _package_graph(graph: Mapping[str, set[str]]) -> dict[str, set[str]]:
     packages: dict[str, set[str]] = {}
-    for module, imported in GRAPH.items():
+    for module, imported in graph.items():
         for other in imported:
             if _subpackage(module) != _subpackage(other):
                 packages.setdefault(_subpackage(module), set()).add(_subpackage(other))
-    assert _cycles(packages) == []
+    return packages
+
+
+def test_no_subpackage_cycle() -> None:
+    assert _cycles(_package_graph(GRAPH)) == []
+
+
+def test_a_type_checking_import_that_closes_a_loop_is_a_loop(tmp_path: Path) -> None:
+    """The loop the runtime and the knowledge graph once made: the graph's readers
+    named the runtime's ``Kernel`` for their types only."""
+    files = {
+        "app.runtime.kernel": "from app.kg.reuse import reuse\n",
+        "app.kg.reuse": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                        "    from app.runtime.kernel import Kernel\n"
+                        "def reuse(k: 'Kernel') -> None: ...\n"}
+    known = {}
+    for name, text in files.items():
+        path = tmp_path / f"{name.replace('.', '_')}.py"
+        path.write_text(text)
+        known[name] = path
+    graph = {name: _imports(name, path, known) for name, path in known.items()}
+    assert _cycles(graph) == [["app.kg.reuse", "app.runtime.kernel"]]
+    assert _cycles(_package_graph(graph)) == [["app.kg", "app.runtime"]]
 
 
 def test_the_cycle_check_sees_a_cycle() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
+BOTTOM = ("kernel.errors", "kernel.settings", "kernel.paths", "kernel.disk_space",
+          "kernel.store")
+
+
+# Every layer of docs/architecture.md, from the bottom up, with what it may import.
 @pytest.mark.parametrize(("layer", "may_import"), [
+    *((module, BOTTOM) for module in BOTTOM),
+    ("kernel.core", (*BOTTOM, "kernel.core")),
     ("kernel.protocol", ("kernel.protocol", "kernel.core", "kernel.errors")),
-    ("kernel.core", ("kernel.core", "kernel.errors", "kernel.store", "kernel.paths",
-                     "kernel.settings")),
-    ("resolvers", ("resolvers", "kernel.protocol", "kernel.core", "kernel.errors",
-                   "kernel.store", "kernel.paths", "kernel.settings", "kernel.user_files")),
+    ("resolvers", ("resolvers", "kernel.protocol", "kernel.core", *BOTTOM,
+                   "kernel.user_files")),
+    ("embeddings", ("embeddings", "kernel.errors")),
+    ("kernel.proposals", ("kernel.proposals", "kernel.protocol", "kernel.core",
+                          "kernel.refusal", *BOTTOM)),
+    ("kernel.kg", ("kernel.kg", "kernel.proposals", "kernel.protocol", "kernel.core",
+                   "embeddings", *BOTTOM)),
+    ("kernel.runtime", ("kernel.runtime", "kernel.kg", "kernel.proposals", "kernel.protocol",
+                        "kernel.core", "kernel.refusal", "resolvers", "embeddings", *BOTTOM)),
 ])
 def test_a_layer_imports_only_what_is_below_it(layer: str, may_import: tuple[str, ...]) -> None:
     reaching = sorted(

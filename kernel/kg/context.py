@@ -9,7 +9,7 @@ cut at a size bound, so the same rows always give the same block.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,9 +22,7 @@ from kernel.kg.history import (
     ResolverOutcome,
     SimilarPattern,
 )
-
-if TYPE_CHECKING:
-    from kernel.runtime.kernel import Kernel
+from kernel.kg.run_view import KnowledgeRun
 
 STEP_QUERIES: dict[str, tuple[str, ...]] = {
     "identify": ("constraints_applied",),
@@ -113,7 +111,7 @@ class StepHistory(BaseModel):
                   for c in self.constraints_applied)]
 
 
-def read(k: Kernel, goal: GoalNode, step: str) -> StepHistory:
+def read(k: KnowledgeRun, goal: GoalNode, step: str) -> StepHistory:
     """The history ``step`` uses for ``goal``: from the ledger when the run already
     recorded it, otherwise from the graph (and then recorded)."""
     def gather() -> dict[str, Any]:
@@ -139,7 +137,7 @@ def read(k: Kernel, goal: GoalNode, step: str) -> StepHistory:
     return StepHistory.model_validate(k.proposals.observe(f"history/{step}", goal.id, gather))
 
 
-def block(k: Kernel, goal: GoalNode, step: str) -> tuple[StepHistory, str]:
+def block(k: KnowledgeRun, goal: GoalNode, step: str) -> tuple[StepHistory, str]:
     """The step's rows and the prompt block rendered from them."""
     rows = read(k, goal, step)
     return rows, rows.block(goal.summary, k.config.context_chars)

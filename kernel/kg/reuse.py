@@ -15,20 +15,18 @@ resolved, and each recorded in the ledger as a knowledge-graph entry before it i
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kernel.core.envelopes import Constraint, ConstraintSpec
 from kernel.core.goal_node import GoalNode
 from kernel.kg.patterns import normalize
+from kernel.kg.run_view import KnowledgeRun
 from kernel.protocol import solve_models as models
-
-if TYPE_CHECKING:
-    from kernel.runtime.kernel import Kernel
 
 CANDIDATES = 20
 
 
-def identified_before(k: Kernel, goal: GoalNode, inherited: list[Constraint]
+def identified_before(k: KnowledgeRun, goal: GoalNode, inherited: list[Constraint]
                       ) -> tuple[list[ConstraintSpec], list[str], str] | None:
     """The identification of an earlier goal asking the same question: its constraints
     beyond the core (as specs, so a replay in an empty graph stores the same ones), its
@@ -55,7 +53,7 @@ def identified_before(k: Kernel, goal: GoalNode, inherited: list[Constraint]
     return specs, list(found["required_capabilities"]), str(found["goal_id"])
 
 
-def leaf_before(k: Kernel, goal: GoalNode) -> models.LeafClassification | None:
+def leaf_before(k: KnowledgeRun, goal: GoalNode) -> models.LeafClassification | None:
     """An atomic-leaf classification the record settles, or None (ask the model)."""
     if goal.pattern_id is None:
         return None
