@@ -89,6 +89,29 @@ def sweep() -> None:
 
 
 def _descendants(me: int) -> list[int]:
+    """Every process below ``me``: from each task's ``children`` list where the kernel
+    keeps one (a walk as long as the sandbox, not the host), else from all of /proc."""
+    if not os.path.exists(f"/proc/{me}/task/{me}/children"):
+        return _descendants_by_scan(me)
+    found, frontier = [], [me]
+    while frontier:
+        pid = frontier.pop()
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{task}/children", "rb") as handle:
+                    children = [int(c) for c in handle.read().split()]
+            except (OSError, ValueError):
+                continue
+            found += children
+            frontier += children
+    return found
+
+
+def _descendants_by_scan(me: int) -> list[int]:
     parents: dict[int, list[int]] = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
