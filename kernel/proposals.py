@@ -99,14 +99,16 @@ class ClaudeProposer:
         self.delays = delays
 
     def estimate(self, request: ResolveRequest, occurrence: int) -> Estimate:
-        return self.claude.estimate_cost_time(request)
+        estimate: Estimate = self.claude.estimate_cost_time(request)
+        return estimate
 
     def propose(self, request: ResolveRequest, occurrence: int) -> Resolution:
         spent = [0.0, 0.0]
 
         def once() -> Resolution:
             try:
-                return self.claude.resolve(request)
+                resolution: Resolution = self.claude.resolve(request)
+                return resolution
             except ResolverError as exc:
                 spent[0] += exc.cost_usd
                 spent[1] += exc.seconds

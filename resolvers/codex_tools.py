@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 from kernel.protocol import (
     DeadlineReached,
@@ -62,7 +63,7 @@ class CodexTools:
             cost_usd=COST_PER_INVOCATION * commands, seconds=time.perf_counter() - start,
             metadata={"workspace": str(self.sandbox.workspace)})
 
-    def _run(self, request: ResolveRequest) -> list[dict]:
+    def _run(self, request: ResolveRequest) -> list[dict[str, Any]]:
         self.sandbox.workspace.mkdir(mode=0o700, parents=True, exist_ok=True)
         bad = file_names.problems(request.payload.get("files", {}))
         if bad:

@@ -67,7 +67,8 @@ class HumanProposer:
         return HireAnswer.model_validate_json(stored)
 
     def _parse_given(self, given: Any) -> BaseModel:
-        return given  # the terminal prompt returns a checked HireAnswer
+        assert isinstance(given, BaseModel)  # the terminal prompt returns a checked HireAnswer
+        return given
 
     def _waiting(self, payload: dict[str, Any]) -> str:
         request_id = payload["request_id"]

@@ -11,6 +11,7 @@ import math
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -24,13 +25,13 @@ from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer
 
 
-def _children(prefix: str, count: int) -> list[dict]:
+def _children(prefix: str, count: int) -> list[dict[str, Any]]:
     return [{"key": f"{prefix}{i}", "goal_description": f"{prefix} {i}",
              "goal_summary": f"{prefix} {i}", "relative_complexity": 1.0} for i in range(count)]
 
 
-def script_for(fanout: int) -> dict:
-    def judged(goal: str) -> dict:
+def script_for(fanout: int) -> dict[str, Any]:
+    def judged(goal: str) -> dict[str, Any]:
         return {"operation": "verify_semantic", "goal": goal, "repeat": True, "output": {
             "checks": [{"constraint_id": "is done", "passed": True, "sigma": 0.95,
                         "rubric_trace": "done"}]}}

@@ -67,7 +67,8 @@ class LazyGroup(TyperGroup):
             command = typer.main.get_command_from_info(
                 CommandInfo(name=name, callback=target), pretty_exceptions_short=True,
                 rich_markup_mode=mode)
-        return humanize(command)
+        humanized: _click.Command = humanize(command)
+        return humanized
 
     def format_help(self, ctx: _click.Context, formatter: _click.HelpFormatter) -> None:
         self._listing = True

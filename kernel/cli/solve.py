@@ -36,12 +36,12 @@ if TYPE_CHECKING:
 
 
 def _prompt(interactive: bool, view: LiveView | LineView | None,
-            ) -> Callable[[dict], Any] | None:
+            ) -> Callable[[dict[str, Any]], Any] | None:
     """The terminal prompt for HIRE questions (the live view pauses while it asks)."""
     if not interactive:
         return None
 
-    def ask(payload: dict) -> Any:
+    def ask(payload: dict[str, Any]) -> Any:
         if view is not None:
             view.pause()
         try:

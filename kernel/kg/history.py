@@ -9,6 +9,8 @@ ledger.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernel.kg.patterns import CANDIDATES, SIMILARITY_DIGITS, Patterns, normalize
@@ -85,12 +87,12 @@ class AppliedConstraint(_Row):
 class BuildLookup(_Row):
     """Tools that provide a capability, earlier builds of it, requests made for it."""
 
-    tools: list[dict]
-    builds: list[dict]
-    requests: list[dict]
+    tools: list[dict[str, Any]]
+    builds: list[dict[str, Any]]
+    requests: list[dict[str, Any]]
 
 
-def _rounded(rows: list[dict], *fields: str) -> list[dict]:
+def _rounded(rows: list[dict[str, Any]], *fields: str) -> list[dict[str, Any]]:
     """Scores rounded (``SIMILARITY_DIGITS``), so float noise from the vector index, which
     differs between the backends, never reaches a decision or the ledger."""
     return [{**r, **{f: round(float(r[f]), SIMILARITY_DIGITS) for f in fields

@@ -41,7 +41,7 @@ def decomposition(doc: dict[str, Any]) -> list[Result]:
     return results
 
 
-def _cyclic(tasks: list[dict]) -> bool:
+def _cyclic(tasks: list[dict[str, Any]]) -> bool:
     try:
         order(tasks)
     except ValueError:
@@ -49,7 +49,7 @@ def _cyclic(tasks: list[dict]) -> bool:
     return False
 
 
-def ancestors(tasks: list[dict]) -> dict[str, set[str]]:
+def ancestors(tasks: list[dict[str, Any]]) -> dict[str, set[str]]:
     deps = {t["id"]: set(t["depends_on"]) for t in tasks}
     up: dict[str, set[str]] = {}
     for node in order(tasks):
@@ -77,7 +77,7 @@ def range_ok(r: Any) -> bool:
         return False
 
 
-def _totals(prefix: str, rows: list[dict], computed: dict[str, dict]) -> list[Result]:
+def _totals(prefix: str, rows: list[dict[str, Any]], computed: dict[str, dict[str, Any]]) -> list[Result]:
     """Each reported total (low, mid, high) against the recomputed one, and each status
     against the rule applied to the recomputed totals."""
     wrong, mismatched = [], []
@@ -98,8 +98,8 @@ def _totals(prefix: str, rows: list[dict], computed: dict[str, dict]) -> list[Re
     ]
 
 
-def waterfall_checks(prefix: str, waterfall: dict | None, tasks: list[dict],
-                     cost: dict | None) -> list[Result]:
+def waterfall_checks(prefix: str, waterfall: dict[str, Any] | None, tasks: list[dict[str, Any]],
+                     cost: dict[str, Any] | None) -> list[Result]:
     """The waterfall shows the cost constraint, every task once, in dependency order, with
     the mid estimates accumulated and the limit minus that remaining."""
     name_cum, name_rem = "the waterfall accumulates every task once", \
@@ -146,7 +146,7 @@ def waterfall_checks(prefix: str, waterfall: dict | None, tasks: list[dict],
             Result(f"{prefix}.5", name_order, not early, "; ".join(early))]
 
 
-def _claims(doc: dict[str, Any], computed: dict[str, dict]) -> Result:
+def _claims(doc: dict[str, Any], computed: dict[str, dict[str, Any]]) -> Result:
     """A claim's computed value and whether it agrees, recomputed."""
     wrong = []
     for c in doc.get("claims") or []:
@@ -177,8 +177,8 @@ def critical_path(doc: dict[str, Any]) -> list[Result]:
     return results
 
 
-def _path_is_longest(path: dict, constraint: dict,
-                     tasks: list[dict]) -> tuple[bool, bool, int]:
+def _path_is_longest(path: dict[str, Any], constraint: dict[str, Any],
+                     tasks: list[dict[str, Any]]) -> tuple[bool, bool, int]:
     """(a dependency chain, the longest with the right totals and names, the longest mid)."""
     chain = list(path["tasks"])
     by_id = {t["id"]: t for t in tasks}
@@ -193,8 +193,9 @@ def _path_is_longest(path: dict, constraint: dict,
     return linked, ok, best
 
 
-def path_checks(prefix: str, path: dict | None, tasks: list[dict], timed: list[dict],
-                rolled: dict[str, dict]) -> list[Result]:
+def path_checks(prefix: str, path: dict[str, Any] | None, tasks: list[dict[str, Any]],
+                timed: list[dict[str, Any]],
+                rolled: dict[str, dict[str, Any]]) -> list[Result]:
     name = "the critical path is a chain and the longest by time"
     if not timed:
         return [Result(f"{prefix}.1", name, not path,

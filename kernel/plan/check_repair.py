@@ -27,11 +27,12 @@ from kernel.plan.verdict import Result
 ENUMERATION_LIMIT = 200_000
 
 
-def _surveys_of(doc: dict[str, Any]) -> list[dict]:
+def _surveys_of(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return list((doc.get("survey") or {}).get("surveys") or [])
 
 
-def _clusters(doc: dict[str, Any], tasks: list[dict], rolled: dict[str, dict]) -> dict:
+def _clusters(doc: dict[str, Any], tasks: list[dict[str, Any]],
+              rolled: dict[str, dict[str, Any]]) -> dict[str, Any]:
     critical = list((doc.get("critical_path") or {}).get("tasks") or [])
     return walls(doc["constraints"], tasks, rolled, critical)
 
@@ -73,7 +74,7 @@ def _wrong_walls(doc: dict[str, Any], clusters: dict[str, list[str]]) -> list[st
                     if cid not in clusters]
 
 
-def _not_cheaper(doc: dict[str, Any], given: list[dict],
+def _not_cheaper(doc: dict[str, Any], given: list[dict[str, Any]],
                  clusters: dict[str, list[str]]) -> list[str]:
     by_id = {t["id"]: t for t in doc["tasks"]}
     return [s["task_id"] for s in given if s["task_id"] in by_id and not any(
@@ -108,7 +109,7 @@ def repair(doc: dict[str, Any]) -> list[Result]:
     return _feasible(doc, fixed, before, found, count)
 
 
-def _feasible(doc: dict[str, Any], fixed: dict[str, Any], before: dict[str, dict],
+def _feasible(doc: dict[str, Any], fixed: dict[str, Any], before: dict[str, dict[str, Any]],
               found: list[Combination] | None, count: int) -> list[Result]:
     constraints, tasks = doc["constraints"], doc["tasks"]
     unknown, picks = _picks(doc, fixed)
@@ -147,15 +148,15 @@ def _picks(doc: dict[str, Any], fixed: dict[str, Any]) -> tuple[list[str], dict[
     return unknown, picks
 
 
-def _implausible(tasks: list[dict]) -> list[str]:
+def _implausible(tasks: list[dict[str, Any]]) -> list[str]:
     bad = [f"{t['id']}.{m}" for t in tasks for m, r in t["estimates"].items() if not range_ok(r)]
     return bad + [f"{t['id']}: a zero-time build" for t in tasks if t.get("type") == "build"
                   and any(m in ("hours", "time_hours", "days") and float(r["mid"]) == 0
                           for m, r in t["estimates"].items())]
 
 
-def _revised_wrong(fixed: dict[str, Any], after: dict[str, dict], constraints: list[dict],
-                   revised: list[dict]) -> list[str]:
+def _revised_wrong(fixed: dict[str, Any], after: dict[str, dict[str, Any]], constraints: list[dict[str, Any]],
+                   revised: list[dict[str, Any]]) -> list[str]:
     reported = {r["constraint_id"]: r for r in fixed["rollup"]}
     wrong = [f"{c} {w}" for c, r in reported.items() for w in WHICH
              if c in after and u(r["totals"][w]) != u(after[c]["totals"][w])]
@@ -167,8 +168,8 @@ def _revised_wrong(fixed: dict[str, Any], after: dict[str, dict], constraints: l
                     if m not in metrics or u(v) != sum(u(est(t, m, "mid")) for t in revised)]
 
 
-def _side_effects(doc: dict[str, Any], fixed: dict[str, Any], before: dict[str, dict],
-                  after: dict[str, dict]) -> Result:
+def _side_effects(doc: dict[str, Any], fixed: dict[str, Any], before: dict[str, dict[str, Any]],
+                  after: dict[str, dict[str, Any]]) -> Result:
     effects = sorted(c for c, r in after.items()
                      if before[c]["status"] == "SAT" and r["status"] == "TIGHT")
     listed = sorted(e["constraint_id"] for e in fixed.get("side_effects") or [])
@@ -180,8 +181,8 @@ def _side_effects(doc: dict[str, Any], fixed: dict[str, Any], before: dict[str, 
                   + (f", not flagged {unflagged}" if unflagged else ""))
 
 
-def _same_tasks(revised: list[dict], reported: list[dict]) -> bool:
-    def key(t: dict) -> tuple:
+def _same_tasks(revised: list[dict[str, Any]], reported: list[dict[str, Any]]) -> bool:
+    def key(t: dict[str, Any]) -> tuple[Any, ...]:
         return (t["id"], tuple(sorted((m, tuple(u(r[w]) for w in WHICH))
                                       for m, r in t["estimates"].items())),
                 u(t["confidence"]), tuple(t["depends_on"]))
@@ -189,8 +190,8 @@ def _same_tasks(revised: list[dict], reported: list[dict]) -> bool:
     return [key(t) for t in revised] == [key(t) for t in reported]
 
 
-def _cheapest(found: list[Combination] | None, count: int, revised: list[dict],
-              constraints: list[dict], drawn: bool) -> Result:
+def _cheapest(found: list[Combination] | None, count: int, revised: list[dict[str, Any]],
+              constraints: list[dict[str, Any]], drawn: bool) -> Result:
     name = "the repair is the cheapest choice that leaves nothing UNSAT"
     if found is None:
         return Result("5.5", name, True, f"not enumerated: {count:,} combinations")

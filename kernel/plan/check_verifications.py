@@ -15,13 +15,13 @@ from kernel.plan.recompute import SCALE, est, meets, u
 from kernel.plan.verdict import Result
 
 
-def _find(items: list[dict], needle: str, key: str = "title") -> list[dict]:
+def _find(items: list[dict[str, Any]], needle: str, key: str = "title") -> list[dict[str, Any]]:
     needle = needle.lower()
     return [i for i in items if i.get("id", "").lower() == needle
             or needle in str(i.get(key, "")).lower()]
 
 
-def verification(doc: dict, index: int, v: Any) -> Result:
+def verification(doc: dict[str, Any], index: int, v: Any) -> Result:
     if not isinstance(v, dict):
         return Result(f"7.{index + 1}", "verification", False, f"not a mapping: {v!r:.80}")
     kind = v.get("check", "")
@@ -36,14 +36,14 @@ def verification(doc: dict, index: int, v: Any) -> Result:
     return Result(f"7.{index + 1}", name, passed, detail)
 
 
-def _constraint_present(doc: dict, v: dict) -> tuple[bool, str]:
+def _constraint_present(doc: dict[str, Any], v: dict[str, Any]) -> tuple[bool, str]:
     found = _find(doc["constraints"], v["match"])
     kind = v.get("kind")
     found = [c for c in found if kind is None or c["kind"] == kind]
     return bool(found), ", ".join(c["id"] for c in found)
 
 
-def _status(doc: dict, v: dict) -> tuple[bool, str]:
+def _status(doc: dict[str, Any], v: dict[str, Any]) -> tuple[bool, str]:
     rollups = doc["rollup"] if v.get("when", "before") == "before" else \
         (doc.get("repair") or {}).get("rollup", [])
     ids = {c["id"] for c in _find(doc["constraints"], v["constraint"])}
@@ -53,7 +53,7 @@ def _status(doc: dict, v: dict) -> tuple[bool, str]:
         ", ".join(f"{r['constraint_id']}={r['status']}" for r in found)
 
 
-def _separate(doc: dict, v: dict) -> tuple[bool, str]:
+def _separate(doc: dict[str, Any], v: dict[str, Any]) -> tuple[bool, str]:
     groups = [{c["id"] for c in _find(doc["constraints"], m)} for m in v["match"]]
     distinct = all(groups) and all(not (a & b) for i, a in enumerate(groups)
                                    for b in groups[i + 1:])
@@ -61,7 +61,7 @@ def _separate(doc: dict, v: dict) -> tuple[bool, str]:
     return distinct and all(g & rolled for g in groups), str([sorted(g) for g in groups])
 
 
-def _depends(doc: dict, v: dict) -> tuple[bool, str]:
+def _depends(doc: dict[str, Any], v: dict[str, Any]) -> tuple[bool, str]:
     tasks = doc["tasks"]
     up = ancestors(tasks)
     targets = _find(tasks, v["task"])
@@ -73,12 +73,12 @@ def _depends(doc: dict, v: dict) -> tuple[bool, str]:
     return ok, ", ".join(f"{t['id']} <- {sorted(up[t['id']])}" for t in targets)
 
 
-def _cost_metric(rollups: list[dict]) -> str | None:
+def _cost_metric(rollups: list[dict[str, Any]]) -> str | None:
     sums = [r["metric"] for r in rollups if r["aggregation"] == "sum"]
     return next((m for m in sums if m.startswith("cost")), sums[0] if sums else None)
 
 
-def _wall_metrics(task_id: str, doc: dict, rollups: list[dict]) -> list[str]:
+def _wall_metrics(task_id: str, doc: dict[str, Any], rollups: list[dict[str, Any]]) -> list[str]:
     """The metrics a survey must improve: those of the UNSAT constraints whose wall holds
     the task, or the cost metric for a task surveyed for its low confidence."""
     unsat = {r["constraint_id"]: r["metric"] for r in rollups if r["status"] == "UNSAT"}
@@ -88,13 +88,14 @@ def _wall_metrics(task_id: str, doc: dict, rollups: list[dict]) -> list[str]:
     return metrics or ([cost] if cost else [])
 
 
-def _has_cheaper(survey: dict, task: dict, doc: dict, rollups: list[dict]) -> bool:
+def _has_cheaper(survey: dict[str, Any], task: dict[str, Any], doc: dict[str, Any],
+                 rollups: list[dict[str, Any]]) -> bool:
     metrics = _wall_metrics(survey["task_id"], doc, rollups)
     return not metrics or any(est(a, m, "mid") < est(task, m, "mid")
                               for a in survey["approaches"] for m in metrics)
 
 
-def _cheaper_for_walls(doc: dict, v: dict) -> tuple[bool, str]:
+def _cheaper_for_walls(doc: dict[str, Any], v: dict[str, Any]) -> tuple[bool, str]:
     by_task = {s["task_id"]: s for s in (doc.get("survey") or {}).get("surveys", [])}
     tasks = {t["id"]: t for t in doc["tasks"]}
     walls = sorted({t for w in doc.get("walls") or [] for t in w.get("cluster", [])})
@@ -103,7 +104,7 @@ def _cheaper_for_walls(doc: dict, v: dict) -> tuple[bool, str]:
     return bool(walls) and not missing, f"wall tasks {walls}; without a cheaper approach {missing}"
 
 
-def _revised_within(doc: dict, v: dict) -> tuple[bool, str]:
+def _revised_within(doc: dict[str, Any], v: dict[str, Any]) -> tuple[bool, str]:
     repair = doc.get("repair") or {}
     ids = {c["id"] for c in _find(doc["constraints"], v["constraint"])}
     found = [r for r in repair.get("rollup", []) if r["constraint_id"] in ids]
@@ -112,7 +113,7 @@ def _revised_within(doc: dict, v: dict) -> tuple[bool, str]:
                          f"{r['limit']}" for r in found)
 
 
-def _approach_split(doc: dict, v: dict) -> tuple[bool, str]:
+def _approach_split(doc: dict[str, Any], v: dict[str, Any]) -> tuple[bool, str]:
     """Some approach matching ``match`` alone pushes the constraint over its limit, and
     another approach in the same survey does not."""
     ids = {c["id"] for c in _find(doc["constraints"], v["constraint"])}
@@ -135,17 +136,17 @@ def _approach_split(doc: dict, v: dict) -> tuple[bool, str]:
     return False, "no survey has both"
 
 
-def _explicit_at_least(doc: dict, v: dict) -> tuple[bool, str]:
+def _explicit_at_least(doc: dict[str, Any], v: dict[str, Any]) -> tuple[bool, str]:
     count = sum(1 for c in doc["constraints"] if c["kind"] == "explicit")
     return count >= int(v["n"]), f"{count} explicit"
 
 
-def _hire_leaf(doc: dict, v: dict) -> tuple[bool, str]:
+def _hire_leaf(doc: dict[str, Any], v: dict[str, Any]) -> tuple[bool, str]:
     found = [t["id"] for t in doc["tasks"] if t.get("type") == "hire"]
     return bool(found), ", ".join(found)
 
 
-VERIFICATIONS: dict[str, Callable[[dict, dict], tuple[bool, str]]] = {
+VERIFICATIONS: dict[str, Callable[[dict[str, Any], dict[str, Any]], tuple[bool, str]]] = {
     "constraint_present": _constraint_present, "status": _status,
     "separate_constraints": _separate, "depends": _depends,
     "cheaper_approach_for_walls": _cheaper_for_walls, "revised_within": _revised_within,

@@ -157,10 +157,11 @@ def _usable_surveys(survey: ApproachSurvey, triggers: dict[str, list[str]],
 
 
 def _document(goal: str, run_id: str, constraints: list[PlanConstraint], questions: list[str],
-              dag: TaskDag, rollups: list[f.Rollup], claims: list[dict], walls: list[dict],
+              dag: TaskDag, rollups: list[f.Rollup], claims: list[dict[str, Any]],
+              walls: list[dict[str, Any]],
               triggers: dict[str, list[str]], surveys: list[TaskSurvey],
               fixed: f.Repair | None, flags: list[str],
-              verifications: list[dict]) -> dict[str, Any]:
+              verifications: list[dict[str, Any]]) -> dict[str, Any]:
     tasks = dag.tasks
     time_rollup = next((r for r in rollups if r.aggregation == "critical_path"), None)
     cost_rollup = _cost_rollup(rollups)

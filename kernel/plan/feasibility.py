@@ -79,7 +79,7 @@ class Rollup:
     status: Status
     path: list[str] = field(default_factory=list)  # the mid critical path, when relevant
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"constraint_id": self.constraint_id, "metric": self.metric,
                 "aggregation": self.aggregation, "op": self.op, "limit": self.limit,
                 "totals": self.totals, "status": self.status, "critical_path": self.path}
@@ -129,7 +129,7 @@ def rollup(constraints: Sequence[PlanConstraint], tasks: Sequence[PlanTask],
     return result
 
 
-def waterfall(tasks: Sequence[PlanTask], metric: str, limit: float) -> list[dict]:
+def waterfall(tasks: Sequence[PlanTask], metric: str, limit: float) -> list[dict[str, Any]]:
     """Cumulative mid estimate of ``metric`` in dependency order, and what remains."""
     by_id = {t.id: t for t in tasks}
     spent = 0
@@ -171,7 +171,7 @@ def walls(rollups: Sequence[Rollup], tasks: Sequence[PlanTask]) -> list[dict[str
     return result
 
 
-def survey_triggers(tasks: Sequence[PlanTask], wall_list: Sequence[dict]) -> dict[str, list[str]]:
+def survey_triggers(tasks: Sequence[PlanTask], wall_list: Sequence[dict[str, Any]]) -> dict[str, list[str]]:
     """Tasks that must be surveyed, with why: low confidence, or a wall's cluster."""
     reasons: dict[str, list[str]] = {}
     for t in tasks:

@@ -34,7 +34,7 @@ from kernel.runtime.gate import CLAUDE_ID, BudgetDenied, ask
 from kernel.runtime.kernel import Kernel
 
 
-def make_plan(k: Kernel, root_id: str, verifications: list[dict] | None = None,
+def make_plan(k: Kernel, root_id: str, verifications: list[dict[str, Any]] | None = None,
               ) -> dict[str, Any]:
     """Plan the run's root goal; returns the plan document (also stored in the graph)."""
     goal = k.tree.get(root_id)

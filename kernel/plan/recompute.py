@@ -35,17 +35,17 @@ def expected_status(totals: dict[str, float], op: str, limit: float) -> str:
     return "UNSAT" if not meets(totals["mid"], op, limit) else "TIGHT"
 
 
-def est(task: dict, metric: str, which: str) -> float:
+def est(task: dict[str, Any], metric: str, which: str) -> float:
     found = (task.get("estimates") or {}).get(metric)
     return float(found[which]) if found else 0.0
 
 
-def measurable(c: dict) -> bool:
+def measurable(c: dict[str, Any]) -> bool:
     return all(c.get(k) is not None for k in ("metric", "aggregation", "op", "limit")) and \
         (c["aggregation"] != "projection" or c.get("projection") is not None)
 
 
-def longest(tasks: list[dict], metric: str, which: str) -> int:
+def longest(tasks: list[dict[str, Any]], metric: str, which: str) -> int:
     """The longest dependency chain by ``metric`` (thousandths); the tasks form a DAG."""
     by_id = {t["id"]: t for t in tasks}
     memo: dict[str, int] = {}
@@ -55,7 +55,7 @@ def longest(tasks: list[dict], metric: str, which: str) -> int:
     return max(memo.values(), default=0)
 
 
-def order(tasks: list[dict]) -> list[str]:
+def order(tasks: list[dict[str, Any]]) -> list[str]:
     """A dependency order (Kahn's algorithm; ties by position in the document)."""
     waiting = {t["id"]: set(t["depends_on"]) for t in tasks}
     done: list[str] = []
@@ -69,8 +69,8 @@ def order(tasks: list[dict]) -> list[str]:
     return done
 
 
-def rollup(constraints: list[dict], tasks: list[dict],
-           projections: dict[str, dict] | None = None) -> dict[str, dict[str, Any]]:
+def rollup(constraints: list[dict[str, Any]], tasks: list[dict[str, Any]],
+           projections: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
     """Totals and status of every measurable constraint."""
     result = {}
     for c in constraints:
@@ -88,20 +88,20 @@ def rollup(constraints: list[dict], tasks: list[dict],
     return result
 
 
-def cost_constraint(constraints: list[dict]) -> dict | None:
+def cost_constraint(constraints: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The constraint a waterfall shows: a summed cost metric, else the first summed one."""
     summed = [c for c in constraints if measurable(c) and c["aggregation"] == "sum"]
     return next((c for c in summed if str(c["metric"]).startswith("cost")),
                 summed[0] if summed else None)
 
 
-def cost_metrics(constraints: list[dict]) -> list[str]:
+def cost_metrics(constraints: list[dict[str, Any]]) -> list[str]:
     """The summed metrics a repair minimises: the cost ones, else every summed one."""
     summed = {c["metric"] for c in constraints if measurable(c) and c["aggregation"] == "sum"}
     return sorted(m for m in summed if str(m).startswith("cost")) or sorted(summed)
 
 
-def walls(constraints: list[dict], tasks: list[dict], rolled: dict[str, dict],
+def walls(constraints: list[dict[str, Any]], tasks: list[dict[str, Any]], rolled: dict[str, dict[str, Any]],
           critical: list[str]) -> dict[str, list[str]]:
     """Per UNSAT task-based constraint, the largest contributors whose removal would bring
     the mid estimate within the limit (``critical``: the time constraint's members)."""
@@ -124,12 +124,12 @@ def walls(constraints: list[dict], tasks: list[dict], rolled: dict[str, dict],
     return found
 
 
-def triggers(tasks: list[dict], clusters: dict[str, list[str]]) -> set[str]:
+def triggers(tasks: list[dict[str, Any]], clusters: dict[str, list[str]]) -> set[str]:
     return {t["id"] for t in tasks if float(t["confidence"]) < LOW_CONFIDENCE} | \
         {task for cluster in clusters.values() for task in cluster}
 
 
-def applied(tasks: list[dict], chosen: dict[str, dict | None]) -> list[dict]:
+def applied(tasks: list[dict[str, Any]], chosen: dict[str, dict[str, Any] | None]) -> list[dict[str, Any]]:
     """The tasks with the chosen approaches' estimates and confidence in place."""
     revised = []
     for t in tasks:
@@ -145,11 +145,11 @@ class Combination:
     chosen: dict[str, str]      # task id -> approach id or "keep"
     unmet: frozenset[str]       # constraints UNSAT with it
     cost: int                   # the cost metrics' mid total, thousandths
-    rolled: dict[str, dict]
+    rolled: dict[str, dict[str, Any]]
 
 
-def combinations(constraints: list[dict], tasks: list[dict],
-                 surveys: list[dict]) -> Iterator[Combination]:
+def combinations(constraints: list[dict[str, Any]], tasks: list[dict[str, Any]],
+                 surveys: list[dict[str, Any]]) -> Iterator[Combination]:
     """Every choice of "keep" or one surveyed approach per surveyed task, rolled up."""
     ordered = sorted(surveys, key=lambda s: s["task_id"])
     metrics = cost_metrics(constraints)
@@ -164,7 +164,7 @@ def combinations(constraints: list[dict], tasks: list[dict],
                           sum(u(est(t, m, "mid")) for t in revised for m in metrics), rolled)
 
 
-def combination_count(surveys: list[dict]) -> int:
+def combination_count(surveys: list[dict[str, Any]]) -> int:
     count = 1
     for s in surveys:
         count *= 1 + len(s["approaches"])

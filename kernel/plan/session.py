@@ -10,9 +10,10 @@ from kernel.core.lease import Lease
 from kernel.core.run import Run
 from kernel.errors import ConfigError
 from kernel.paths import seeds_dir
+from kernel.plan.compose import PlanRefused
 from kernel.plan.examples import example_names
-from kernel.plan.planner import PlanRefused, make_plan
-from kernel.proposals import Proposer
+from kernel.plan.planner import make_plan
+from kernel.protocol import Proposer
 from kernel.runtime.kernel import Kernel, SolveConfig
 from kernel.runtime.proposers import make_proposer
 from kernel.runtime.start import finish_start, start

@@ -23,7 +23,7 @@ def sum_is(values: Sequence[float], stated: float) -> bool:
         solver.add(x == _q(units(value)))
     total = z3.Sum(xs) if xs else z3.RealVal(0)
     solver.add(total == _q(units(stated)))
-    return solver.check() == z3.sat
+    return bool(solver.check() == z3.sat)
 
 
 def longest_chain_is(durations: Mapping[str, float], depends_on: Mapping[str, Sequence[str]],
@@ -41,4 +41,4 @@ def longest_chain_is(durations: Mapping[str, float], depends_on: Mapping[str, Se
     target = _q(units(stated))
     solver.add(z3.And([f <= target for f in finish.values()]))
     solver.add(z3.Or([f == target for f in finish.values()]))
-    return solver.check() == z3.sat
+    return bool(solver.check() == z3.sat)

@@ -25,7 +25,8 @@ from kernel.core.state_machine import Status
 from kernel.kg.failures import FailureModes
 from kernel.kg.history import History
 from kernel.kg.patterns import Patterns
-from kernel.proposals import Proposals, Proposer
+from kernel.proposals import Proposals
+from kernel.protocol import Proposer
 from kernel.refusal import RefusalReason, refuse
 from resolvers.sandbox.policy import Constitution
 

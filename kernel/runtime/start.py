@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from ulid import ULID
 
@@ -14,7 +15,7 @@ from kernel.core.goals import GoalSpec
 from kernel.core.ledger import LedgerEntry
 from kernel.core.run import Run
 from kernel.core.units import seconds_to_ms, usd_to_micros
-from kernel.proposals import Proposer
+from kernel.protocol import Proposer
 from kernel.runtime.kernel import Kernel, SolveConfig
 from kernel.store.base import GraphStore
 
@@ -22,7 +23,7 @@ from kernel.store.base import GraphStore
 def start(store: GraphStore, goal: str, core: Sequence[ConstraintSpec], budget_usd: float,
           time_seconds: float, proposer: Proposer | None, data_dir: Path, workspace_root: Path,
           config: SolveConfig | None = None, max_attempts: int = 5,
-          extra: dict | None = None, ulid: ULID | None = None,
+          extra: dict[str, Any] | None = None, ulid: ULID | None = None,
           recorded: list[LedgerEntry] | None = None) -> tuple[Kernel, str]:
     """Create the run (its inputs recorded on it), the root goal and its budget."""
     config = config or SolveConfig()

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import ast
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from decimal import Decimal
+from typing import Any
 
 import z3
 
@@ -25,11 +26,14 @@ class ExpressionError(KernelError):
     """The expression is outside the arithmetic the checker accepts."""
 
 
-_COMPARE = {ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b,
-            ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
-            ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b}
-_ARITH = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
-          ast.Mult: lambda a, b: a * b, ast.Div: lambda a, b: a / b}
+_Binary = Callable[[Any, Any], Any]  # over z3 terms, which z3 leaves untyped
+_COMPARE: dict[type[ast.cmpop], _Binary] = {
+    ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
+    ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b}
+_ARITH: dict[type[ast.operator], _Binary] = {
+    ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b, ast.Div: lambda a, b: a / b}
 
 
 def _real(value: float | int) -> z3.ArithRef:
@@ -131,7 +135,7 @@ def parse(expression: str) -> tuple[z3.ExprRef, set[str]]:
                               "inside one another); flatten it or split the constraint") from None
 
 
-def check(expression: str, facts: Mapping[str, float | int]) -> tuple[bool, dict]:
+def check(expression: str, facts: Mapping[str, float | int]) -> tuple[bool, dict[str, Any]]:
     """(holds, detail). The detail lists the facts used and, when violated, the unsat core."""
     term, names = parse(expression)
     missing = sorted(names - set(facts))

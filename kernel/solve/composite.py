@@ -52,7 +52,7 @@ def check(k: Kernel, goal: GoalNode) -> list[str] | None:
     return _violated(k, goal, failed, {c.id: c.title for c in arithmetic}, missing)
 
 
-def subtree_facts(k: Kernel, goal: GoalNode) -> tuple[dict[str, float], dict[str, list]]:
+def subtree_facts(k: Kernel, goal: GoalNode) -> tuple[dict[str, float], dict[str, list[str]]]:
     """The facts above, and for each metric some leaves report and others do not, the
     leaves that leave it out (it then has no total)."""
     rows = k.store.run("goal/subtree_parts", {"goal_id": goal.id})
@@ -90,7 +90,7 @@ def _metrics(k: Kernel, artifact_id: str | None) -> dict[str, float]:
 
 
 def _violated(k: Kernel, goal: GoalNode, failed: list[Check], titles: dict[str, str],
-              missing: dict[str, list]) -> list[str]:
+              missing: dict[str, list[str]]) -> list[str]:
     names = ", ".join(sorted(titles[c.constraint_id] for c in failed))
     trace = [c.model_dump(mode="json") for c in failed]
     reopened = goal.reopened

@@ -6,6 +6,8 @@ does not parse is refused now, with what to write instead, before anything is st
 
 from __future__ import annotations
 
+from typing import Any
+
 from kernel.core.envelopes import ConstraintSpec, ConstraintType, Provenance
 from kernel.errors import ConfigError
 
@@ -34,7 +36,7 @@ def parse_constraint(text: str) -> ConstraintSpec:
         raise ConfigError(f"--constraint {_shown(text)} is not {CONSTRAINT_HELP}")
     kind, domain, title = (parts[0], parts[1], parts[2]) if len(parts) == 3 else \
         (parts[0], "general", parts[1])
-    payload: dict = {}
+    payload: dict[str, Any] = {}
     if kind == "logic":
         from kernel.solve import arith  # Z3 loads only when a logic constraint is given
 

@@ -60,7 +60,7 @@ def _sat(terms: Sequence[z3.ExprRef]) -> bool:
     if verdict == z3.unknown:
         raise ConfigError("Z3 could not decide whether the core constraints are consistent; "
                           "simplify their expressions")
-    return verdict == z3.sat
+    return bool(verdict == z3.sat)
 
 
 def check_core(core: Sequence[ConstraintSpec]) -> CoreReport:

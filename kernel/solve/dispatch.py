@@ -19,8 +19,8 @@ from kernel.core.goal_node import GoalNode
 from kernel.core.run import advance
 from kernel.core.state_machine import TERMINAL, Action, Status
 from kernel.errors import KernelError
-from kernel.proposals import NoProposalError, ProposerUnavailable
-from kernel.protocol import DeadlineReached, EnvironmentFault, PermanentError
+from kernel.proposals import ProposerUnavailable
+from kernel.protocol import DeadlineReached, EnvironmentFault, NoProposalError, PermanentError
 from kernel.refusal import RefusalReason, refuse
 from kernel.runtime import progress
 from kernel.runtime.gate import BudgetDenied

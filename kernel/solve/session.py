@@ -19,7 +19,8 @@ from kernel.core.state_machine import TERMINAL
 from kernel.core.summary import summary, summary_hash
 from kernel.disk_space import STORE_HEADROOM, full_message, out_of_space
 from kernel.errors import ConfigError, RunInterrupted, StoreUnavailableError
-from kernel.proposals import SERVED, DivergenceError, Proposer
+from kernel.proposals import SERVED, DivergenceError
+from kernel.protocol import Proposer
 from kernel.runtime.kernel import Kernel, SolveConfig
 from kernel.runtime.proposers import proposer_from
 from kernel.runtime.start import finish_start, start
@@ -182,7 +183,8 @@ def replay(settings: KernelSettings, run_id: str, ledger_file: Path | None = Non
 
 def _replan(kernel: Kernel, root: str, config: dict[str, Any]) -> None:
     """A planning run is replayed by planning again (a refusal is part of what it did)."""
-    from kernel.plan.planner import PlanRefused, make_plan
+    from kernel.plan.compose import PlanRefused
+    from kernel.plan.planner import make_plan
     from kernel.plan.session import recorded_verifications
 
     with contextlib.suppress(PlanRefused):

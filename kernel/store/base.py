@@ -75,7 +75,8 @@ class GraphStore(ABC):
                     self.stats.hit(name)
                     if self._audit:
                         self._check_hit(query, text, values, cache[key])
-                    return _copied(cache[key])
+                    rows: list[dict[str, Any]] = _copied(cache[key])
+                    return rows
             elif query.mode != "read" and query.cache != "keep":
                 self._forget(query)
         started = time.perf_counter()
@@ -277,7 +278,8 @@ class StaleReadError(KernelError):
     """A write's ``// changes:`` list missed a cached read it changes (audit mode only)."""
 
 
-def _last_per_key(rows: Iterable[Mapping[str, Any]], key: Callable[[Mapping[str, Any]], Any]) -> list:
+def _last_per_key(rows: Iterable[Mapping[str, Any]],
+                  key: Callable[[Mapping[str, Any]], Any]) -> list[Mapping[str, Any]]:
     latest: dict[Any, Mapping[str, Any]] = {}
     for row in rows:
         k = key(row)

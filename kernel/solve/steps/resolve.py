@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from kernel.core.envelopes import (
     Lineage,
     ToolPlan,
@@ -43,7 +45,7 @@ def resolve(k: Kernel, goal_id: str) -> list[str]:
     ids = [*goal.input_artifact_ids, *(i["artifact_id"] for i in inputs)]
     contract = prompt_inputs.sandbox_contract(k.policy, selected)
 
-    def step_request(given: list[dict]) -> ResolveRequest:
+    def step_request(given: list[dict[str, Any]]) -> ResolveRequest:
         return request_for(goal, ops.RESOLVE, selected, context, feedback=goal.feedback,
                            input_artifact_ids=ids, inputs=given, sandbox=contract)
 

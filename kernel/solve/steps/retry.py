@@ -7,7 +7,7 @@ import json
 import re
 from typing import Any
 
-from kernel.core.envelopes import Check, Constraint
+from kernel.core.envelopes import Attempt, Check, Constraint
 from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.kg import context as kg_context
 from kernel.protocol import operations as ops
@@ -80,12 +80,13 @@ def retry(k: Kernel, goal: GoalNode, verification: Any) -> list[str]:
     return grow(k, goal, GoalChanges(feedback=note))
 
 
-def _stagnant(k: Kernel, history: list) -> bool:
+def _stagnant(k: Kernel, history: list[Attempt]) -> bool:
     """sigma improved by less than epsilon over the last two attempts."""
     sigmas = [a.sigma_v for a in history if a.sigma_v is not None]
     if len(sigmas) < 3:
         return False
-    return max(sigmas[-1] - sigmas[-2], sigmas[-2] - sigmas[-3]) < k.config.stagnation_epsilon
+    return bool(max(sigmas[-1] - sigmas[-2], sigmas[-2] - sigmas[-3])
+                < k.config.stagnation_epsilon)
 
 
 def cited_constraint(feedback: models.Feedback, failed: list[Check],

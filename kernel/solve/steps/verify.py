@@ -3,6 +3,7 @@ step (SAT at tau_local: the verification rides the goal's next move) or to retry
 
 from __future__ import annotations
 
+from kernel.core.envelopes import Check
 from kernel.core.goal_node import MissingGoalProperty
 from kernel.protocol import solve_models as models
 from kernel.runtime.kernel import Kernel
@@ -37,7 +38,7 @@ def verify(k: Kernel, goal_id: str) -> list[str]:
     return retry.retry(k, goal, recorded)
 
 
-def _check_diagnosis(failed: list) -> tuple[str, str] | None:
+def _check_diagnosis(failed: list[Check]) -> tuple[str, str] | None:
     """A cause a check diagnosed itself (a forged or missing test report), as a name
     and a description; other failures wait for the retry step's diagnosis."""
     found = sorted({(str(c.detail["failure_mode"]), str(c.detail.get("report_problem", "")))

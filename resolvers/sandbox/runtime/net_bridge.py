@@ -17,7 +17,7 @@ PROXY_SOCKET = "/run/kernel-proxy/proxy.sock"
 ADDRESS = ("127.0.0.1", 3128)
 
 
-def pump(source, sink):
+def pump(source: socket.socket, sink: socket.socket) -> None:
     """Copy one direction; at its end, half-close the other side so what still flows
     the other way (a proxy's answer to a refused request) arrives."""
     try:
@@ -33,7 +33,7 @@ def pump(source, sink):
             sink.shutdown(socket.SHUT_WR)
 
 
-def serve(server):
+def serve(server: socket.socket) -> None:
     while True:
         client, _ = server.accept()
         upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -19,6 +19,7 @@ import os
 import select
 import subprocess
 import sys
+from typing import Any
 
 PR_SET_DUMPABLE = 4
 RECORDS_LIMIT = 4 << 20  # bytes of phase records read from the child
@@ -67,7 +68,7 @@ def main(report_fd: int, tests: list[str]) -> int:
     return _send(report_fd, fold(data.decode("utf-8", "replace").splitlines()), code)
 
 
-def fold(lines: list[str]) -> dict:
+def fold(lines: list[str]) -> dict[str, Any]:
     """Each test's outcome from its phases, pytest's way: a failed call fails the test,
     a failed setup or teardown (or collection) is an error, a skip is a skip."""
     seen: set[tuple[str, str]] = set()
@@ -110,7 +111,7 @@ def _outcome(phases: dict[str, str]) -> str:
     return "passed"
 
 
-def _send(report_fd: int, report: dict, code: int) -> int:
+def _send(report_fd: int, report: dict[str, Any], code: int) -> int:
     data = json.dumps(report).encode()
     view = memoryview(data)
     while view:
