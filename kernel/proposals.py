@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -25,17 +25,14 @@ from kernel.core.envelopes import canonical_json
 from kernel.core.ledger import EntryKind, Ledger, LedgerEntry
 from kernel.errors import KernelError
 from kernel.protocol import (
-    BACKOFF_SECONDS,
     DeadlineReached,
     Estimate,
     NoProposalError,
     Operation,
     PermanentError,
     Proposer,
-    Resolution,
     ResolveRequest,
     ResolverError,
-    with_retries,
 )
 from kernel.refusal import RefusalReason
 
@@ -84,40 +81,6 @@ class FailedProposal:
 class ProposerUnavailable(KernelError):
     """The proposer stayed unreachable or overloaded through every retry. The run stops
     where it is (resumable); the calls it paid for are in the ledger and the budget."""
-
-
-class ClaudeProposer:
-    """Live proposals from claude-code-0, with retryable errors retried with backoff; what
-    the failed tries cost is added to the answer (or to the error that ends them)."""
-
-    kind = "anthropic"
-
-    def __init__(self, claude: Any, delays: Sequence[float] = BACKOFF_SECONDS) -> None:
-        self.claude = claude
-        self.source = claude.id
-        self.model = str(getattr(claude, "model", claude.id))
-        self.delays = delays
-
-    def estimate(self, request: ResolveRequest, occurrence: int) -> Estimate:
-        estimate: Estimate = self.claude.estimate_cost_time(request)
-        return estimate
-
-    def propose(self, request: ResolveRequest, occurrence: int) -> Resolution:
-        spent = [0.0, 0.0]
-
-        def once() -> Resolution:
-            try:
-                resolution: Resolution = self.claude.resolve(request)
-                return resolution
-            except ResolverError as exc:
-                spent[0] += exc.cost_usd
-                spent[1] += exc.seconds
-                exc.cost_usd, exc.seconds = spent[0], spent[1]
-                raise
-
-        resolution = with_retries(once, self.delays)
-        return resolution.model_copy(update={"cost_usd": resolution.cost_usd + spent[0],
-                                             "seconds": resolution.seconds + spent[1]})
 
 
 def fingerprint(request: ResolveRequest) -> str:

@@ -18,8 +18,8 @@ from contextlib import contextmanager
 from http.server import ThreadingHTTPServer
 from typing import Any
 
-from kernel.proposals import ClaudeProposer
 from resolvers.claude.adapter import ClaudeCode, ClaudeSettings
+from resolvers.claude.proposer import ClaudeProposer
 from tests.messages_server import QuietHandler, local_client
 
 Answer = dict[str, Any]

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from kernel.errors import ConfigError
-from kernel.proposals import ClaudeProposer
 from kernel.protocol import Proposer
 from kernel.settings import KernelSettings
+from resolvers.claude.proposer import ClaudeProposer
 from resolvers.scripted import ScriptedProposer, check_judgments
 
 PROPOSERS = ("auto", "anthropic", "scripted")

@@ -221,9 +221,9 @@ def test_planning_runs_against_claude_at_the_http_layer(initialised_graph: Graph
     import httpx
     import yaml
 
-    from kernel.proposals import ClaudeProposer
     from kernel.protocol import MODEL_OPERATIONS
     from resolvers.claude.adapter import ClaudeCode, ClaudeSettings
+    from resolvers.claude.proposer import ClaudeProposer
     from tests.resolvers.anthropic_http import MESSAGES_URL, mocked_claude
 
     data = yaml.safe_load(example_script("swe-agent").read_text())

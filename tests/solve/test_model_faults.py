@@ -16,11 +16,11 @@ import pytest
 from kernel.core.ledger import load_entries
 from kernel.plan.planner import PlanRefused
 from kernel.plan.session import plan_goal
-from kernel.proposals import ClaudeProposer
 from kernel.runtime.start import start
 from kernel.solve.dispatch import solve
 from kernel.store.base import GraphStore
 from resolvers.claude.adapter import ClaudeCode, ClaudeSettings
+from resolvers.claude.proposer import ClaudeProposer
 from resolvers.sandbox.runner import default_workspace_root
 from tests.messages_server import KINDS, messages_server
 

@@ -1,0 +1,49 @@
+"""The proposer behind ``--proposer anthropic``: live proposals from claude-code-0, with
+retryable errors retried with backoff. It belongs to the resolver it drives; the
+kernel sees only the ``Proposer`` protocol."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kernel.protocol import (
+    BACKOFF_SECONDS,
+    Estimate,
+    Resolution,
+    ResolveRequest,
+    ResolverError,
+    with_retries,
+)
+from resolvers.claude.adapter import ClaudeCode
+
+
+class ClaudeProposer:
+    """Live proposals from claude-code-0, with retryable errors retried with backoff; what
+    the failed tries cost is added to the answer (or to the error that ends them)."""
+
+    kind = "anthropic"
+
+    def __init__(self, claude: ClaudeCode, delays: Sequence[float] = BACKOFF_SECONDS) -> None:
+        self.claude = claude
+        self.source = claude.id
+        self.model = str(getattr(claude, "model", claude.id))
+        self.delays = delays
+
+    def estimate(self, request: ResolveRequest, occurrence: int) -> Estimate:
+        return self.claude.estimate_cost_time(request)
+
+    def propose(self, request: ResolveRequest, occurrence: int) -> Resolution:
+        spent = [0.0, 0.0]
+
+        def once() -> Resolution:
+            try:
+                return self.claude.resolve(request)
+            except ResolverError as exc:
+                spent[0] += exc.cost_usd
+                spent[1] += exc.seconds
+                exc.cost_usd, exc.seconds = spent[0], spent[1]
+                raise
+
+        resolution = with_retries(once, self.delays)
+        return resolution.model_copy(update={"cost_usd": resolution.cost_usd + spent[0],
+                                             "seconds": resolution.seconds + spent[1]})
