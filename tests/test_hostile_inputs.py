@@ -96,7 +96,8 @@ file_names = st.one_of(
                      "./a.py", "d", "a\\b.py", "c:/x.py", "/".join(["d"] * 30) + "/f.py"]))
 
 
-def _script(files: dict[str, str]) -> dict[str, object]:
+def value_script(files: dict[str, str]) -> dict[str, object]:
+    """Scripted proposals for "value() returns two" whose output carries ``files``."""
     return {"version": 1, "proposals": [
         {"operation": "identify_constraints", "goal": "*", "output": {"constraints": [
             {"type": "logic", "domain": "software", "title": "value is two", "explicit": True,
@@ -123,7 +124,7 @@ def test_no_file_name_in_a_proposal_is_an_internal_error(initialised: GraphStore
     """A bad name fails the attempt with the reason (the run ends, exit 1, without a
     gap proposal); good names resolve; ``kernel resume`` never meets an internal error."""
     script = tmp_path / "names.yaml"
-    script.write_text(yaml.safe_dump(_script({name: "x = 1\n" for name in names})))
+    script.write_text(yaml.safe_dump(value_script({name: "x = 1\n" for name in names})))
     env = store_env(initialised, tmp_path)
     code = kernel(monkeypatch, env, "solve", "Write value returning two", "--proposer",
                   "scripted", "--script", str(script), "--budget", "1", "--time", "120",

@@ -19,6 +19,7 @@ import yaml
 
 from kernel.schema import LATEST_VERSION
 from tests.sandbox_support import needs_sandbox
+from tests.test_hostile_inputs import value_script
 
 SYSTEM_PYTHON = "/usr/bin/python3"
 ORDINARY_UID = 65534
@@ -76,19 +77,7 @@ def _as_user(venv: Path, home: Path, *args: str | bytes) -> subprocess.Completed
 
 def _script(home: Path, files: dict[str, str]) -> str:
     path = home / f"script-{uuid.uuid4().hex[:6]}.yaml"
-    path.write_text(yaml.safe_dump({"version": 1, "proposals": [
-        {"operation": "identify_constraints", "goal": "*", "output": {"constraints": [
-            {"type": "logic", "domain": "software", "title": "value is two",
-             "explicit": True, "payload": {"check": "test", "tests": ["test_value"]}}]}},
-        {"operation": "select_constraints", "goal": "*",
-         "output": {"rationale": "r", "constraint_ids": ["value is two"]}},
-        {"operation": "resolve", "goal": "*", "repeat": True, "output": {
-            "artifact_type": "code", "format": "python",
-            "content": "def value():\n    return 2\n", "files": files,
-            "tests": {"test_main.py": "from main import value\n\n\ndef test_value():\n"
-                                      "    assert value() == 2\n"}}}],
-        "fallback": {"classify_leaf": {"output": {"is_leaf": True, "leaf_kind": "atomic",
-                                                  "leaf_reason": "one function"}}}}))
+    path.write_text(yaml.safe_dump(value_script(files)))
     path.chmod(0o644)
     return str(path)
 

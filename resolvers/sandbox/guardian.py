@@ -60,7 +60,12 @@ def _child_setup(limits: dict[str, list[int]], guardian: int) -> None:
 def _children(me: int) -> list[int]:
     """Pids whose parent is ``me`` (read from /proc: orphans adopted by the subreaper
     are not known to subprocess)."""
-    found = []
+    return _by_parent().get(me, [])
+
+
+def _by_parent() -> dict[int, list[int]]:
+    """Every process on /proc, grouped by its parent's pid."""
+    parents: dict[int, list[int]] = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
@@ -70,9 +75,9 @@ def _children(me: int) -> list[int]:
         except OSError:
             continue
         fields = stat[stat.rfind(b")") + 2:].split()
-        if len(fields) > 1 and int(fields[1]) == me:
-            found.append(int(name))
-    return found
+        if len(fields) > 1:
+            parents.setdefault(int(fields[1]), []).append(int(name))
+    return parents
 
 
 def sweep() -> None:
@@ -112,18 +117,7 @@ def _descendants(me: int) -> list[int]:
 
 
 def _descendants_by_scan(me: int) -> list[int]:
-    parents: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2:].split()
-        if len(fields) > 1:
-            parents.setdefault(int(fields[1]), []).append(int(name))
+    parents = _by_parent()
     found, frontier = [], [me]
     while frontier:
         children = parents.get(frontier.pop(), [])
