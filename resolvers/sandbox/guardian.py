@@ -159,12 +159,31 @@ def _workspace(root: str, max_files: int) -> tuple[int, int]:
                     continue
                 allocated += info.st_blocks * 512
                 if info.st_mode & (stat.S_ISUID | stat.S_ISGID) and not entry.is_symlink():
-                    with contextlib.suppress(OSError):
-                        os.chmod(entry.path, stat.S_IMODE(info.st_mode) & 0o1777,
-                                 follow_symlinks=False)
+                    _strip(entry.path, stat.S_IMODE(info.st_mode) & 0o1777)
                 if entry.is_dir(follow_symlinks=False):
                     stack.append(entry.path)
     return allocated, entries
+
+
+def _strip(path: str, mode: int) -> None:
+    """Set ``mode`` on ``path`` without following a link: the sandbox may have swapped
+    the file for a link to a host file since it was looked at."""
+    try:
+        os.chmod(path, mode, follow_symlinks=False)
+        return
+    except NotImplementedError:  # no fchmodat(AT_SYMLINK_NOFOLLOW) here: through a descriptor
+        pass
+    except OSError:
+        return
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return
+    try:
+        with contextlib.suppress(OSError):
+            os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
 
 
 def over_limit(account: dict[str, Any], me: int) -> dict[str, Any] | None:
