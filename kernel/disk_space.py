@@ -16,17 +16,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernel.errors import KernelError
-
 STORE_HEADROOM = 64 << 20  # what the embedded store is given to append and rewrite its journal
 _FULL = (errno.ENOSPC, errno.EDQUOT)
 _SQLITE_FULL = 13
 _STORE_LOG_SIGNS = ("No space left on device", "Disk quota exceeded", "AOF write error",
                     "writing to the AOF")
-
-
-class DiskFullError(KernelError):
-    """The kernel or its store cannot write for want of space (exit 3: resumable)."""
 
 
 @dataclass(frozen=True)

@@ -180,7 +180,8 @@ def main() -> None:
 
         full = out_of_space(exc)
         if full is not None:  # outside a run (a run says so itself, as interrupted)
-            said = full_message(full.path or _data_dir(), STORE_HEADROOM, "the kernel")
+            said = full_message(full.path or _data_dir() or Path.cwd(), STORE_HEADROOM,
+                                "the kernel")
             err_console.print(f"[bold red]stopped:[/] {said}", highlight=False, soft_wrap=True)
             sys.exit(EXIT_RESUMABLE)
         where = _write_crash_log()
@@ -190,14 +191,15 @@ def main() -> None:
         sys.exit(EXIT_INTERNAL)
 
 
-def _data_dir() -> Path:
-    """The data dir, where most of what the kernel writes goes (else the working dir)."""
+def _data_dir() -> Path | None:
+    """The data dir, where most of what the kernel writes goes; None when the settings
+    name none usable."""
     try:
         from kernel.settings import KernelSettings
 
         return KernelSettings().data_dir
     except ValueError:
-        return Path.cwd()
+        return None
 
 
 def _is_text(arg: str) -> bool:
@@ -214,14 +216,8 @@ def _write_crash_log() -> Path | str:
     (the data dir's logs, else the temp dir; where neither can be written, say so)."""
     text = f"kernel {' '.join(sys.argv[1:])}\n\n{traceback.format_exc()}"
     name = f"crash-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}.log"
-    places: list[Path] = []
-    try:
-        from kernel.settings import KernelSettings
-
-        places.append(KernelSettings().data_dir / "logs")
-    except ValueError:  # no usable data dir: the traceback still goes somewhere
-        pass
-    places.append(Path(tempfile.gettempdir()))
+    data_dir = _data_dir()  # none usable: the traceback still goes somewhere
+    places = [*([data_dir / "logs"] if data_dir else []), Path(tempfile.gettempdir())]
     for root in places:
         try:
             root.mkdir(parents=True, exist_ok=True, mode=0o700)
