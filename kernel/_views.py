@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +12,9 @@ from kernel.core.lease import LeaseState, lease_state, run_state
 from kernel.core.run import Run
 from kernel.core.units import micros_to_usd, ms_to_seconds
 from kernel.errors import ConfigError
+from kernel.repositories import candidates, runs, views
+from kernel.repositories import goals as goal_rows
+from kernel.repositories.goals import TreeRow
 from kernel.schema import LATEST_VERSION, schema_version
 from kernel.store.base import GraphStore
 
@@ -26,9 +28,8 @@ def store_status(store: GraphStore) -> dict[str, Any]:
     info["schema"] = schema_version(store)
     info["schema_latest"] = LATEST_VERSION
     return {"store": info, "sandbox": sandbox_status(),
-            "nodes": {r["label"]: r["nodes"] for r in store.run("admin/count_by_label")},
-            "relationships": {r["type"]: r["relationships"]
-                              for r in store.run("admin/count_by_type")}}
+            "nodes": views.counts_by_label(store),
+            "relationships": views.counts_by_type(store)}
 
 
 def sandbox_status() -> dict[str, Any]:
@@ -41,8 +42,10 @@ def sandbox_status() -> dict[str, Any]:
 
 def root_goal(store: GraphStore, run_id: str) -> dict[str, Any]:
     """A run's root goal ({} before it has one)."""
-    root_id = store.run("run/get", {"run_id": run_id})[0]["root_id"]
-    return store.run("goal/get", {"goal_id": root_id})[0]["view"]["goal"] if root_id else {}
+    record = runs.get(store, run_id)
+    root_id = record["root_id"] if record else None
+    view = goal_rows.view(store, root_id) if root_id else None
+    return dict(view["goal"]) if view else {}
 
 
 def run_status(store: GraphStore, run_id: str) -> dict[str, Any]:
@@ -68,19 +71,19 @@ def run_status(store: GraphStore, run_id: str) -> dict[str, Any]:
     }
 
 
-def _goal_counts(goals: list[dict[str, Any]]) -> dict[str, int]:
+def _goal_counts(goals: list[TreeRow]) -> dict[str, int]:
     """Live goals by status, and how many were superseded by a reopening (``stale``)."""
     counts = Counter(g["status"] for g in goals if not g["stale"])
     stale = sum(1 for g in goals if g["stale"])
     return dict(sorted(counts.items())) | ({"stale": stale} if stale else {})
 
 
-def run_tree(store: GraphStore, run_id: str) -> list[dict[str, Any]]:
+def run_tree(store: GraphStore, run_id: str) -> list[TreeRow]:
     """Every goal of a run, parents first, with its status, sigmas and budget."""
-    goals = store.run("goal/tree", {"run_id": run_id})
-    if not goals:
+    rows = goal_rows.tree(store, run_id)
+    if not rows:
         Run.load(store, run_id)  # a clear error for an unknown run
-    return goals
+    return rows
 
 
 def list_runs(store: GraphStore) -> list[dict[str, Any]]:
@@ -91,12 +94,12 @@ def list_runs(store: GraphStore) -> list[dict[str, Any]]:
              "goal": r["goal"], "status": run_state(r["status"], LeaseState(
                  r["holder"], r["expires"], r["stopped"])),
              "spent_usd": micros_to_usd(int(r["spent"] or 0))}
-            for r in store.run("run/list")]
+            for r in runs.listing(store)]
 
 
 def run_refusals(store: GraphStore, run_id: str) -> list[dict[str, Any]]:
     """A run's refusals, newest first: which goal stopped, why, and what would unblock it."""
-    refusals = [json.loads(r["content"]) for r in store.run("run/refusals", {"run_id": run_id})]
+    refusals = [json.loads(r["content"]) for r in runs.refusals(store, run_id)]
     return [{"goal": r["goal_id"], "reasons": r["reasons"], "detail": r["detail"],
              "to_proceed": r["to_proceed"]} for r in refusals]
 
@@ -124,13 +127,13 @@ def weighed_candidates(store: GraphStore, goal_id: str) -> list[dict[str, Any]]:
     failed and why ([] when the run was given no suggestions)."""
     from kernel.core.envelopes import Verification  # pydantic models: not for `kernel status`
 
-    rows = store.run("suggestion/of_goal", {"goal_id": goal_id})
+    rows = candidates.of_goal(store, goal_id)
     if not rows:
         return []
     checked_by = {r["artifact_id"]: Verification.model_validate_json(r["verification"])
                   for r in rows}
     ids = sorted({c.constraint_id for v in checked_by.values() for c in v.checks})
-    titles = {c["id"]: c["title"] for c in store.run("constraint/get_many", {"ids": ids})}
+    titles = views.constraint_titles(store, ids)
     shown = []
     for row in rows:
         checked = checked_by[row["artifact_id"]]
@@ -175,35 +178,3 @@ def plan_document(store: GraphStore, data_dir: Path, run_id: str) -> dict[str, A
     return document
 
 
-ANALYTICS = "analytics/"
-
-
-def analytics_queries(store: GraphStore) -> dict[str, str]:
-    """The named analytics queries with what each answers (the statement's own comment)."""
-    found = {}
-    for name in store.catalog.names():
-        if name.startswith(ANALYTICS):
-            lines = [line.removeprefix("//").strip() for line in
-                     store.catalog.get(name).text.splitlines() if line.startswith("//")
-                     and not line.startswith("// mode:")]
-            found[name.removeprefix(ANALYTICS)] = " ".join(lines)
-    return dict(sorted(found.items()))
-
-
-def analytics_rows(store: GraphStore, name: str,
-                   filters: Mapping[str, str | None] | None = None) -> list[dict[str, Any]]:
-    """One analytics query's rows; an unknown name is refused with the names there are,
-    a filter the query does not take is refused naming the ones it does. Filters the
-    query takes and were not given are null (no filter)."""
-    available = analytics_queries(store)
-    if name not in available:
-        raise ConfigError(f"no analytics query {name!r}; there are: {', '.join(available)}")
-    takes = store.catalog.get(ANALYTICS + name).parameters
-    given = {k: v for k, v in (filters or {}).items() if v is not None}
-    unknown = sorted(set(given) - set(takes))
-    if unknown:
-        options = ", ".join("--" + p.replace("_id", "") for p in sorted(takes)) or "none"
-        raise ConfigError(f"analytics query {name!r} has no filter "
-                          f"{', '.join('--' + u.replace('_id', '') for u in unknown)}; "
-                          f"it takes: {options}")
-    return store.run(ANALYTICS + name, {p: given.get(p) for p in takes})

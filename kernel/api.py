@@ -17,8 +17,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kernel._views import (
-    analytics_queries,
-    analytics_rows,
     list_runs,
     outcome_report,
     plan_document,
@@ -27,6 +25,7 @@ from kernel._views import (
     run_tree,
     store_status,
 )
+from kernel.repositories.analytics import analytics_queries, analytics_rows
 from kernel.runtime import progress
 from kernel.settings import KernelSettings
 from kernel.store import open_store
@@ -39,6 +38,7 @@ if TYPE_CHECKING:
     from kernel.plan.session import plan_goal, resume_plan
     from kernel.protocol import HireAnswer
     from kernel.protocol.intake_models import IntakeAnswer
+    from kernel.repositories.requests import Listed
     from kernel.solve.dispatch import Outcome
     from kernel.solve.session import replay, resume
 
@@ -106,9 +106,9 @@ def run_summary(store: GraphStore, run_id: str) -> dict[str, Any]:
     return summary(store, run_id)
 
 
-def hire_requests(store: GraphStore, statuses: list[str] | None = None) -> list[dict[str, Any]]:
+def hire_requests(store: GraphStore, statuses: list[str] | None = None) -> list[Listed]:
     """Capability requests the kernel asked a person for."""
-    from kernel.solve.steps.hire import list_requests
+    from kernel.repositories.requests import list_requests
 
     return list_requests(store, statuses)
 
@@ -116,7 +116,7 @@ def hire_requests(store: GraphStore, statuses: list[str] | None = None) -> list[
 def answer_hire(store: GraphStore, request_id: str, answer: HireAnswer | IntakeAnswer,
                 ) -> list[str]:
     """Store a person's answer; returns the runs waiting on it (resume them to use it)."""
-    from kernel.solve.steps.hire import record_answer, runs_waiting_on
+    from kernel.repositories.requests import record_answer, runs_waiting_on
 
     record_answer(store, request_id, answer)
     return runs_waiting_on(store, request_id)

@@ -21,6 +21,7 @@ from kernel.core.artifacts import ArtifactNotFoundError, BlobStore
 from kernel.errors import ConfigError, KernelError
 from kernel.protocol import file_names
 from kernel.protocol.solve_models import ResolutionOutput
+from kernel.repositories import views
 from kernel.store.base import GraphStore
 
 _EXTENSIONS = {"python": "py", "markdown": "md", "json": "json", "text": "txt", "yaml": "yaml",
@@ -33,10 +34,9 @@ class UnsafePathError(KernelError):
 
 def artifact_record(store: GraphStore, artifact_id: str) -> dict[str, Any]:
     """The artifact's node properties, with its metadata and lineage decoded."""
-    rows = store.run("artifact/record", {"artifact_id": artifact_id})
-    if not rows:
+    props = views.artifact_record(store, artifact_id)
+    if props is None:
         raise ConfigError(f"no artifact {artifact_id!r} in this graph")
-    props = dict(rows[0]["artifact"])
     props["metadata"] = json.loads(props.get("metadata") or "{}")
     props["lineage"] = json.loads(props.get("lineage") or "{}")
     return props

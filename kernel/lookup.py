@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from kernel.errors import ConfigError
+from kernel.repositories import views
 from kernel.store.base import GraphStore
 from kernel.store.ontology import LABELS
 
@@ -25,19 +26,17 @@ def resolve_id(store: GraphStore, text: str, label: str, *, listed_by: str = "")
         raise ConfigError(f"an empty {label.lower()} id: give an id or a unique prefix of one")
     namespace = NAMESPACES.get(label, "")
     if label == "Run" and typed.lower() == "latest":
-        rows = store.run("lookup/latest_run")
-        if not rows:
+        latest = views.latest_run(store)
+        if latest is None:
             raise ConfigError("'latest' names no run: this graph holds none yet")
-        return str(rows[0]["id"])
+        return latest
     prefix = typed if typed.startswith(namespace) else namespace + typed
     candidates = [prefix]
     head, _, tail = prefix.partition(":")
     if tail and tail != tail.upper() and label != "Constraint":
         candidates.append(f"{head}:{tail.upper()}")  # ULIDs are upper case
     for candidate in candidates:
-        ids = [str(r["id"]) for r in store.run("lookup/ids_by_prefix",
-                                               {"prefix": candidate, "limit": _SHOWN + 1},
-                                               {"label": label})]
+        ids = views.ids_by_prefix(store, label, candidate, _SHOWN + 1)
         if candidate in ids:
             return candidate
         if len(ids) == 1:
@@ -75,7 +74,7 @@ def find_node(store: GraphStore, text: str) -> dict[str, Any]:
         shown = ", ".join(ident for _, ident in matches[:_SHOWN])
         raise ConfigError(f"{typed!r} matches nodes of several kinds ({shown}): type more")
     label, ident = matches[0]
-    row = store.run("lookup/node", {"id": ident}, {"label": label})[0]
+    row = views.node(store, ident, label)
     props = {k: _decoded(v) for k, v in row["props"].items() if k != "embedding"}
     return {"label": label, "id": ident, "properties": props,
             "neighbours": [n for n in row["neighbours"] if n is not None]}

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from kernel.errors import SchemaVersionError
 from kernel.paths import seeds_dir
+from kernel.repositories import schema_versions
 from kernel.store.base import GraphStore
 from kernel.store.ontology import LABELS, REL_TYPES, VECTORS
 
@@ -40,11 +41,11 @@ def _load_boot_graph(store: GraphStore) -> None:
 
 
 def _backfill_captions(store: GraphStore) -> None:
-    store.run("schema/backfill_captions")
+    schema_versions.backfill_captions(store)
 
 
 def _drop_unserved_capabilities(store: GraphStore) -> None:
-    store.run("schema/drop_unserved_capabilities", {"tags": ["package_install", "web_search"]})
+    schema_versions.drop_capabilities(store, ["package_install", "web_search"])
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -65,8 +66,7 @@ class InitReport:
 
 def schema_version(store: GraphStore) -> int:
     """0 for a graph that was never initialised."""
-    rows = store.run("schema/get_version")
-    return int(rows[0]["version"]) if rows else 0
+    return schema_versions.version(store)
 
 
 def ensure_schema(store: GraphStore) -> None:
@@ -132,9 +132,6 @@ def adopt_schema(store: GraphStore, source_version: int) -> int:
 
 
 def _record(store: GraphStore, migration: Migration, name: str) -> None:
-    store.run("schema/record_migration", {
-        "id": f"migration:{migration.version:04d}",
-        "name": name,
-        "version": migration.version,
-        "applied_at": datetime.now(UTC).isoformat(timespec="seconds"),
-    })
+    schema_versions.record_migration(store, f"migration:{migration.version:04d}", name,
+                                     migration.version,
+                                     datetime.now(UTC).isoformat(timespec="seconds"))

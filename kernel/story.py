@@ -13,6 +13,7 @@ from typing import Any
 
 from kernel._views import run_refusals, run_tree
 from kernel.core.units import micros_to_usd, ms_to_seconds
+from kernel.repositories import views
 from kernel.store.base import GraphStore
 
 
@@ -20,12 +21,11 @@ def run_story(store: GraphStore, run_id: str, goal_id: str | None = None) -> dic
     """The run's log, its goals' attempts (verdict, failed checks, feedback, cost) and its
     refusals; with ``goal_id``, that goal's part only."""
     goals = [g for g in run_tree(store, run_id) if goal_id in (None, g["id"])]
-    attempts = {g["id"]: [a["attempt"] for a in store.run("attempt/of_goal", {"goal_id": g["id"]})]
-                for g in goals}
+    attempts = {g["id"]: views.attempts_of_goal(store, g["id"]) for g in goals}
     titles = _titles(store, attempts)
     log = [{"seq": row["seq"], "goal_id": row["goal_id"], "category": row["category"],
             "summary": row["summary"]}
-           for row in store.run("log/of_run", {"run_id": run_id, "max_tier": 2})
+           for row in views.log_of_run(store, run_id, max_tier=2)
            if goal_id in (None, row["goal_id"])]
     return {
         "run": run_id,
@@ -41,8 +41,7 @@ def run_story(store: GraphStore, run_id: str, goal_id: str | None = None) -> dic
 def _titles(store: GraphStore, attempts: dict[str, list[dict[str, Any]]]) -> dict[str, str]:
     ids = sorted({check["constraint_id"] for rows in attempts.values() for a in rows
                   for check in json.loads(a.get("verification") or "{}").get("checks", [])})
-    rows = store.run("constraint/get_many", {"ids": ids}) if ids else []
-    return {row["id"]: row["title"] for row in rows}
+    return views.constraint_titles(store, ids)
 
 
 def _attempt(a: dict[str, Any], titles: dict[str, str]) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from kernel.errors import KernelError
 from kernel.protocol import Estimate, HireAnswer, Resolution, ResolveRequest
 from kernel.protocol.intake_models import IntakeAnswer
+from kernel.repositories import requests
 from kernel.store.base import GraphStore
 
 HUMAN_ID = "actor:human"
@@ -60,8 +61,8 @@ class HumanProposer:
 
     # What differs between a HIRE request and an intake question.
     def _stored(self, payload: dict[str, Any]) -> str | None:
-        rows = self.store.run("hire/get", {"id": payload["request_id"]})
-        return rows[0]["request"].get("answer") if rows else None
+        request = requests.get(self.store, payload["request_id"])
+        return request.get("answer") if request else None
 
     def _parse(self, stored: str) -> BaseModel:
         return HireAnswer.model_validate_json(stored)
@@ -87,8 +88,8 @@ class IntakeHuman(HumanProposer):
     prompted_via = "terminal or script"
 
     def _stored(self, payload: dict[str, Any]) -> str | None:
-        rows = self.store.run("hire/by_fingerprint", {"fingerprint": payload["fingerprint"]})
-        return rows[0]["request"].get("answer") if rows else None
+        request = requests.by_fingerprint(self.store, payload["fingerprint"])
+        return request.get("answer") if request else None
 
     def _parse(self, stored: str) -> BaseModel:
         """An intake answer, or a declined request (the goal is rejected)."""

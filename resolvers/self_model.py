@@ -20,6 +20,7 @@ from kernel.core.registry import Registry
 from kernel.core.run import Run
 from kernel.core.units import micros_to_usd, ms_to_seconds, seconds_to_ms, usd_to_micros
 from kernel.protocol import Estimate, Resolution, ResolveRequest
+from kernel.repositories import knowledge
 
 RESOLVER_ID = "resolver:self-model-0"
 BUILDER_CAPABILITY = "generate_code"
@@ -79,8 +80,7 @@ class SelfModel:
         """Whether the kernel can build ``capability`` for the goal with ``share`` of its
         budget. The expected cost is the mean of recent finished builds (failed ones
         count: they were paid for), never below the configured minimum."""
-        row = self.run.store.run("self_model/build_outlook", {
-            "builder_tag": BUILDER_CAPABILITY, "rows": HISTORY_ROWS})[0]
+        row = knowledge.builder_record(self.run.store, BUILDER_CAPABILITY, HISTORY_ROWS)
         builds = row["builds"]
         cost = max(usd_to_micros(min_usd), _mean([int(b["cost"]) for b in builds]))
         seconds = max(seconds_to_ms(min_seconds), _mean([int(b["time"]) for b in builds]))

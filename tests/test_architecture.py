@@ -147,15 +147,18 @@ BOTTOM = ("kernel.errors", "kernel.settings", "kernel.paths", "kernel.disk_space
     *((module, BOTTOM) for module in BOTTOM),
     ("kernel.core", (*BOTTOM, "kernel.core")),
     ("kernel.protocol", ("kernel.protocol", "kernel.core", "kernel.errors")),
-    ("resolvers", ("resolvers", "kernel.protocol", "kernel.core", *BOTTOM,
-                   "kernel.user_files")),
+    ("kernel.repositories", ("kernel.repositories", "kernel.core", "kernel.protocol",
+                             *BOTTOM)),
+    ("resolvers", ("resolvers", "kernel.repositories", "kernel.protocol", "kernel.core",
+                   *BOTTOM, "kernel.user_files")),
     ("embeddings", ("embeddings", "kernel.errors")),
     ("kernel.proposals", ("kernel.proposals", "kernel.protocol", "kernel.core",
                           "kernel.refusal", *BOTTOM)),
-    ("kernel.kg", ("kernel.kg", "kernel.proposals", "kernel.protocol", "kernel.core",
-                   "embeddings", *BOTTOM)),
-    ("kernel.runtime", ("kernel.runtime", "kernel.kg", "kernel.proposals", "kernel.protocol",
-                        "kernel.core", "kernel.refusal", "resolvers", "embeddings", *BOTTOM)),
+    ("kernel.kg", ("kernel.kg", "kernel.repositories", "kernel.proposals", "kernel.protocol",
+                   "kernel.core", "embeddings", *BOTTOM)),
+    ("kernel.runtime", ("kernel.runtime", "kernel.kg", "kernel.repositories", "kernel.proposals",
+                        "kernel.protocol", "kernel.core", "kernel.refusal", "resolvers",
+                        "embeddings", *BOTTOM)),
 ])
 def test_a_layer_imports_only_what_is_below_it(layer: str, may_import: tuple[str, ...]) -> None:
     reaching = sorted(
@@ -164,6 +167,51 @@ def test_a_layer_imports_only_what_is_below_it(layer: str, may_import: tuple[str
         for other in imported
         if not any(other == allowed or other.startswith(allowed + ".") for allowed in may_import))
     assert reaching == []
+
+
+# Where a Cypher statement may be named: the store, the aggregates in kernel/core (each
+# class there owns its statements) and the repositories.
+NAMING_STATEMENTS = ("kernel/store/", "kernel/core/", "kernel/repositories/")
+
+
+def _statement_names() -> set[str]:
+    names = set()
+    for path in (ROOT / "cypher").rglob("*.cypher"):
+        parts = path.relative_to(ROOT / "cypher").parts
+        if parts[0] in ("neo4j", "falkordb"):
+            parts = parts[1:]
+        if not parts[0].startswith("_"):
+            names.add("/".join(parts).removesuffix(".cypher"))
+    return names
+
+
+def _named_statements(path: Path, names: set[str]) -> list[str]:
+    """Every string in ``path`` that is a statement's name, or a composed string that
+    starts like one (``"analytics/" + name``), with its line."""
+    prefixes = {n.split("/")[0] + "/" for n in names}
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                (node.value in names or node.value in prefixes):
+            found.append(f"{node.lineno}: {node.value}")
+    return found
+
+
+def test_no_module_outside_the_store_and_the_repositories_names_a_statement() -> None:
+    names = _statement_names()
+    naming = sorted(
+        f"{path.relative_to(ROOT)}:{hit}" for package in PACKAGES
+        for path in (ROOT / package).rglob("*.py")
+        if not str(path.relative_to(ROOT)).startswith(NAMING_STATEMENTS)
+        for hit in _named_statements(path, names))
+    assert naming == []
+
+
+def test_the_statement_check_sees_a_named_statement(tmp_path: Path) -> None:
+    path = tmp_path / "step.py"
+    path.write_text('rows = store.run("goal/wakes", {"goal_id": g})\n'
+                    'more = store.run("analytics/" + name, {})\n')
+    assert _named_statements(path, _statement_names()) == ["1: goal/wakes", "2: analytics/"]
 
 
 def test_importing_the_library_api_loads_no_model_sdk_or_embedding_model() -> None:

@@ -145,9 +145,9 @@ def test_a_run_stopped_right_after_a_hire_answer_verifies_as_pending_and_resumes
     answer stored, the run not resumed), the ledger is intact with nothing pending (the
     answer waits on the request, not in the ledger), and the resume applies it."""
     from kernel.protocol import HireAnswer
+    from kernel.repositories.requests import record_answer
     from kernel.solve.dispatch import solve
     from kernel.solve.session import resume
-    from kernel.solve.steps.hire import record_answer
     from tests.solve.test_grow import short_of_budget
 
     store = initialised_graph

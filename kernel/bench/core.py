@@ -15,6 +15,7 @@ from kernel.core.envelopes import ConstraintSpec, Provenance
 from kernel.core.goals import GoalSpec, GoalTree
 from kernel.core.run import Run
 from kernel.core.state_machine import Status
+from kernel.repositories import bench as bench_rows
 from kernel.store.base import GraphStore
 
 
@@ -59,8 +60,7 @@ def bench_core(store: GraphStore, repeats: int = 200, tree_size: int = 10_000) -
     big = Run.start(store, "benchmark tree")
     rows = _synthetic_tree(tree_size)
     start = time.perf_counter()
-    store.run("bench/create_goals", {"run_id": big.run_id, "rows": rows})
-    store.run_batched("bench/link_goals", rows, batch_size=2000)
+    bench_rows.create_tree(store, big.run_id, rows, chunk=max(len(rows), 1), link_batch=2000)
     figures.append(Figure(f"build a {tree_size}-goal tree (bench setup)",
                           (time.perf_counter() - start) * 1000, "ms"))
     start = time.perf_counter()

@@ -31,6 +31,7 @@ from ulid import ULID
 from kernel.bench.examples import EXAMPLES, Example
 from kernel.core.envelopes import canonical_json
 from kernel.core.summary import summary, summary_hash
+from kernel.repositories import runs
 from kernel.settings import KernelSettings
 from kernel.store import open_store
 
@@ -89,7 +90,7 @@ def _unmeasured_hash(data: dict[str, Any]) -> str:
 
 def _exists(settings: KernelSettings, run_id: str) -> bool:
     with open_store(settings) as store:
-        return bool(store.run("run/get", {"run_id": run_id}))
+        return runs.get(store, run_id) is not None
 
 
 def _drop(settings: KernelSettings) -> None:

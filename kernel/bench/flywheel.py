@@ -10,6 +10,7 @@ answers come from the experiment file (the tool files they would hand over).
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,11 +23,12 @@ from kernel.core.ledger import load_entries
 from kernel.errors import ConfigError, yaml_problem
 from kernel.paths import seeds_dir
 from kernel.protocol import HireAnswer
+from kernel.repositories import goals, requests
+from kernel.repositories.requests import list_requests, record_answer
 from kernel.runtime.kernel import SolveConfig
 from kernel.runtime.start import start
 from kernel.solve.dispatch import solve
 from kernel.solve.session import resume
-from kernel.solve.steps.hire import list_requests, record_answer
 from kernel.solve.tools import load_tool_file
 from kernel.store.base import GraphStore
 from kernel.user_files import read_user_text
@@ -109,7 +111,7 @@ def run_experiment(store: GraphStore, folder: Path = EXAMPLE) -> list[PassFigure
     return passes
 
 
-def _happy_leaf(node: dict[str, Any], parents: set[str | None]) -> bool:
+def _happy_leaf(node: Mapping[str, Any], parents: set[str | None]) -> bool:
     """A goal without children resolved by its first attempt (no build, no retry)."""
     return node.get("status") == "resolved" and node["id"] not in parents and \
         int(node.get("attempt_count") or 0) == 1 and not node.get("builds_capability")
@@ -125,8 +127,8 @@ def _solve_one(store: GraphStore, experiment: Experiment, folder: Path, goal: _G
     outcome = solve(kernel, root)
     while outcome.waiting_on:  # a person answers from the experiment's tool files
         for request_id in outcome.waiting_on:
-            request = store.run("hire/get", {"id": request_id})[0]["request"]
-            tag = request["capability_tag"]
+            request = requests.get(store, request_id)
+            tag = request["capability_tag"] if request else ""
             if tag not in experiment.answers:
                 raise ConfigError(f"the experiment has no answer for capability '{tag}': add "
                                   f"it under 'answers' in {folder / 'goals.yaml'}")
@@ -143,12 +145,13 @@ def _solve_one(store: GraphStore, experiment: Experiment, folder: Path, goal: _G
             per_goal[entry.goal_id] = per_goal.get(entry.goal_id, 0) + 1
             figures.calls_by_operation[entry.operation] = \
                 figures.calls_by_operation.get(entry.operation, 0) + 1
-    nodes = store.run("goal/tree", {"run_id": kernel.run.run_id})
+    nodes = goals.tree(store, kernel.run.run_id)
     parents = {n.get("parent_id") for n in nodes}
     for node in nodes:
         figures.retries += max(int(node.get("attempt_count") or 0) - 1, 0)
-        if node.get("builds_capability"):
-            figures.builds.append(node["builds_capability"])
+        built = node["builds_capability"]
+        if built:
+            figures.builds.append(built)
         if _happy_leaf(node, parents):
             figures.happy_leaf_calls.append(per_goal.get(node["id"], 0))
     figures.hire_requests += [r["fingerprint"] for r in list_requests(store)

@@ -19,6 +19,8 @@ from typing import Any
 from embeddings.encoder import DIMENSIONS
 from kernel.bench.store import Figure
 from kernel.kg.patterns import CANDIDATES
+from kernel.repositories import bench as bench_rows
+from kernel.repositories import knowledge, views
 from kernel.store.base import GraphStore
 
 KINDS = 100
@@ -45,19 +47,19 @@ def seed(store: GraphStore, shape: Shape, rng: random.Random) -> dict[str, float
     ``rng`` in this order, so a seed gives the same graph)."""
     timings: dict[str, float] = {}
 
-    def timed(name: str, rows: list[dict[str, Any]], statement: str, batch: int = 2000) -> None:
+    def timed(name: str, rows: list[dict[str, Any]], batch: int = 2000) -> None:
         started = time.perf_counter()
-        store.run_batched(statement, rows, batch_size=batch)
+        bench_rows.seed_kg_part(store, name, rows, batch)
         timings[name] = time.perf_counter() - started
 
-    timed("resolvers", _resolver_rows(shape, rng), "bench/kg_resolvers")
-    timed("patterns", _pattern_rows(shape, rng), "bench/kg_patterns", batch=500)
-    timed("similar_to", _similar_rows(shape, rng), "bench/kg_similar", batch=5000)
-    timed("constraints", _constraint_rows(), "bench/kg_constraints")
+    timed("resolvers", _resolver_rows(shape, rng))
+    timed("patterns", _pattern_rows(shape, rng), batch=500)
+    timed("similar_to", _similar_rows(shape, rng), batch=5000)
+    timed("constraints", _constraint_rows())
     goals = _goal_rows(shape, rng)
-    timed("goals", goals, "bench/kg_goals")
+    timed("goals", goals)
     timed("attempts", _attempt_rows(shape, rng, [g for g in goals if g["depth"] == 0]),
-          "bench/kg_attempts", batch=5000)
+          batch=5000)
     return timings
 
 
@@ -149,7 +151,7 @@ def bench_kg(store: GraphStore, shape: Shape | None = None, rng_seed: int = 7) -
     shape = shape or Shape()
     rng = random.Random(rng_seed)
     timings = seed(store, shape, rng)
-    counts = {r["label"]: r["nodes"] for r in store.run("admin/count_by_label")}
+    counts = views.counts_by_label(store)
     wanted = {"Attempt": shape.attempts, "GoalPattern": shape.patterns}
     if any(counts.get(label) != n for label, n in wanted.items()):
         raise RuntimeError(f"the synthetic graph is not the size asked for: {counts}")
@@ -161,23 +163,20 @@ def bench_kg(store: GraphStore, shape: Shape | None = None, rng_seed: int = 7) -
         return f"goal_pattern:bench-{picks[i]}"
 
     queries: dict[str, Callable[[int], object]] = {
-        "similar patterns": lambda i: store.run("kg/similar_patterns",
-                                                {"pattern_id": pattern(i), "k": 5}),
-        "resolver outcomes on similar patterns": lambda i: store.run(
-            "kg/resolver_outcomes", {"pattern_id": pattern(i), "k": 20}),
-        "modality-compatible candidates": lambda i: store.run(
-            "kg/modality_candidates", {"pattern_id": pattern(i), "modality": "text", "k": 5}),
-        "lookup-before-build": lambda i: store.run(
-            "grow/lookup_before_build", {"tag": f"bench_cap_{picks[i] % CAPABILITIES}"}),
-        "failure modes for a pattern": lambda i: store.run(
-            "kg/failure_modes", {"pattern_id": pattern(i), "k": 5}),
-        "decompositions of similar goals": lambda i: store.run(
-            "kg/decompositions", {"pattern_id": pattern(i), "goal_id": "-", "k": 5}),
-        "constraints applied to similar goals": lambda i: store.run(
-            "kg/constraints_applied", {"vector": vectors[i % 20], "candidates": CANDIDATES,
-                                       "threshold": 0.0, "k": 5}),
-        "top-10 vector search": lambda i: store.run(
-            "vector/nearest_goal_patterns", {"vector": vectors[i % 20], "k": 10}),
+        "similar patterns": lambda i: knowledge.similar_patterns(store, pattern(i), 5),
+        "resolver outcomes on similar patterns": lambda i: knowledge.resolver_outcomes(
+            store, pattern(i), 20),
+        "modality-compatible candidates": lambda i: knowledge.modality_candidates(
+            store, pattern(i), "text", 5),
+        "lookup-before-build": lambda i: knowledge.build_history(
+            store, f"bench_cap_{picks[i] % CAPABILITIES}"),
+        "failure modes for a pattern": lambda i: knowledge.failure_modes(store, pattern(i), 5),
+        "decompositions of similar goals": lambda i: knowledge.decompositions(
+            store, pattern(i), "-", 5),
+        "constraints applied to similar goals": lambda i: knowledge.constraints_applied(
+            store, vectors[i % 20], CANDIDATES, 0.0, 5),
+        "top-10 vector search": lambda i: knowledge.nearest_goal_patterns(
+            store, vectors[i % 20], 10),
     }
     for name, action in queries.items():
         action(0)  # warm

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from kernel.graph_io import export_graph, import_graph
+from kernel.repositories import bench as bench_rows
 from kernel.store.base import GraphStore
 
 
@@ -38,23 +39,22 @@ def bench_store(store: GraphStore, rows: int = 10_000, repeats: int = 200,
     (elements), with the peak Python heap of each, so growth with size shows."""
     figures = [
         Figure("RETURN 1 round trip (median)",
-               median_ms(lambda _: store.run("admin/ping"), repeats), "ms"),
+               median_ms(lambda _: bench_rows.ping(store), repeats), "ms"),
         Figure("single-node MERGE (median)",
-               median_ms(lambda i: store.run("bench/merge_node",
-                                              {"id": f"bench:single:{i}", "caption": "x"}),
+               median_ms(lambda i: bench_rows.merge_node(store, f"bench:single:{i}", "x"),
                           repeats), "ms"),
     ]
     batch = [{"id": f"bench:batch:{i:06d}", "caption": f"row {i}"} for i in range(rows)]
     start = time.perf_counter()
-    store.run_batched("bench/merge_nodes", batch, batch_size=1000)
+    bench_rows.merge_nodes(store, batch, batch_size=1000)
     elapsed = time.perf_counter() - start
     figures.append(Figure(f"{rows}-row batched MERGE (1000 per statement)", elapsed * 1000, "ms"))
     figures.append(Figure("batched MERGE rate", rows / elapsed, "rows/s"))
 
-    store.run("bench/cleanup")
+    bench_rows.cleanup(store)
     for size in sizes:
         figures.extend(bench_graph_io(store, size))
-    store.run("bench/cleanup")
+    bench_rows.cleanup(store)
     return figures
 
 
@@ -70,9 +70,7 @@ def bench_graph_io(store: GraphStore, elements: int) -> list[Figure]:
     rows: list[dict[str, Any]] = [
         {"id": f"{BENCH_RUN}:{i:07d}", "parent_id": f"{BENCH_RUN}:{(i - 1) // 8:07d}" if i else None,
          "seq": i, "depth": 0, "time": 0, "depends_on": []} for i in range(goals)]
-    for start in range(0, goals, 5000):
-        store.run("bench/create_goals", {"run_id": BENCH_RUN, "rows": rows[start:start + 5000]})
-    store.run_batched("bench/link_goals", rows, batch_size=5000)
+    bench_rows.create_tree(store, BENCH_RUN, rows, chunk=5000, link_batch=5000)
     del rows
     figures = []
     try:
@@ -95,7 +93,7 @@ def bench_graph_io(store: GraphStore, elements: int) -> list[Figure]:
                                   _peak_mib(lambda: import_graph(store, path)),
                                   "MiB"))
     finally:
-        store.run("bench/cleanup_goals", {"run_id": BENCH_RUN})
+        bench_rows.remove_tree(store, BENCH_RUN)
     return figures
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
 import typer
@@ -18,7 +19,7 @@ def _sigma(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def _confidence(goal: dict[str, Any]) -> str:
+def _confidence(goal: Mapping[str, Any]) -> str:
     """σ of a verification that passed; a failed one says so (its checks' certainty is
     about the failure, not a confidence in the goal), and σpath only once it holds."""
     if goal.get("verdict") == "UNSAT":
@@ -28,7 +29,7 @@ def _confidence(goal: dict[str, Any]) -> str:
     return f"σv={_sigma(goal['sigma_v'])} σpath={_sigma(sigma_path)}"
 
 
-def _label(goal: dict[str, Any]) -> str:
+def _label(goal: Mapping[str, Any]) -> str:
     spent = micros_to_usd(goal["cost_spent"] or 0)
     # what the goal was given (budget its own subgoals gave back is not more budget)
     allocated = micros_to_usd(goal["cost_allocated"] or 0)
@@ -56,7 +57,7 @@ def tree(
     out.print(render_tree(goals, run_id))
 
 
-def in_user_units(goal: dict[str, Any]) -> dict[str, Any]:
+def in_user_units(goal: Mapping[str, Any]) -> dict[str, Any]:
     """A goal as every ``--json`` shows money and time: USD and seconds, as floats
     (``cost_spent`` micro-dollars becomes ``cost_spent_usd``; ``time_spent`` milliseconds
     ``time_spent_seconds``)."""
@@ -71,7 +72,7 @@ def in_user_units(goal: dict[str, Any]) -> dict[str, Any]:
     return shown
 
 
-def render_tree(goals: list[dict[str, Any]], run_id: str) -> Tree:
+def render_tree(goals: Sequence[Mapping[str, Any]], run_id: str) -> Tree:
     nodes: dict[str, Tree] = {}
     roots: list[Tree] = []
     for goal in goals:  # parents come first (ordered by depth)

@@ -85,6 +85,20 @@ class Registry:
         self.store.run("registry/register", {"id": spec.id, "props": props,
                                              "capabilities": sorted(set(spec.capabilities))})
 
+    def find(self, resolver_id: str) -> dict[str, Any] | None:
+        """The resolver's stored properties, or None when nothing has that id."""
+        rows = self.store.run("registry/get", {"id": resolver_id})
+        return dict(rows[0]["resolver"]) if rows else None
+
+    def kind(self, resolver_id: str) -> str | None:
+        """What a registered tool is made of (``script``, ``composite``; None for the
+        model-backed and unknown ones), from its metadata."""
+        resolver = self.find(resolver_id)
+        if resolver is None:
+            return None
+        kind = json.loads(resolver.get("metadata") or "{}").get("kind")
+        return str(kind) if kind is not None else None
+
     def get(self, resolver_id: str) -> dict[str, Any]:
         rows = self.store.run("registry/get", {"id": resolver_id})
         if not rows:

@@ -31,6 +31,7 @@ from kernel.graph_io.format import (
     node_text,
     rel_text,
 )
+from kernel.repositories import graph_export, schema_versions
 from kernel.store.base import GraphStore
 from kernel.store.ontology import EXPORTED_LABELS, LABEL_NAMES
 
@@ -56,8 +57,7 @@ def export_graph(store: GraphStore, out: TextIO, page_size: int = PAGE_SIZE, *,
     """Write header, nodes, relationships, the artifacts' contents (given ``blobs``) and
     the footer to ``out``, with writes paused."""
     with store.writes_paused() as paused:
-        rows = store.run("schema/get_version")
-        report = _export(store, out, page_size, blobs, int(rows[0]["version"]) if rows else 0)
+        report = _export(store, out, page_size, blobs, schema_versions.version(store))
     report.consistent = paused
     return report
 
@@ -94,8 +94,7 @@ def _export(store: GraphStore, out: TextIO, page_size: int, blobs: BlobStore | N
     out.write(dump_line(FooterLine(kind="footer", nodes=report.nodes,
                                    relationships=report.relationships,
                                    blobs=report.blobs)) + "\n")
-    rows = store.run("admin/count_unknown_labels", {"known": sorted(LABEL_NAMES)})
-    report.skipped_labels = {str(r["label"]): int(r["nodes"]) for r in rows}
+    report.skipped_labels = graph_export.unknown_labels(store, sorted(LABEL_NAMES))
     return report
 
 
@@ -117,8 +116,7 @@ def _node_pages(store: GraphStore, label: str,
                 page_size: int) -> Iterator[list[dict[str, Any]]]:
     after = ""
     while True:
-        page = store.run("graph_io/export_nodes_page", {"after": after, "limit": page_size},
-                         {"label": label})
+        page = graph_export.nodes_page(store, label, after, page_size)
         if not page:
             return
         page.sort(key=lambda row: row["id"])
@@ -129,7 +127,7 @@ def _node_pages(store: GraphStore, label: str,
 
 def _relationships(store: GraphStore, label: str, ids: list[str]) -> Iterator[str]:
     """The page's relationship lines in the file's order (see ``RelLine.sort_key``)."""
-    rows = store.run("graph_io/export_relationships", {"ids": ids}, {"label": label})
+    rows = graph_export.relationships(store, label, ids)
     keyed = [((label, row["from_id"], row["type"], row["to_label"], row["to_id"],
                row["key"] if row["key"] is not None else "\uffff"), row)
              for row in rows if row["to_label"] in EXPORTED_LABELS]

@@ -32,6 +32,7 @@ from kernel.core.artifacts import BlobStore
 from kernel.errors import GraphFileError
 from kernel.graph_io.format import BlobLine
 from kernel.graph_io.validation import BLOCK, validate_file
+from kernel.repositories import graph_export
 from kernel.store.base import GraphStore
 from kernel.store.ontology import vector_for
 
@@ -61,8 +62,8 @@ def import_graph(store: GraphStore, path: Path, window: int = WINDOW, *,
     summary = validate_file(path, store, max_schema)
     digest, footer = summary.digest, summary.footer
     checkpoint_id = f"import:{digest}"
-    rows = store.run("graph_io/get_checkpoint", {"id": checkpoint_id})
-    resume_after = int(rows[0]["line"]) if rows and not rows[0]["done"] else 0
+    saved = graph_export.checkpoint(store, checkpoint_id)
+    resume_after = saved[0] if saved and not saved[1] else 0
 
     pending: list[tuple[int, dict[str, Any]]] = []
     last_line = resume_after
@@ -131,27 +132,20 @@ def _write_window(store: GraphStore, path: Path,
     for label, nodes in node_groups.items():
         vector = vector_for(label)
         if vector is None:
-            rows = [{"id": e["id"], "props": e.get("props", {})} for e in nodes]
-            store.run_batched("graph_io/merge_nodes", rows, identifiers={"label": label},
-                              batch_size=len(rows))
+            graph_export.merge_nodes(store, label, [{"id": e["id"], "props": e.get("props", {})}
+                                                    for e in nodes])
         else:
-            rows = [_vector_row(e, vector.prop) for e in nodes]
-            store.run_batched("graph_io/merge_nodes_vector", rows,
-                              identifiers={"label": label, "prop": vector.prop},
-                              batch_size=len(rows))
+            graph_export.merge_nodes(store, label, [_vector_row(e, vector.prop) for e in nodes],
+                                     vector.prop)
     for (rel_type, from_label, to_label, keyed), lines in rel_groups.items():
         rows = [{"from_id": e["from"]["id"], "to_id": e["to"]["id"],
                  "props": e.get("props", {})} for _, e in lines]
         if keyed:
             for row, (_, element) in zip(rows, lines, strict=True):
                 row["key"] = element["key"]
-        name = "graph_io/merge_keyed_relationships" if keyed else "graph_io/merge_relationships"
         sent = len({_rel_identity(r) for r in rows})
-        merged = store.run_batched(
-            name, rows, batch_size=len(rows),
-            identifiers={"type": rel_type, "from_label": from_label, "to_label": to_label},
-            dedupe=_rel_identity,
-        )
+        merged = graph_export.merge_relationships(store, rel_type, from_label, to_label, rows,
+                                                  keyed=keyed, dedupe=_rel_identity)
         if merged < sent:  # an endpoint went missing since pass 1 checked it: say which
             _require_endpoints(store, path, lines)
 
@@ -171,8 +165,7 @@ def _require_endpoints(store: GraphStore, path: Path,
     for side in ("from", "to"):
         label = lines[0][1][side]["label"]
         wanted = sorted({element[side]["id"] for _, element in lines})
-        found = {row["id"] for row in store.run("graph_io/existing_ids", {"ids": wanted},
-                                                {"label": label})}
+        found = graph_export.existing_ids(store, label, wanted)
         for number, element in lines:
             endpoint = element[side]
             if endpoint["id"] not in found:
@@ -186,7 +179,4 @@ def _require_endpoints(store: GraphStore, path: Path,
 
 def _checkpoint(store: GraphStore, checkpoint_id: str, path: Path, line: int, *,
                 done: bool) -> None:
-    store.run("graph_io/set_checkpoint", {
-        "id": checkpoint_id, "line": line, "done": done, "source": path.name,
-        "caption": f"import of {path.name}",
-    })
+    graph_export.set_checkpoint(store, checkpoint_id, line, done, path.name)

@@ -26,6 +26,7 @@ from kernel.graph_io.format import (
     RelLine,
     parse_line,
 )
+from kernel.repositories import graph_export
 from kernel.store.base import GraphStore
 
 WINDOW = 1000
@@ -246,8 +247,7 @@ def _require_outside_endpoints(store: GraphStore, path: Path,
     for label, ids in by_label.items():
         for start in range(0, len(ids), WINDOW):
             chunk = sorted(ids[start:start + WINDOW])
-            found = {row["id"] for row in store.run("graph_io/existing_ids", {"ids": chunk},
-                                                    {"label": label})}
+            found = graph_export.existing_ids(store, label, chunk)
             missing += [(*outside[(label, i)], label, i) for i in chunk if i not in found]
     if missing:
         number, line, label, ident = min(missing, key=lambda m: m[0])

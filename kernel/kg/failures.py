@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from embeddings.encoder import Encoder
 from kernel.core.run import Run
+from kernel.repositories import knowledge
 
 MERGE_THRESHOLD = 0.90  # on the (1 + cos) / 2 scale: cos >= 0.8
 CANDIDATES = 5
@@ -56,17 +57,17 @@ class FailureModes:
         slug = normalize(name) if diagnosed else f"{UNNAMED}_{normalize(name)}"
         vector = self.encoder.encode_one(text_of(slug, description))
         own = f"failure:{slug}"
-        target = own if not diagnosed or self.run.store.run("failure/get", {"id": own}) else \
+        target = own if not diagnosed or knowledge.failure_known(self.run.store, own) else \
             self._nearest(vector, own)
-        self.run.commit("failure/record_diagnosis", {
+        knowledge.record_diagnosis(self.run, {
             "attempt_id": attempt_id, "failure_id": target, "name": slug,
             "description": description, "vector": vector,
             "source": "diagnosis" if diagnosed else "undiagnosed",
-        }, what=f"record the diagnosed cause of {attempt_id}", consumes=False)
+        }, what=f"record the diagnosed cause of {attempt_id}")
         return Diagnosed(target, slug, None if target == own else target)
 
     def _nearest(self, vector: list[float], own: str) -> str:
         """The known cause a new name joins (the nearest within the threshold), or its own."""
-        near = [r for r in self.run.store.run("failure/nearest", {
-            "vector": vector, "k": CANDIDATES, "threshold": self.threshold}) if r["id"] != own]
-        return str(near[0]["id"]) if near else own
+        near = [i for i in knowledge.nearest_failures(self.run.store, vector, CANDIDATES,
+                                                      self.threshold) if i != own]
+        return near[0] if near else own

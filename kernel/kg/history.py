@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernel.kg.patterns import CANDIDATES, SIMILARITY_DIGITS, Patterns, normalize
+from kernel.repositories import knowledge
 from kernel.store.base import GraphStore
 
 DEFAULT_ROWS = 5
@@ -106,38 +107,35 @@ class History:
         self.rows = rows
 
     def similar_patterns(self, pattern_id: str) -> list[SimilarPattern]:
-        rows = self.store.run("kg/similar_patterns", {"pattern_id": pattern_id, "k": self.rows})
+        rows = knowledge.similar_patterns(self.store, pattern_id, self.rows)
         return [SimilarPattern.model_validate(r)
                 for r in _rounded(rows, "score", "best_sigma_v")]
 
     def resolver_outcomes(self, pattern_id: str) -> list[ResolverOutcome]:
-        rows = self.store.run("kg/resolver_outcomes", {"pattern_id": pattern_id,
-                                                       "k": max(self.rows, 20)})
+        rows = knowledge.resolver_outcomes(self.store, pattern_id, max(self.rows, 20))
         return [ResolverOutcome.model_validate({**r, "failure_modes": sorted(r["failure_modes"])})
                 for r in _rounded(rows, "best_sigma_v", "mean_cost_micros")]
 
     def modality_candidates(self, pattern_id: str, modality: str) -> list[ModalityCandidate]:
-        rows = self.store.run("kg/modality_candidates", {"pattern_id": pattern_id,
-                                                         "modality": modality, "k": self.rows})
+        rows = knowledge.modality_candidates(self.store, pattern_id, modality, self.rows)
         return [ModalityCandidate.model_validate(r) for r in rows]
 
     def failure_modes(self, pattern_id: str) -> list[FailureModeCount]:
-        rows = self.store.run("kg/failure_modes", {"pattern_id": pattern_id, "k": self.rows})
+        rows = knowledge.failure_modes(self.store, pattern_id, self.rows)
         return [FailureModeCount.model_validate(r) for r in rows]
 
     def decompositions(self, pattern_id: str, goal_id: str) -> list[PastDecomposition]:
-        rows = self.store.run("kg/decompositions", {"pattern_id": pattern_id,
-                                                    "goal_id": goal_id, "k": self.rows})
+        rows = knowledge.decompositions(self.store, pattern_id, goal_id, self.rows)
         return [PastDecomposition.model_validate(r) for r in rows]
 
     def constraints_applied(self, summary: str) -> list[AppliedConstraint]:
-        rows = self.store.run("kg/constraints_applied", {
-            "vector": self.patterns.encoder.encode_one(normalize(summary)),
-            "candidates": CANDIDATES, "threshold": self.patterns.threshold, "k": self.rows})
+        rows = knowledge.constraints_applied(
+            self.store, self.patterns.encoder.encode_one(normalize(summary)), CANDIDATES,
+            self.patterns.threshold, self.rows)
         return [AppliedConstraint.model_validate(r) for r in _rounded(rows, "similarity")]
 
     def lookup_before_build(self, tag: str) -> BuildLookup:
-        row = self.store.run("grow/lookup_before_build", {"tag": tag})[0]
+        row = knowledge.build_history(self.store, tag)
         return BuildLookup(tools=sorted(row["tools"], key=lambda t: t["id"]),
                            builds=sorted(row["builds"], key=lambda b: b["id"]),
                            requests=sorted(row["requests"], key=lambda q: q["id"]))

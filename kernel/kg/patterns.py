@@ -17,6 +17,7 @@ from typing import Any
 
 from embeddings.encoder import Encoder
 from kernel.core.constraints import Signature
+from kernel.repositories import knowledge
 from kernel.store.base import GraphStore
 
 # Similarities are kept to 4 decimals: the two backends compute cosine in float32 in
@@ -61,7 +62,7 @@ class Patterns:
         """The goal's pattern (created with its embedding the first time), linked to
         ``neighbours`` (found before: the search leaves the pattern itself out)."""
         row = self.row(summary, signature, neighbours)
-        self.store.run("pattern/upsert", {"pattern": row})
+        knowledge.upsert_pattern(self.store, row)
         return str(row["id"])
 
     def row(self, summary: str, signature: Signature,
@@ -76,9 +77,8 @@ class Patterns:
                                for s in neighbours or []]}
 
     def similar(self, summary: str, signature: Signature, k: int = 5) -> list[Similar]:
-        rows = self.store.run("pattern/similar", {
-            "vector": self.encoder.encode_one(normalize(summary)),
-            "signature": signature_text(signature), "candidates": CANDIDATES,
-            "exclude": pattern_id(summary, signature), "threshold": self.threshold, "k": k})
+        rows = knowledge.similar_to(
+            self.store, self.encoder.encode_one(normalize(summary)), signature_text(signature),
+            CANDIDATES, pattern_id(summary, signature), self.threshold, k)
         return [Similar(r["id"], r["summary"], round(float(r["similarity"]), SIMILARITY_DIGITS))
                 for r in rows]

@@ -22,6 +22,7 @@ from kernel.core.goal_node import GoalNode
 from kernel.kg.patterns import normalize
 from kernel.kg.run_view import KnowledgeRun
 from kernel.protocol import solve_models as models
+from kernel.repositories import knowledge
 
 CANDIDATES = 20
 
@@ -35,9 +36,8 @@ def identified_before(k: KnowledgeRun, goal: GoalNode, inherited: list[Constrain
     wanted_inherited = sorted(c.id for c in inherited)
 
     def read() -> dict[str, Any] | None:
-        for row in k.store.run("kg/identified_before", {
-                "normalized": normalize(goal.summary), "run_id": k.run.run_id,
-                "k": CANDIDATES}):
+        for row in knowledge.identified_before(k.store, normalize(goal.summary),
+                                               k.run.run_id, CANDIDATES):
             if sorted(row["core"]) == core and sorted(row["inherited"]) == wanted_inherited:
                 extra = [c.model_dump(mode="json", exclude={"id"}) for c in
                          k.constraints.get_many(set(row["eligible"]) - set(core))]
@@ -55,15 +55,16 @@ def identified_before(k: KnowledgeRun, goal: GoalNode, inherited: list[Constrain
 
 def leaf_before(k: KnowledgeRun, goal: GoalNode) -> models.LeafClassification | None:
     """An atomic-leaf classification the record settles, or None (ask the model)."""
-    if goal.pattern_id is None:
+    pattern_id = goal.pattern_id
+    if pattern_id is None:
         return None
 
     def read() -> dict[str, Any] | None:
-        row = k.store.run("kg/leaves_before", {"pattern_id": goal.pattern_id,
-                                               "run_id": k.run.run_id})[0]
-        if int(row["atomic"] or 0) == 0 or int(row["decomposed"] or 0) > 0:
+        row = knowledge.leaves_before(k.store, pattern_id, k.run.run_id)
+        atomic, decomposed = int(row["atomic"] or 0), int(row["decomposed"] or 0)
+        if atomic == 0 or decomposed > 0:
             return None
-        return {"atomic": int(row["atomic"]), "example": row["example"]}
+        return {"atomic": atomic, "example": row["example"]}
 
     found = k.proposals.recall("reuse/classify_leaf", goal.id, read)
     if found is None:

@@ -30,6 +30,7 @@ from kernel.protocol.plan_models import (
     TaskDag,
 )
 from kernel.refusal import RefusalReason, refuse
+from kernel.repositories import goals
 from kernel.runtime.gate import CLAUDE_ID, BudgetDenied, ask
 from kernel.runtime.kernel import Kernel
 
@@ -102,8 +103,7 @@ def _store(k: Kernel, goal: GoalNode, document: dict[str, Any],
     ids = k.constraints.upsert(specs)
     k.constraints.add_roles(k.run, goal.id, {"eligible": ids})
     children = {}
-    existing = {c["decomposition_key"]: c["id"] for c in
-                k.store.run("goal/children_keys", {"goal_id": goal.id})}
+    existing = goals.children_keys(k.store, goal.id)
     for task in tasks:
         key = f"task:{task.id}"
         children[task.id] = existing.get(key) or k.tree.create_child(

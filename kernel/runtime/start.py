@@ -16,6 +16,7 @@ from kernel.core.ledger import LedgerEntry
 from kernel.core.run import Run
 from kernel.core.units import seconds_to_ms, usd_to_micros
 from kernel.protocol import Proposer
+from kernel.repositories import runs
 from kernel.runtime.kernel import Kernel, SolveConfig
 from kernel.store.base import GraphStore
 
@@ -49,7 +50,8 @@ def finish_start(kernel: Kernel, goal: str, core: Sequence[ConstraintSpec], budg
     """The run's root goal and its budget: created, or found where a run killed while
     starting left off (each is one commit, so either exists whole or not at all)."""
     store, run = kernel.store, kernel.run
-    root = store.run("run/get", {"run_id": run.run_id})[0]["root_id"]
+    record = runs.get(store, run.run_id)
+    root = record["root_id"] if record else None
     if root is None:
         core_ids = kernel.constraints.upsert(list(core))
         root = kernel.tree.create_root(GoalSpec(goal, max_attempts=max_attempts, intake=intake),

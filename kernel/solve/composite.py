@@ -18,6 +18,7 @@ invalidated, history kept), within the contradiction budget; past it, the goal i
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kernel.core.envelopes import Check
@@ -26,6 +27,7 @@ from kernel.core.state_machine import Status
 from kernel.core.units import micros_to_usd, ms_to_seconds
 from kernel.protocol import solve_models as models
 from kernel.refusal import RefusalReason
+from kernel.repositories import goals
 from kernel.runtime.kernel import Kernel
 from kernel.solve.verification import arith_check, is_arithmetic, part_facts
 
@@ -55,7 +57,7 @@ def check(k: Kernel, goal: GoalNode) -> list[str] | None:
 def subtree_facts(k: Kernel, goal: GoalNode) -> tuple[dict[str, float], dict[str, list[str]]]:
     """The facts above, and for each metric some leaves report and others do not, the
     leaves that leave it out (it then has no total)."""
-    rows = k.store.run("goal/subtree_parts", {"goal_id": goal.id})
+    rows = goals.subtree_parts(k.store, goal.id)
     live = _live_solution(rows, goal.id)
     parents = {r["parent_id"] for r in rows if r["id"] in live}
     leaves = [r for r in rows if r["id"] in live - parents - {goal.id}]
@@ -69,9 +71,9 @@ def subtree_facts(k: Kernel, goal: GoalNode) -> tuple[dict[str, float], dict[str
     return facts, {n: ids for n, ids in missing.items() if ids}
 
 
-def _live_solution(rows: list[dict[str, Any]], goal_id: str) -> set[str]:
+def _live_solution(rows: Sequence[Mapping[str, Any]], goal_id: str) -> set[str]:
     """Ids of the goal and its live descendants that are not build subgoals or below one."""
-    children: dict[str, list[dict[str, Any]]] = {}
+    children: dict[str, list[Mapping[str, Any]]] = {}
     for row in rows:
         children.setdefault(row["parent_id"], []).append(row)
     live, frontier = {goal_id}, [goal_id]

@@ -22,30 +22,23 @@ from kernel.errors import KernelError
 from kernel.proposals import ProposerUnavailable
 from kernel.protocol import DeadlineReached, EnvironmentFault, NoProposalError, PermanentError
 from kernel.refusal import RefusalReason, refuse
+from kernel.repositories import goals, requests
 from kernel.runtime import progress
 from kernel.runtime.gate import BudgetDenied
 from kernel.runtime.kernel import Kernel
-from kernel.solve.steps import (
-    compose,
-    decompose,
-    grow,
-    hire,
-    identify,
-    intake,
-    resolve,
-    select_constraints,
-    select_resolver,
-    verify,
-)
+from kernel.solve import moves
+from kernel.solve.capability_requests import budget_gap
+from kernel.solve.steps import take
 
 S = Status
-HANDLERS: dict[Action, Callable[[Kernel, str], list[str]]] = {
-    Action.IDENTIFY_CONSTRAINTS: identify.identify,
-    Action.SELECT_CONSTRAINTS: select_constraints.select_constraints,
-    Action.SELECT_RESOLVER: select_resolver.select_resolver,
-    Action.RESOLVE: resolve.resolve,
-    Action.VERIFY: verify.verify,
-    Action.DECOMPOSE: decompose.decompose,
+# The move that starts a goal's turn, by what ``next_action`` says it needs.
+FIRST_MOVE: dict[Action, type[moves.Move]] = {
+    Action.IDENTIFY_CONSTRAINTS: moves.Identify,
+    Action.SELECT_CONSTRAINTS: moves.SelectConstraints,
+    Action.SELECT_RESOLVER: moves.SelectResolver,
+    Action.RESOLVE: moves.Resolve,
+    Action.VERIFY: moves.Verify,
+    Action.DECOMPOSE: moves.Decompose,
 }
 
 
@@ -63,11 +56,10 @@ class Outcome:
 def solve(k: Kernel, root_id: str, on_step: Callable[[str], None] | None = None) -> Outcome:
     """Run until nothing is left to do; ``on_step`` sees each goal after its step."""
     stored = k.run.queue
-    queue: list[str] = list(stored) if stored is not None else [
-        r["id"] for r in k.store.run("goal/unfinished", {"run_id": k.run.run_id})]
+    queue: list[str] = list(stored) if stored is not None else \
+        goals.unfinished(k.store, k.run.run_id)
     # Goals parked on a person left the queue; the answer may have come since.
-    queue = advance(queue, [r["id"] for r in k.store.run("hire/waiting",
-                                                         {"run_id": k.run.run_id})])
+    queue = advance(queue, [r["id"] for r in requests.parked(k.store, k.run.run_id)])
     try:
         with k.store.read_cache():
             outcome = _drive(k, root_id, queue, on_step)
@@ -139,9 +131,9 @@ def escalate(k: Kernel, denied: BudgetDenied) -> list[str]:
     """A budget denial, wherever in a step it happens, escalates to HIRE: a human may add
     budget (or decline)."""
     goal = k.tree.get(denied.goal_id)
-    gap = grow.budget_gap(goal, denied.operation, denied.estimate, denied.remaining)
+    gap = budget_gap(goal, denied.operation, denied.estimate, denied.remaining)
     k.log.flow(goal.id, f"{denied.operation}: budget pre-check denied; escalating to HIRE")
-    return hire.hire(k, goal, gap, "over_budget", goal.status)
+    return take(k, moves.Hire(goal, gap, "over_budget", goal.status))
 
 
 def _run_step(k: Kernel, goal_id: str) -> list[str]:
@@ -151,11 +143,11 @@ def _run_step(k: Kernel, goal_id: str) -> list[str]:
         return []
     if goal.intake == "open":  # step 1 first, parked on the person or not
         progress.report("step", "intake", goal.id, goal.summary, None)
-        return _handled(k, goal, "INTAKE", lambda: intake.intake(k, goal))
+        return _handled(k, goal, "INTAKE", moves.Intake(goal))
     if goal.awaiting:  # a build subgoal or a HIRE answer
         if goal.awaiting.startswith("capreq:"):
-            return hire.on_answer(k, goal)
-        return grow.on_build_done(k, goal)
+            return take(k, moves.HireAnswered(goal))
+        return take(k, moves.BuildDone(goal))
     if status == S.PENDING and goal.decompositions > 0:
         return _waiting_on_children(k, goal)
     action = k.tree.next_action(goal_id)
@@ -164,13 +156,13 @@ def _run_step(k: Kernel, goal_id: str) -> list[str]:
     attempt = goal.attempt_count + (action == Action.RESOLVE) \
         if action in (Action.RESOLVE, Action.VERIFY) else None
     progress.report("step", action.value.lower(), goal.id, goal.summary, attempt)
-    return _handled(k, goal, action.value, lambda: HANDLERS[action](k, goal_id))
+    return _handled(k, goal, action.value, FIRST_MOVE[action](goal))
 
 
-def _handled(k: Kernel, goal: GoalNode, name: str, step: Callable[[], list[str]]) -> list[str]:
-    """A step whose proposals may be missing or unusable: the goal is refused, saying so."""
+def _handled(k: Kernel, goal: GoalNode, name: str, move: moves.Move) -> list[str]:
+    """A turn whose proposals may be missing or unusable: the goal is refused, saying so."""
     try:
-        return step()
+        return take(k, move)
     except NoProposalError as exc:
         return k.refuse_goal(goal, RefusalReason.NO_PROPOSALS, str(exc),
                        operation=exc.operation or name, goal=goal.summary)
@@ -180,10 +172,10 @@ def _handled(k: Kernel, goal: GoalNode, name: str, step: Callable[[], list[str]]
 
 
 def _waiting_on_children(k: Kernel, goal: GoalNode) -> list[str]:
-    children = k.store.run("dag/children", {"goal_id": goal.id})
+    children = goals.children(k.store, goal.id)
     statuses = {c["status"] for c in children}
     if children and statuses == {S.RESOLVED.value}:
-        return compose.compose(k, goal.id)
+        return take(k, moves.Compose(goal))
     if S.INFEASIBLE.value in statuses and not statuses - TERMINAL:
         blocked = [c["id"] for c in children if c["status"] == S.INFEASIBLE.value]
         return k.refuse_goal(goal, RefusalReason.SUBGOAL_INFEASIBLE,
@@ -194,6 +186,5 @@ def _waiting_on_children(k: Kernel, goal: GoalNode) -> list[str]:
 def _outcome(k: Kernel, root_id: str, count: int, stopped: str | None = None) -> Outcome:
     root = k.tree.get(root_id)
     sigma = root.sigma_system if root.status == S.RESOLVED else None
-    waiting = tuple(sorted({r["awaiting"] for r in k.store.run("hire/waiting",
-                                                               {"run_id": k.run.run_id})}))
+    waiting = tuple(sorted({r["awaiting"] for r in requests.parked(k.store, k.run.run_id)}))
     return Outcome(k.run.run_id, root_id, root.status.value, sigma, count, stopped, waiting)

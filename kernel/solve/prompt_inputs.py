@@ -14,6 +14,7 @@ from typing import Any
 from kernel.core.envelopes import Constraint
 from kernel.core.goal_node import GoalNode
 from kernel.protocol.solve_models import ResolutionOutput
+from kernel.repositories import goals
 from kernel.runtime.kernel import Kernel
 from kernel.solve.output_view import output_view
 from kernel.solve.verification import COUNTED, MEASURED, is_arithmetic, method_of
@@ -31,7 +32,7 @@ def stored_output(k: Kernel, artifact_id: str | None) -> dict[str, Any] | None:
 def dependency_inputs(k: Kernel, goal: GoalNode) -> list[dict[str, Any]]:
     """The outputs of the goals ``goal`` depends on, in their order, by content."""
     inputs = []
-    for row in k.store.run("dag/dependency_outputs", {"goal_id": goal.id}):
+    for row in goals.dependency_outputs(k.store, goal.id):
         if row["artifact_id"] is None:
             continue
         view = stored_output(k, row["artifact_id"])

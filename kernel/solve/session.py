@@ -21,6 +21,7 @@ from kernel.disk_space import STORE_HEADROOM, full_message, out_of_space
 from kernel.errors import ConfigError, RunInterrupted, StoreUnavailableError
 from kernel.proposals import SERVED, DivergenceError
 from kernel.protocol import Proposer
+from kernel.repositories import goals
 from kernel.runtime.kernel import Kernel, SolveConfig
 from kernel.runtime.proposers import proposer_from
 from kernel.runtime.start import finish_start, start
@@ -131,7 +132,7 @@ def replay(settings: KernelSettings, run_id: str, ledger_file: Path | None = Non
         head, size, recorded = load_entries(original, run_id)
         committed = summary(original, run_id)
         original_hash = summary_hash(original, run_id)
-        finished = not original.run("goal/unfinished", {"run_id": run_id})
+        finished = not goals.unfinished(original, run_id)
         pending = () if finished else pending_proposals(recorded, run.proposals)
     if ledger_file is None:
         problems = verify_chain(recorded, head=head, size=size)

@@ -23,6 +23,7 @@ from kernel.core.envelopes import Attempt, Constraint, Lineage, Verification
 from kernel.core.goal_node import GoalNode
 from kernel.protocol.solve_models import ResolutionOutput
 from kernel.protocol.suggestion_models import Suggestion
+from kernel.repositories import candidates as weighing
 from kernel.runtime.kernel import Kernel
 from kernel.solve import verification
 
@@ -68,10 +69,9 @@ def verification_of(k: Kernel, goal: GoalNode, attempt: Attempt,
     when the run was given suggestions, otherwise the attempt output's own."""
     if goal.is_root and attempt.attempt_index == 1:
         if attempt.weighed:  # a crash came between the weighing and the verification
-            rows = k.store.run("suggestion/verification",
-                               {"artifact_id": goal.require("output_artifact_id")})
-            if rows and rows[0]["verification"]:
-                return Verification.model_validate_json(rows[0]["verification"])
+            recorded = weighing.verification(k.store, goal.require("output_artifact_id"))
+            if recorded:
+                return Verification.model_validate_json(recorded)
         else:
             offered = offered_to(k)
             if offered:
@@ -110,7 +110,7 @@ def weigh(k: Kernel, goal: GoalNode, attempt: Attempt, selected: list[Constraint
     rows = [_row(w, place, chosen, goal.tau_local, authors.get(w.candidate.artifact_id),
                  methods) for place, w in enumerate(ranked, start=1)]
     chosen_kind = "suggestion" if chosen.candidate.artifact_id in authors else "own"
-    k.run.commit("suggestion/weigh", {
+    weighing.weigh(k.run, {
         "attempt_id": attempt.id, "chosen_id": chosen.candidate.artifact_id,
         "chosen_kind": chosen_kind, "candidates": rows,
     }, what=f"weigh the candidates of {attempt.id}")
@@ -145,9 +145,8 @@ def _history(k: Kernel, goal: GoalNode, candidates: Sequence[Candidate],
              ) -> dict[str, tuple[int, int]]:
     """(passed, seen) per content hash, recorded in the ledger before it is used."""
     hashes = sorted({c.sha256 for c in candidates})
-    rows = k.proposals.observe("suggestion/history", goal.id, lambda: [
-        dict(r) for r in k.store.run("suggestion/history",
-                                     {"hashes": hashes, "goal_id": goal.id})])
+    rows = k.proposals.observe(weighing.HISTORY_OBSERVATION, goal.id, lambda: [
+        dict(r) for r in weighing.history(k.store, hashes, goal.id)])
     return {r["sha256"]: (int(r["passed"]), int(r["total"])) for r in rows}
 
 

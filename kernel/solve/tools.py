@@ -22,6 +22,7 @@ from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.errors import KernelError, yaml_problem
 from kernel.protocol import Estimate, Resolution, ResolveRequest, ToolDefinition
 from kernel.protocol.solve_models import ResolutionOutput
+from kernel.repositories import tools as tool_library
 from kernel.runtime.kernel import Kernel
 from kernel.user_files import read_user_text
 from resolvers.codex_tools import CodexTools
@@ -77,10 +78,9 @@ def check_definition(k: Kernel, tool: ToolDefinition) -> None:
     """Raise with every reason the tool cannot be registered."""
     problems = code_problems(tool.code) if tool.code is not None else []
     for step in tool.steps:
-        rows = k.store.run("registry/get", {"id": step})
-        if not rows:
+        if k.registry.find(step) is None:
             problems.append(f"step {step} is not a registered resolver")
-        elif json.loads(rows[0]["resolver"].get("metadata") or "{}").get("kind") != "script":
+        elif k.registry.kind(step) != "script":
             problems.append(f"step {step} is not a script tool (a composite chains script tools)")
     if problems:
         raise ToolDefinitionError("; ".join(problems))
@@ -115,7 +115,7 @@ def register(k: Kernel, tool: ToolDefinition, *, resolver_id: str, goal: GoalNod
         "built_for_node_id": goal.id, "metadata": json.dumps(metadata, sort_keys=True),
         "registered_seq": k.run.seq,
     }
-    k.run.commit("grow/register_tool", {
+    tool_library.register(k.run, {
         "id": resolver_id, "props": props, "capabilities": sorted(set(tool.capabilities)),
         "builder_id": builder_id, "artifact_id": metadata.get("artifact_id"),
         "parts": [{"id": s, "order": i, "role": f"step {i + 1}"}
@@ -168,7 +168,7 @@ class ToolRunner:
             ids = [self.source]
         modules = []
         for i, resolver_id in enumerate(ids):
-            row = self.k.store.run("registry/get", {"id": resolver_id})[0]["resolver"]
+            row = self.k.registry.get(resolver_id)
             artifact_id = json.loads(row.get("metadata") or "{}")["artifact_id"]
             modules.append((f"tool_{i}", self.k.artifacts.read(artifact_id).decode()))
         return modules
@@ -200,9 +200,8 @@ def _parse(result: dict[str, Any]) -> ResolutionOutput:
 
 def runner_for(k: Kernel, resolver_id: str) -> ToolRunner | None:
     """The runner of a registered script or composite tool; None for model-backed tools."""
-    rows = k.store.run("registry/get", {"id": resolver_id})
-    if not rows:
+    resolver = k.registry.find(resolver_id)
+    if resolver is None:
         return None
-    resolver = rows[0]["resolver"]
     kind = json.loads(resolver.get("metadata") or "{}").get("kind")
     return ToolRunner(k, resolver) if kind in ("script", "composite") else None

@@ -152,9 +152,7 @@ def _contract_check(k: Kernel, constraint: Constraint, output: ResolutionOutput)
 
 
 def _is_script_tool(k: Kernel, resolver_id: str) -> bool:
-    rows = k.store.run("registry/get", {"id": str(resolver_id)})
-    return bool(rows) and \
-        json.loads(rows[0]["resolver"].get("metadata") or "{}").get("kind") == "script"
+    return k.registry.kind(str(resolver_id)) == "script"
 
 
 def _run_tests(k: Kernel, goal: GoalNode, tested: list[Constraint],

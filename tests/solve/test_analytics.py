@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 from kernel.cli.app import app
 from kernel.errors import ConfigError
 from kernel.protocol import HireAnswer
+from kernel.repositories.requests import record_answer
 from kernel.solve.dispatch import solve
 from kernel.solve.session import resume
-from kernel.solve.steps.hire import record_answer
 from kernel.store import GraphStore
 from tests.conftest import store_env
 from tests.solve import scripts as s

@@ -121,9 +121,9 @@ def test_goals_parked_on_a_person_are_stepped_again_when_the_run_resumes(
     """Some launch parts cannot pay for their calls and park on HIRE while the others go
     on (so they leave the queue); once the requests are answered, resume reaches them."""
     from kernel.protocol import HireAnswer
+    from kernel.repositories.requests import record_answer
     from kernel.runtime.start import start
     from kernel.solve.dispatch import solve
-    from kernel.solve.steps.hire import record_answer
     from resolvers.sandbox.runner import default_workspace_root
     from resolvers.scripted import ScriptedProposer
     from tests.solve.test_ledger_audit import SCRIPT

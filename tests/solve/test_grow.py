@@ -16,11 +16,11 @@ from typer.testing import CliRunner
 from kernel.cli.app import app
 from kernel.core.ledger import load_entries
 from kernel.protocol import HireAnswer
+from kernel.repositories.requests import list_requests, record_answer
 from kernel.runtime.kernel import Kernel
 from kernel.runtime.start import start
 from kernel.solve.dispatch import solve
 from kernel.solve.session import resume
-from kernel.solve.steps.hire import list_requests, record_answer
 from kernel.store import GraphStore
 from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer

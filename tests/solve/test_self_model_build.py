@@ -10,10 +10,10 @@ import pytest
 from kernel.core.budget import Amount
 from kernel.core.ledger import load_entries
 from kernel.core.registry import Registry, ResolverSpec
+from kernel.repositories.requests import list_requests
 from kernel.solve.dispatch import solve
 from kernel.solve.session import replay
 from kernel.solve.steps.grow import OUTLOOK
-from kernel.solve.steps.hire import list_requests
 from kernel.store import GraphStore
 from resolvers.self_model import SelfModel
 from tests.conftest import store_settings

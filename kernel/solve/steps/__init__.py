@@ -1,17 +1,28 @@
-"""The SOLVE loop's steps, one module each, and the table from step number to handler.
+"""The SOLVE loop's steps, one module each, and the one table that runs them.
 
-Every handler is safe to run again after a crash: proposals already recorded are served
+Every step has one signature, ``(k, move) -> list[str] | <moves>``: the move names its
+goal and carries what the step before handed on; the result is the goals to queue, or the
+move that starts the next step on the same goal in the same turn. Steps never call or
+import each other: ``take`` follows the moves through ``STEPS``, and the edges of the
+loop are read from each step's return annotation. ``docs/solve-loop.md``'s table is
+rendered from the same table (``python -m kernel.solve.steps``; a test keeps them equal).
+
+Every step is safe to run again after a crash: proposals already recorded are served
 from the ledger, spends are idempotent per proposal, an open attempt is continued, and
-children of an unfinished decomposition are found by their key. ``docs/solve-loop.md``
-lists the same table; a test keeps the two in step.
+children of an unfinished decomposition are found by their key.
 """
 
 from __future__ import annotations
 
+import inspect
+import types
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
+from kernel.runtime.kernel import Kernel
+from kernel.solve import moves
 from kernel.solve.steps import (
     assemble,
     compose,
@@ -30,32 +41,76 @@ from kernel.solve.steps import (
     verify,
 )
 
+M = TypeVar("M", bound=moves.Move)
+Next = list[str] | moves.Move
+
 
 @dataclass(frozen=True)
-class Step:
-    """A step of the loop as the design numbers it, and the function that runs it."""
+class Step(Generic[M]):
+    """A step of the loop as the design numbers it, the move that starts it and the
+    function that takes it."""
 
     number: str
     name: str
-    handler: Callable[..., Any]
+    move: type[M]
+    run: Callable[[Kernel, M], Next]
+
+    def goes_to(self) -> tuple[type[moves.Move] | None, ...]:
+        """The moves this step can make, from its return annotation (None: the queue)."""
+        hints = typing.get_type_hints(self.run)["return"]
+        options = typing.get_args(hints) if isinstance(hints, types.UnionType) else (hints,)
+        return tuple(None if typing.get_origin(o) is list else o for o in options)
 
 
-STEPS: tuple[Step, ...] = (
-    Step("1", "intake", intake.intake),
-    Step("2", "identify constraints", identify.identify),
-    Step("3", "select constraints", select_constraints.select_constraints),
-    Step("4", "select resolver", select_resolver.select_resolver),
-    Step("5", "resolve", resolve.resolve),
-    Step("6", "verify", verify.verify),
-    Step("7", "leaf", leaf.classify),
-    Step("8", "decompose", decompose.decompose),
-    Step("parts", "composite resolution", compose.compose),
-    Step("gate", "gate and backtrack", gate.gate),
-    Step("9", "retry", retry.retry),
-    Step("10", "BUILD", grow.grow),
-    Step("11", "HIRE", hire.hire),
-    Step("12", "global consistency", consistency.check),
-    Step("13", "assemble", assemble.assemble),
+STEPS: tuple[Step[Any], ...] = (
+    Step("1", "intake", moves.Intake, intake.intake),
+    Step("2", "identify constraints", moves.Identify, identify.identify),
+    Step("3", "select constraints", moves.SelectConstraints, select_constraints.select_constraints),
+    Step("4", "select resolver", moves.SelectResolver, select_resolver.select_resolver),
+    Step("5", "resolve", moves.Resolve, resolve.resolve),
+    Step("6", "verify", moves.Verify, verify.verify),
+    Step("7", "leaf", moves.Leaf, leaf.classify),
+    Step("8", "decompose", moves.Decompose, decompose.decompose),
+    Step("parts", "composite resolution", moves.Compose, compose.compose),
+    Step("gate", "gate and backtrack", moves.Gate, gate.gate),
+    Step("9", "retry", moves.Retry, retry.retry),
+    Step("10", "BUILD", moves.Grow, grow.grow),
+    Step("10", "BUILD finished", moves.BuildDone, grow.on_build_done),
+    Step("11", "HIRE", moves.Hire, hire.hire),
+    Step("11", "HIRE answered", moves.HireAnswered, hire.on_answer),
+    Step("12", "global consistency", moves.Consistency, consistency.check),
+    Step("13", "assemble", moves.Assemble, assemble.assemble),
 )
+BY_MOVE: dict[type[moves.Move], Step[Any]] = {s.move: s for s in STEPS}
 
-__all__ = ["STEPS", "Step"]
+
+def take(k: Kernel, move: moves.Move) -> list[str]:
+    """Take ``move`` and every move it leads to on the same turn; the goals to queue."""
+    while True:
+        result = BY_MOVE[type(move)].run(k, move)
+        if isinstance(result, list):
+            return result
+        move = result
+
+
+def _label(target: type[moves.Move] | None) -> str:
+    if target is None:
+        return "queue"
+    step = BY_MOVE[target]
+    return f"{step.number} {step.name}" if step.number.isdigit() else step.name
+
+
+def table() -> str:
+    """The step table of ``docs/solve-loop.md``, rendered from ``STEPS``."""
+    rows = ["| step | where | goes to | what is deterministic code, what is a proposal |",
+            "|---|---|---|---|"]
+    for step in STEPS:
+        module = step.run.__module__.rsplit(".", 1)[-1]
+        what = " ".join((inspect.getdoc(step.run) or "").split())
+        goes = ", ".join(_label(t) for t in step.goes_to())
+        rows.append(f"| {_label(step.move)} | `steps/{module}.py`: `{step.run.__name__}` "
+                    f"| {goes} | {what} |")
+    return "\n".join(rows) + "\n"
+
+
+__all__ = ["BY_MOVE", "STEPS", "Step", "table", "take"]

@@ -11,6 +11,7 @@ from kernel.core.goal_node import GoalNode
 from kernel.core.state_machine import Status
 from kernel.protocol import Operation, ResolveRequest
 from kernel.protocol.solve_models import ProposedConstraint
+from kernel.repositories import goals
 from kernel.runtime.gate import CLAUDE_ID
 from kernel.runtime.kernel import Kernel
 from kernel.solve.checkable import proposed_spec
@@ -73,7 +74,7 @@ def by_id_or_title(constraints: list[Constraint], names: list[str]) -> set[str]:
 def wake_dependents(k: Kernel, goal: GoalNode) -> list[str]:
     """The goals to step once ``goal`` resolves: dependents with nothing else to wait
     for, in creation order, then the parent if no other part keeps it waiting."""
-    row = k.store.run("goal/wakes", {"goal_id": goal.id})[0]
+    row = goals.wakes(k.store, goal.id)
     woken = [goal_id for _, goal_id in sorted(r for r in row["ready"] if r is not None)]
     if row["parent_id"] is not None and (row["parent_waits_on"] == 0 or goal.purpose == "build"):
         woken.append(row["parent_id"])

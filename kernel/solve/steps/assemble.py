@@ -19,9 +19,10 @@ from kernel.core.state_machine import Status
 from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
 from kernel.refusal import RefusalReason
+from kernel.repositories import goals
 from kernel.runtime.gate import CLAUDE_ID, ask
 from kernel.runtime.kernel import Kernel
-from kernel.solve import verification
+from kernel.solve import moves, verification
 from kernel.solve.steps._shared import constraints_of
 
 S = Status
@@ -30,12 +31,14 @@ S = Status
 ASSEMBLIES = 2  # an assembly that fails the root's constraints is tried once more
 
 
-def assemble(k: Kernel, root: GoalNode) -> list[str]:
-    """Resolve the decomposed root with its assembled artifact, once the assembly meets
-    the root's logic constraints that read a deliverable (its tests run on the assembled
-    code); an empty or failing assembly is asked again with the violation trace, then the
-    root is refused with it."""
-    leaves = k.store.run("goal/leaves", {"run_id": k.run.run_id})
+def assemble(k: Kernel, move: moves.Assemble) -> list[str]:
+    """Proposal `assemble` over the leaves' outputs; the assembly is verified against the
+    root's test and tool-contract constraints (the parts' tests run on the assembled code)
+    and must not be empty; a failing one is asked again once with the trace, then the root
+    is refused (`ASSEMBLY_VIOLATES_CONSTRAINTS`); the final artifact derives from every
+    leaf output and carries σ_system (a leaf root is its own final artifact, no call)."""
+    root = move.goal
+    leaves = goals.leaves(k.store, k.run.run_id)
     sigma = k.confidence.system_sigma()
     parts, outputs = [], []
     for leaf in leaves:

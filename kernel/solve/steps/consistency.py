@@ -14,13 +14,15 @@ from __future__ import annotations
 from typing import Any
 
 from kernel.core.envelopes import ConstraintSpec, Provenance
-from kernel.core.goal_node import GoalChanges, GoalNode
+from kernel.core.goal_node import GoalChanges
 from kernel.core.state_machine import Status
 from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
 from kernel.refusal import RefusalReason
+from kernel.repositories import knowledge
 from kernel.runtime.gate import CLAUDE_ID, ask
 from kernel.runtime.kernel import Kernel
+from kernel.solve import moves
 from kernel.solve.steps._shared import constraints_of
 
 S = Status
@@ -28,13 +30,17 @@ EXCERPT = 2000
 MAX_REVIEWED_PAIRS = 100  # one prompt's worth; the rest are counted for the reviewer
 
 
-def check(k: Kernel, root: GoalNode) -> list[str] | None:
-    """None when the tree is consistent; otherwise the goals to run next."""
+def check(k: Kernel, move: moves.Consistency) -> list[str] | moves.Assemble:
+    """Coupled leaf pairs by traversal (`cypher/consistency/couplings`); with none, no
+    call; otherwise one `check_global_consistency` review; a conflict's coupling
+    constraints go to the lowest common ancestor, which is reopened; a consistent tree
+    goes on to assembly."""
+    root = move.goal
     pairs = coupled_pairs(k, root.id)
     if not pairs:
         k.log.decision(root.id, "global_consistency", candidates=[], chosen="SAT",
                        rationale="no coupled leaves: nothing to review")
-        return None
+        return moves.Assemble(root)
     reviewed = pairs[:MAX_REVIEWED_PAIRS]
     leaves = sorted({p["a"] for p in reviewed} | {p["b"] for p in reviewed})
     resolved = {c.id: c for leaf in leaves for c in constraints_of(k, leaf, "selected")}
@@ -50,7 +56,7 @@ def check(k: Kernel, root: GoalNode) -> list[str] | None:
     if conflict is None:
         k.log.decision(root.id, "global_consistency", candidates=leaves, chosen="SAT",
                        rationale=f"review verdict {review.verdict}; no actionable conflict")
-        return None
+        return moves.Assemble(root)
     involved, specs = conflict
     lca = lowest_common_ancestor(k, involved)
     target = k.tree.get(lca)
@@ -72,7 +78,7 @@ def coupled_pairs(k: Kernel, root_id: str) -> list[dict[str, Any]]:
     """Coupled leaf pairs, each with how they are coupled; the most direct first
     (a shared logic constraint, then an artifact, then a dependency path)."""
     pairs: dict[tuple[str, str], dict[str, Any]] = {}
-    for row in k.store.run("consistency/couplings", {"root_id": root_id}):
+    for row in knowledge.couplings(k.store, root_id):
         a, b = sorted((row["a"], row["b"]))
         pair = pairs.setdefault((a, b), {"a": a, "b": b, "kinds": set(), "via": set()})
         pair["kinds"].add(row["kind"])

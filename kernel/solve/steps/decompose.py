@@ -9,9 +9,10 @@ from kernel.core.goals import Decomposed, GoalSpec
 from kernel.kg import context as kg_context
 from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
+from kernel.repositories import goals
 from kernel.runtime.gate import ask
 from kernel.runtime.kernel import Kernel
-from kernel.solve import prompt_inputs
+from kernel.solve import moves, prompt_inputs
 from kernel.solve.steps._shared import (
     S,
     constraints_of,
@@ -19,7 +20,11 @@ from kernel.solve.steps._shared import (
 )
 
 
-def decompose(k: Kernel, goal_id: str) -> list[str]:
+def decompose(k: Kernel, move: moves.Decompose) -> list[str]:
+    """Proposal `decompose`; the kernel creates the children (inheriting resolved
+    constraints), accepts dependencies that keep the DAG acyclic, allocates budgets by
+    relative complexity with a 20% reserve."""
+    goal_id = move.goal.id
     goal = k.tree.get(goal_id)
     _, context = kg_context.block(k, goal, "decompose")
     proposal = ask(k, goal_id, ops.DECOMPOSE, request_for(
@@ -27,8 +32,7 @@ def decompose(k: Kernel, goal_id: str) -> list[str]:
         feedback=goal.feedback, output=prompt_inputs.stored_output(k, goal.output_artifact_id)))
     plan: models.Decomposition = proposal.output
     round_ = goal.decompositions + 1
-    existing = {c["decomposition_key"]: c["id"] for c in
-                k.store.run("goal/children_keys", {"goal_id": goal_id})}
+    existing = goals.children_keys(k.store, goal_id)
     if not existing:
         return _fresh(k, goal, plan, round_)
     return _beside(k, goal, plan, round_, existing)

@@ -4,21 +4,23 @@ weakest ancestor (B7), with a bounded number of reopenings."""
 from __future__ import annotations
 
 from kernel.core.confidence import weakest_ancestor
-from kernel.core.goal_node import GoalChanges, GoalNode
+from kernel.core.goal_node import GoalChanges
 from kernel.refusal import RefusalReason, refuse
 from kernel.runtime.kernel import Kernel
+from kernel.solve import moves
 from kernel.solve.steps._shared import (
     S,
     wake_parent,
 )
 
 
-def gate(k: Kernel, goal: GoalNode, sigma_path: float) -> list[str]:
-    """A verified goal that is not a leaf decomposes only while sigma_path stays at or
-    above tau_global; below it the goal is gated and the loop backtracks.
-
-    A verification still pending rides the move to DECOMPOSING; a backtrack reads and
-    moves more than this goal, so it is stored first there."""
+def gate(k: Kernel, move: moves.Gate) -> list[str]:
+    """σ_path < τ_global blocks decomposition; the weakest ancestor (deepest on ties) is
+    reopened and its subtree invalidated (B7); after 3 reopenings of the same goal the run
+    refuses with `CONTRADICTION_BUDGET_EXCEEDED` instead of looping."""
+    # A verification still pending rides the move to DECOMPOSING; a backtrack reads and
+    # moves more than this goal, so it is stored first there.
+    goal, sigma_path = move.goal, move.sigma_path
     goal_id = goal.id
     if sigma_path < goal.tau_global:
         k.run.store_verification()

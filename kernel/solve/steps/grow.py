@@ -26,22 +26,21 @@ from kernel.core.envelopes import ConstraintSpec, Provenance
 from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.core.goals import GoalSpec
 from kernel.core.state_machine import Status
-from kernel.core.units import micros_to_usd, ms_to_seconds
 from kernel.kg import context as kg_context
 from kernel.protocol import ToolDefinition
 from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
+from kernel.repositories import goals, knowledge
 from kernel.runtime.gate import CLAUDE_ID, ask
 from kernel.runtime.kernel import Kernel
-from kernel.solve.steps._shared import NOT_RESOLVERS, constraints_of, proposed_specs, request_for
-from kernel.solve.steps.hire import (
-    BUDGET_TAG,
+from kernel.solve import moves
+from kernel.solve.capability_requests import (
     budget_class,
-    hire,
     request_fingerprint,
     resume_changes,
     retry_with,
 )
+from kernel.solve.steps._shared import NOT_RESOLVERS, constraints_of, proposed_specs, request_for
 from kernel.solve.tools import ToolDefinitionError, code_problems, register
 from resolvers.self_model import BuildOutlook, SelfModel
 
@@ -54,11 +53,17 @@ TOOL_CONTRACT = ConstraintSpec(
     payload={"check": "tool_contract"}, provenance=Provenance(source="derived"))
 
 
-def grow(k: Kernel, goal: GoalNode, changes: GoalChanges | None = None,
-         missing: str | None = None) -> list[str]:
-    """TRY is exhausted (``goal`` is verifying) or selection found no tool for ``missing``
-    (``goal`` is selecting a resolver): find, build or hire what it needs."""
-    changes = changes or GoalChanges()
+def grow(k: Kernel, move: moves.Grow) -> list[str] | moves.Hire:
+    """Proposal `detect_capability_gap` (none when selection already knows the missing
+    capability); the mandatory lookup-before-build (`cypher/grow/lookup_before_build`:
+    tools providing it, earlier builds of it in any run, earlier requests); the
+    self-model's answer whether the kernel can build it (`cypher/self_model/build_outlook`,
+    a ledger observation); a build subgoal solved by the same loop with half the remaining
+    budget, or HIRE."""
+    # TRY is exhausted (the goal is verifying) or selection found no tool for ``missing``
+    # (the goal is selecting a resolver).
+    goal, missing = move.goal, move.missing
+    changes = move.changes or GoalChanges()
     if missing is not None:
         gap = models.CapabilityGap(capability_tag=missing, buildable=True,
                                    rationale=f"no registered tool provides '{missing}'")
@@ -80,7 +85,7 @@ def grow(k: Kernel, goal: GoalNode, changes: GoalChanges | None = None,
         return [goal.id]
     reason = _why_not_build(k, goal, gap, found)
     if reason is not None:
-        return hire(k, goal, record, reason, S.PENDING, changes)
+        return moves.Hire(goal, record, reason, S.PENDING, changes)
     return _build(k, goal, gap, record, changes)
 
 
@@ -103,24 +108,10 @@ def gap_record(k: Kernel, goal: GoalNode, gap: models.CapabilityGap) -> dict[str
             "fingerprint": request_fingerprint(gap.capability_tag, constraints, cls)}
 
 
-def budget_gap(goal: GoalNode, operation: str, estimate: Amount,
-               remaining: Amount) -> dict[str, Any]:
-    """A budget denial as a request: scoped to the goal and operation that needed more."""
-    cls = budget_class(remaining.cost)
-    needed = Amount(max(estimate.cost - remaining.cost, 0), max(estimate.time - remaining.time, 0))
-    return {"capability_tag": BUDGET_TAG, "build_constraints": [], "buildable": False,
-            "rationale": f"{operation} needs ${micros_to_usd(needed.cost)} and "
-                         f"{ms_to_seconds(needed.time)}s more than the goal and its parent have",
-            "needed_usd": micros_to_usd(needed.cost), "needed_seconds": ms_to_seconds(needed.time),
-            "budget_class": cls,
-            "fingerprint": request_fingerprint(BUDGET_TAG, [], cls,
-                                               scope=f"{goal.id}:{operation}")}
-
-
 def lookup_before_build(k: Kernel, goal: GoalNode, tag: str) -> dict[str, Any]:
     """Registry and history for ``tag``; the tool chosen is the best-ranked one that
     serves the goal's modality and has not been tried on this goal."""
-    row = k.store.run("grow/lookup_before_build", {"tag": tag})[0]
+    row = knowledge.build_history(k.store, tag)
     tried = {a.resolver_id for a in k.attempts.of_goal(goal.id)}
     usable = [c for c in k.registry.candidates([tag], goal.modality)
               if c.id not in tried and c.id not in NOT_RESOLVERS]
@@ -171,8 +162,7 @@ def self_model_outlook(k: Kernel, goal: GoalNode, tag: str) -> BuildOutlook:
 def _build(k: Kernel, goal: GoalNode, gap: models.CapabilityGap,
            record: dict[str, Any], changes: GoalChanges) -> list[str]:
     key = f"build:{gap.capability_tag}:{goal.attempt_count}"
-    existing = {c["decomposition_key"]: c["id"] for c in
-                k.store.run("goal/children_keys", {"goal_id": goal.id})}
+    existing = goals.children_keys(k.store, goal.id)
     core = k.constraints.upsert([TOOL_CONTRACT,
                                  *proposed_specs(k, goal.id, gap.build_constraints)])
     child = existing.get(key) or k.tree.create_child(
@@ -192,12 +182,15 @@ def _build(k: Kernel, goal: GoalNode, gap: models.CapabilityGap,
     return [child]
 
 
-def on_build_done(k: Kernel, goal: GoalNode) -> list[str]:
-    """The goal waits on its build subgoal: adopt the tool it built, or HIRE."""
+def on_build_done(k: Kernel, move: moves.BuildDone) -> list[str] | moves.Hire:
+    """The build subgoal's verified output is registered as a tool in one commit with
+    `BUILT_BY`, `IMPLEMENTED_BY`, `REPLACED_BY`, `COMPOSED_OF`, and the goal tries again
+    with it; a failed build goes to HIRE."""
+    goal = move.goal
     child = k.tree.get(goal.require("awaiting"))
     gap = goal.gap()
     if child.status == S.INFEASIBLE:
-        return hire(k, goal, gap, "build_failed", S.PENDING)
+        return moves.Hire(goal, gap, "build_failed", S.PENDING)
     if child.status != S.RESOLVED:
         return []
     output = models.ResolutionOutput.model_validate_json(
@@ -213,7 +206,7 @@ def on_build_done(k: Kernel, goal: GoalNode) -> list[str]:
                  goal_changes=resume_changes(k, goal, gap, retry=True), key=child.id)
     except (ToolDefinitionError, ValidationError, ValueError) as exc:
         k.log.flow(goal.id, f"the built tool cannot be registered: {exc}")
-        return hire(k, goal, gap, "build_failed", S.PENDING)
+        return moves.Hire(goal, gap, "build_failed", S.PENDING)
     k.log.flow(goal.id, f"BUILD done: registered {resolver_id}")
     return [goal.id]
 

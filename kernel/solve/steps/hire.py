@@ -11,57 +11,35 @@ in the ledger when the kernel applies it.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from kernel.core.envelopes import canonical_json
 from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.core.state_machine import Status, check_transition
 from kernel.core.units import micros_to_usd, ms_to_seconds, seconds_to_ms, usd_to_micros
-from kernel.errors import KernelError
 from kernel.protocol import HireAnswer
 from kernel.protocol import operations as ops
-from kernel.protocol.intake_models import IntakeAnswer
 from kernel.refusal import RefusalReason, refuse
+from kernel.repositories import requests
 from kernel.runtime.gate import ask
 from kernel.runtime.kernel import Kernel
+from kernel.solve import moves
+from kernel.solve.capability_requests import BUDGET_TAG, resume_changes, retry_with
 from kernel.solve.tools import register
-from kernel.store.base import GraphStore
 from resolvers.human import HUMAN_ID, HumanProposer, Parked
 
 S = Status
-BUDGET_TAG = "budget"
-# Upper bounds of the budget classes, in micro-dollars of the goal's remaining budget.
-BUDGET_CLASSES = ((100_000, "under_0.10_usd"), (1_000_000, "under_1_usd"),
-                  (10_000_000, "under_10_usd"), (100_000_000, "under_100_usd"))
 
 
-def budget_class(remaining_micros: int) -> str:
-    for bound, name in BUDGET_CLASSES:
-        if remaining_micros < bound:
-            return name
-    return "100_usd_or_more"
-
-
-def request_fingerprint(capability_tag: str, build_constraints: list[dict[str, Any]],
-                        budget_cls: str, scope: str | None = None) -> str:
-    constraints = sorted(({k: c.get(k) for k in ("type", "domain", "title", "payload")}
-                          for c in build_constraints), key=canonical_json)
-    body = {"capability_tag": capability_tag, "build_constraints": constraints,
-            "budget_class": budget_cls}
-    if scope is not None:
-        body["scope"] = scope
-    return hashlib.sha256(canonical_json(body).encode()).hexdigest()
-
-
-def hire(k: Kernel, goal: GoalNode, gap: dict[str, Any], reason: str,
-         to: Status, changes: GoalChanges | None = None, supersede: bool = False) -> list[str]:
-    """Park the goal on the request for ``gap`` (moving it to ``to``), unless the same
-    request was already declined (the goal is refused) or delivered to no avail.
-    ``supersede``: the goal's earlier request of the same tag is done with (delivered)."""
+def hire(k: Kernel, move: moves.Hire) -> list[str]:
+    """A capability request by fingerprint, never asked twice; the goal is parked (moved
+    to the move's status); the answer (a tool, more budget, or a refusal) is a recorded
+    proposal from `actor:human`. A request declined before refuses the goal; one delivered
+    before hands over its tool, unless that tool already failed here."""
+    goal, gap, reason, to = move.goal, move.gap, move.reason, move.to
+    changes, supersede = move.changes, move.supersede
     fingerprint = gap["fingerprint"]
-    rows = k.store.run("hire/by_fingerprint", {"fingerprint": fingerprint})
-    existing = rows[0]["request"] if rows else None
+    existing = requests.by_fingerprint(k.store, fingerprint)
     tried = {a.resolver_id for a in k.attempts.of_goal(goal.id)}
     if existing and existing["status"] == "declined":
         return k.refuse_goal(goal, RefusalReason.HIRE_DECLINED,
@@ -85,7 +63,7 @@ def hire(k: Kernel, goal: GoalNode, gap: dict[str, Any], reason: str,
              "build_constraints": canonical_json(gap.get("build_constraints", [])),
              "run_id": k.run.run_id, "goal_id": goal.id, "seq": k.run.seq,
              "caption": f"requested: {gap['capability_tag']}"}
-    opened = k.run.commit("hire/open", {
+    opened = requests.open_request(k.run, {
         "goal_id": goal.id, "from": current.value, "to": to.value,
         "changes": ((changes or GoalChanges()) | GoalChanges(
             awaiting=props["id"] if not existing else existing["id"],
@@ -94,20 +72,24 @@ def hire(k: Kernel, goal: GoalNode, gap: dict[str, Any], reason: str,
         "supersede": supersede,
     }, what=f"park {goal.id} on a HIRE request")
     k.log.flow(goal.id, f"HIRE ({reason}): a human is asked for '{gap['capability_tag']}' "
-                           f"({opened[0]['id']})")
+                           f"({opened})")
     return [goal.id]
 
 
-def on_answer(k: Kernel, goal: GoalNode) -> list[str]:
-    """A goal parked on a request: apply its answer, or keep waiting."""
-    request = k.store.run("hire/get", {"id": goal.require("awaiting")})[0]["request"]
+def on_answer(k: Kernel, move: moves.HireAnswered) -> list[str] | moves.Hire:
+    """A goal parked on a request: apply its answer, or keep waiting; a request that was
+    answered meanwhile by someone else goes back through HIRE."""
+    goal = move.goal
+    found = requests.get(k.store, goal.require("awaiting"))
+    assert found is not None, goal.awaiting  # a goal parks on a request it raised
+    request = found
     gap = goal.gap()
     if request["status"] == "declined":
-        return hire(k, goal, gap, request["reason"], goal.status)
+        return moves.Hire(goal, gap, request["reason"], goal.status)
     if request["status"] == "delivered":
         if request.get("resolver_id"):
             return _hand_over(k, goal, request["resolver_id"], gap)
-        return hire(k, goal, gap, request["reason"], goal.status)
+        return moves.Hire(goal, gap, request["reason"], goal.status)
     payload = {"request_id": request["id"], "capability_tag": request["capability_tag"],
                "reason": request["reason"], "rationale": request.get("rationale", ""),
                "goal_summary": goal.summary,
@@ -125,7 +107,7 @@ def on_answer(k: Kernel, goal: GoalNode) -> list[str]:
     return _apply(k, goal, request, gap, answer)
 
 
-def _apply(k: Kernel, goal: GoalNode, request: dict[str, Any], gap: dict[str, Any],
+def _apply(k: Kernel, goal: GoalNode, request: requests.Request, gap: dict[str, Any],
            answer: HireAnswer) -> list[str]:
     status = goal.status
     recorded = answer.model_dump_json()
@@ -138,13 +120,13 @@ def _apply(k: Kernel, goal: GoalNode, request: dict[str, Any], gap: dict[str, An
             refuse(k.ledger, goal.id, RefusalReason.HIRE_DECLINED, detail,
                    capability=gap["capability_tag"])
         check_transition(status, S.INFEASIBLE)
-        k.run.commit("hire/decline", {"goal_id": goal.id, "status": status.value,
+        requests.decline(k.run, {"goal_id": goal.id, "status": status.value,
                                       "request_id": request["id"], "answer": recorded},
                      what=f"decline {request['id']}")
         k.log.flow(goal.id, f"infeasible: the human declined '{gap['capability_tag']}'")
         return [goal.parent_id] if goal.parent_id else []
     if answer.kind == "add_budget":
-        k.run.commit("hire/add_budget", {
+        requests.add_budget(k.run, {
             "goal_id": goal.id, "status": status.value, "request_id": request["id"],
             "answer": recorded, "cost": usd_to_micros(answer.add_usd),
             "time": seconds_to_ms(answer.add_seconds), "event_id": k.run.new_id("budget"),
@@ -172,71 +154,3 @@ def _hand_over(k: Kernel, goal: GoalNode, resolver_id: str,
     retry_with(k, goal, resume_changes(k, goal, gap, retry=True))
     k.log.flow(goal.id, f"uses {resolver_id}, delivered for the same request before")
     return [goal.id]
-
-
-def retry_with(k: Kernel, goal: GoalNode, changes: GoalChanges) -> None:
-    """Send a goal back to resolver selection with ``changes``, from where it stands."""
-    status = goal.status
-    if status == S.VERIFYING:  # UNSAT, retry with another resolver
-        k.tree.transition(goal.id, S.SELECTING_RESOLVER, changes)
-    else:  # selecting a resolver already, or pending (next_action selects one)
-        k.tree.update(goal.id, status, changes)
-
-
-def resume_changes(k: Kernel, goal: GoalNode, gap: dict[str, Any],
-                   retry: bool) -> GoalChanges:
-    """What a goal parked on BUILD or HIRE changes when it may go on: ``retry`` sends it
-    back to resolver selection with a fresh allowance of tries (and the gap's capability
-    when that names a tool); otherwise it continues the step it was parked in."""
-    if not retry:
-        return GoalChanges(awaiting=None)
-    allowance = goal.try_allowance or goal.max_attempts
-    changes = GoalChanges(awaiting=None, plan_artifact_id=None, output_artifact_id=None,
-                          max_attempts=goal.attempt_count + allowance)
-    if gap["capability_tag"] != BUDGET_TAG:
-        changes |= GoalChanges(required_capabilities=[gap["capability_tag"]])
-    return changes
-
-
-class HireAnswerError(KernelError):
-    """An answer cannot be recorded for that request; the message says why."""
-
-
-INTAKE_TAG = "goal_intake"  # the requests that hold step 1's questions
-
-
-def record_answer(store: GraphStore, request_id: str, answer: HireAnswer | IntakeAnswer) -> None:
-    """Store a human's answer for the kernel to apply on resume (``kernel hire answer``):
-    an intake question takes an intake answer (or a refusal), any other request a HIRE
-    answer."""
-    rows = store.run("hire/get", {"id": request_id})
-    if not rows:
-        raise HireAnswerError(f"no capability request {request_id!r}; 'kernel hire list' "
-                              "shows the open ones")
-    status = rows[0]["request"]["status"]
-    if status != "requested":
-        raise HireAnswerError(f"{request_id} is {status}, not open: a request is answered once")
-    asks_intake = rows[0]["request"]["capability_tag"] == INTAKE_TAG
-    if asks_intake and isinstance(answer, HireAnswer) and answer.kind != "decline":
-        raise HireAnswerError(f"{request_id} asks about the goal itself: answer with --intake "
-                              "FILE (or --decline to reject the goal)")
-    if not asks_intake and isinstance(answer, IntakeAnswer):
-        raise HireAnswerError(f"{request_id} asks for a capability, not about the goal: "
-                              "answer with --resolver, --add-budget or --decline")
-    tool = answer.tool if isinstance(answer, HireAnswer) else None
-    if tool is not None and tool.id and store.run("registry/get", {"id": tool.id}):
-        raise HireAnswerError(f"a resolver {tool.id} is already registered: give the "
-                              "tool another id")
-    if not store.run("hire/record_answer", {"id": request_id, "answer": answer.model_dump_json()}):
-        raise HireAnswerError(f"{request_id} was answered meanwhile")
-
-
-def list_requests(store: GraphStore, statuses: list[str] | None = None) -> list[dict[str, Any]]:
-    return [{**r["request"], "goals": [g for g in r["goals"] if g.get("id")]}
-            for r in store.run("hire/list", {"statuses": statuses or []})]
-
-
-def runs_waiting_on(store: GraphStore, request_id: str) -> list[str]:
-    """The runs with a goal parked on the request (the ones to resume once answered)."""
-    return sorted({g["run_id"] for r in list_requests(store) if r["id"] == request_id
-                   for g in r["goals"] if g.get("run_id")})

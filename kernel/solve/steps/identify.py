@@ -12,6 +12,7 @@ from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
 from kernel.runtime.gate import ask
 from kernel.runtime.kernel import Kernel
+from kernel.solve import moves
 from kernel.solve.steps._shared import (
     DEFAULT_CAPABILITY,
     S,
@@ -22,7 +23,17 @@ from kernel.solve.steps._shared import (
 )
 
 
-def identify(k: Kernel, goal_id: str) -> list[str]:
+def identify(k: Kernel, move: moves.Identify) -> list[str]:
+    """Proposal `identify_constraints` (with the constraints applied to similar goals); a
+    logic constraint must come in a form verification decides (`{check: arith, expr}` over
+    named metrics, `{check: test, tests}`, `{check: tool_contract}`;
+    `kernel/solve/checkable.py`), otherwise it is re-typed semantic, the reason kept in its
+    payload (`retyped`) and the goal's log; the kernel stores them content-addressed, adds
+    the core, removes inherited ones (B6), records the required capabilities. The core
+    itself was checked together by Z3 at intake: a contradiction is refused before any
+    spend, naming a minimal conflict; a core constraint implied by the others is pointed
+    out."""
+    goal_id = move.goal.id
     goal = enter(k, goal_id, S.IDENTIFYING_CONSTRAINTS)
     inherited = constraints_of(k, goal_id, "inherited")
     reused = reuse.identified_before(k, goal, inherited)

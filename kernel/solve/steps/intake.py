@@ -32,13 +32,16 @@ from kernel.errors import ConfigError
 from kernel.protocol import operations as ops
 from kernel.protocol.intake_models import INTENT_CLASSES, GoalExtraction, IntakeAnswer
 from kernel.refusal import RefusalReason
+from kernel.repositories import goals
+from kernel.repositories.requests import INTAKE_TAG
 from kernel.runtime.gate import CLAUDE_ID, ask
 from kernel.runtime.kernel import Kernel
+from kernel.solve import moves
+from kernel.solve.capability_requests import request_fingerprint
 from kernel.solve.checkable import proposed_spec
 from kernel.solve.constraint_text import parse_constraint
 from kernel.solve.core_check import check_core
 from kernel.solve.steps._shared import S
-from kernel.solve.steps.hire import INTAKE_TAG, hire, request_fingerprint
 from resolvers.human import HUMAN_ID, IntakeHuman, Parked
 
 QUESTION_ROUNDS = 2
@@ -59,8 +62,18 @@ class IntakeState(BaseModel):
     pointed_out: list[str] = Field(default_factory=list)  # implied titles already shown
 
 
-def intake(k: Kernel, goal: GoalNode) -> list[str]:
-    """Run the dialogue from where it stands; returns the goals to step next."""
+def intake(k: Kernel, move: moves.Intake) -> list[str] | moves.Hire:
+    """`kernel/runtime/start.py` records the run's inputs, the root goal with the core
+    typed with `-c` (refused at once when Z3 finds them contradictory) and the root budget.
+    With `--intake` (on with `--interactive`) or `kernel intake`, the root then runs the
+    extraction dialogue: proposal `extract_goal` (formal description, intent class,
+    clarity, candidate core constraints, what is unstated, questions); below the clarity
+    threshold the person is asked first; then the person confirms, edits or rejects each
+    candidate; the kernel checks the confirmed core with Z3 (unsat core shown, an implied
+    constraint pointed out) and commits the confirmed goal (see Step 1 below); each
+    question parks the root on a HIRE request. `--suggest` records a person's candidates
+    with the inputs; they are weighed at step 6 (Suggestions, below)."""
+    goal = move.goal
     state = IntakeState.model_validate(goal.intake_state or {})
     while True:
         if state.phase == "extract":
@@ -71,7 +84,7 @@ def intake(k: Kernel, goal: GoalNode) -> list[str]:
             questions = extraction.questions[:MAX_QUESTIONS]
             answer = _ask_person(k, goal, state, {"kind": "clarify", "questions": questions,
                                                   "summary": extraction.summary})
-            if isinstance(answer, list):
+            if not isinstance(answer, IntakeAnswer):
                 return answer
             if answer.verdict == "reject":
                 return _rejected(k, goal, answer)
@@ -126,7 +139,7 @@ def _spec_of(constraint: Any) -> ConstraintSpec:
 
 
 def _review(k: Kernel, goal: GoalNode, state: IntakeState,
-            extraction: GoalExtraction) -> IntakeState | list[str]:
+            extraction: GoalExtraction) -> IntakeState | list[str] | moves.Hire:
     candidates = _candidates(k, goal, extraction)
     answer = _ask_person(k, goal, state, {
         "kind": "review", "description": extraction.description,
@@ -135,7 +148,7 @@ def _review(k: Kernel, goal: GoalNode, state: IntakeState,
         "constraints": [c.model_dump(mode="json", include={"type", "domain", "title",
                                                            "payload"}) for c in candidates],
         "notes": state.notes})
-    if isinstance(answer, list):
+    if not isinstance(answer, IntakeAnswer):
         return answer
     if answer.verdict == "reject":
         return _rejected(k, goal, answer)
@@ -198,7 +211,7 @@ def _confirm(k: Kernel, goal: GoalNode, description: str, summary: str,
     changes = GoalChanges(awaiting=None, capability_gap=None, intake="done",
                           intake_state=None).to_properties()
     k.log.flow(goal.id, f"intake confirmed: {summary!r} with {len(core)} core constraints")
-    k.run.commit("intake/confirm", {
+    goals.confirm_intake(k.run, {
         "goal_id": goal.id, "core_ids": core_ids, "intake_tag": INTAKE_TAG,
         "changes": {"description": description, "summary": summary.strip(),
                     "caption": summary.strip()[:80], **changes}},
@@ -217,8 +230,9 @@ def _person(k: Kernel) -> Callable[[dict[str, Any]], Any] | None:
 
 
 def _ask_person(k: Kernel, goal: GoalNode, state: IntakeState,
-                question: dict[str, Any]) -> IntakeAnswer | list[str]:
-    """The person's answer (recorded in the ledger), or the goals to step next.
+                question: dict[str, Any]) -> IntakeAnswer | list[str] | moves.Hire:
+    """The person's answer (recorded in the ledger), the goals to step next, or the
+    HIRE request to park on.
 
     A question is first a request the root parks on, with the dialogue so far (one
     commit), whoever will answer it; the next step asks. So a run answered in the
@@ -227,8 +241,7 @@ def _ask_person(k: Kernel, goal: GoalNode, state: IntakeState,
     fingerprint = request_fingerprint(INTAKE_TAG, [], "intake",
                                       scope=f"{goal.id}:intake:{state.asked}")
     if (goal.capability_gap or {}).get("fingerprint") != fingerprint:
-        _park(k, goal, state, question, fingerprint)
-        return [goal.id]
+        return _park(goal, state, question, fingerprint)
     payload = {**question, "round": state.asked, "fingerprint": fingerprint}
     try:
         proposal = ask(k, goal.id, ops.INTAKE, ops.INTAKE.request(
@@ -241,12 +254,12 @@ def _ask_person(k: Kernel, goal: GoalNode, state: IntakeState,
     return answer
 
 
-def _park(k: Kernel, goal: GoalNode, state: IntakeState, question: dict[str, Any],
-          fingerprint: str) -> None:
+def _park(goal: GoalNode, state: IntakeState, question: dict[str, Any],
+          fingerprint: str) -> moves.Hire:
     """The question as a request the root parks on (the one it answered before is done)."""
     asked = "; ".join(question.get("questions", [])) or \
         f"review the goal as understood: {question.get('summary', '')}"
     gap = {"capability_tag": INTAKE_TAG, "build_constraints": [], "buildable": False,
            "rationale": asked, "budget_class": "intake", "fingerprint": fingerprint}
-    hire(k, goal, gap, question["kind"], S.PENDING,
-         GoalChanges(intake_state=state.model_dump(mode="json")), supersede=True)
+    return moves.Hire(goal, gap, question["kind"], S.PENDING,
+                      GoalChanges(intake_state=state.model_dump(mode="json")), supersede=True)

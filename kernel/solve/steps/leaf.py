@@ -3,14 +3,13 @@ gate towards decomposition."""
 
 from __future__ import annotations
 
-from kernel.core.goal_node import GoalChanges, GoalNode
+from kernel.core.goal_node import GoalChanges
 from kernel.kg import reuse
 from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
 from kernel.runtime.gate import ask
 from kernel.runtime.kernel import Kernel
-from kernel.solve import prompt_inputs
-from kernel.solve.steps import gate
+from kernel.solve import moves, prompt_inputs
 from kernel.solve.steps._shared import (
     S,
     constraints_of,
@@ -19,7 +18,10 @@ from kernel.solve.steps._shared import (
 )
 
 
-def classify(k: Kernel, goal: GoalNode, sigma_path: float) -> list[str]:
+def classify(k: Kernel, move: moves.Leaf) -> list[str] | moves.Gate:
+    """Proposal `classify_leaf` (at the depth cap: constraint_exhausted without a call); a
+    leaf is resolved, any other goal goes through the gate."""
+    goal, sigma_path = move.goal, move.sigma_path
     goal_id = goal.id
     if goal.depth >= k.config.max_depth:
         leaf = models.LeafClassification(is_leaf=True, leaf_kind="constraint_exhausted",
@@ -42,4 +44,4 @@ def classify(k: Kernel, goal: GoalNode, sigma_path: float) -> list[str]:
         k.log.flow(goal_id, f"resolved as a {leaf.leaf_kind or 'atomic'} leaf "
                             f"(sigma_v={goal.sigma_v})")
         return woken
-    return gate.gate(k, goal, sigma_path)
+    return moves.Gate(goal, sigma_path)

@@ -15,7 +15,7 @@ from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
 from kernel.runtime.gate import amount, ask
 from kernel.runtime.kernel import Kernel
-from kernel.solve import prompt_inputs
+from kernel.solve import moves, prompt_inputs
 from kernel.solve.output_view import output_view
 from kernel.solve.steps._shared import (
     S,
@@ -23,11 +23,13 @@ from kernel.solve.steps._shared import (
     enter,
     request_for,
 )
-from kernel.solve.steps.grow import grow
 from kernel.solve.tools import runner_for
 
 
-def resolve(k: Kernel, goal_id: str) -> list[str]:
+def resolve(k: Kernel, move: moves.Resolve) -> list[str] | moves.Grow:
+    """An attempt (1..T_max); proposal `resolve` with the feedback of the last failure;
+    output artifact, attempt and spend written together; with no tries left, BUILD."""
+    goal_id = move.goal.id
     goal = enter(k, goal_id, S.RESOLVING)
     plan = ToolPlan.model_validate_json(k.artifacts.read(goal.require("plan_artifact_id")))
     history = k.attempts.tried(goal)
@@ -37,7 +39,7 @@ def resolve(k: Kernel, goal_id: str) -> list[str]:
         return [goal_id]
     opened = _open_attempt(k, goal, plan)
     if opened is None:
-        return grow(k, goal)
+        return moves.Grow(goal)
     attempt, index = opened
     selected = constraints_of(k, goal_id, "selected")
     _, context = kg_context.block(k, goal, "resolve")

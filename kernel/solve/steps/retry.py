@@ -5,28 +5,35 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 from kernel.core.envelopes import Attempt, Check, Constraint
-from kernel.core.goal_node import GoalChanges, GoalNode
+from kernel.core.goal_node import GoalChanges
 from kernel.kg import context as kg_context
 from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
 from kernel.refusal import RefusalReason
 from kernel.runtime.gate import ask
 from kernel.runtime.kernel import Kernel
-from kernel.solve import prompt_inputs
+from kernel.solve import moves, prompt_inputs
 from kernel.solve.steps._shared import (
     S,
     constraints_of,
     request_for,
 )
-from kernel.solve.steps.grow import grow
 
 SPEND_FACTS = frozenset({"cost_usd", "seconds"})  # what the goal spent: never taken back
 
 
-def retry(k: Kernel, goal: GoalNode, verification: Any) -> list[str]:
+def retry(k: Kernel, move: moves.Retry) -> list[str] | moves.Grow:
+    """A logic constraint broken by spending alone (`cost_usd`, `seconds`) refuses the
+    goal at once (`SPENT_PAST_LIMIT`, with the figure: no attempt takes spending back);
+    otherwise proposal `generate_feedback` from the last output, the violation trace and
+    history; the diagnosis is stored as the failure mode only when it names a violated
+    constraint with evidence from that constraint's trace, else as
+    `undiagnosed_<constraint>`; retry up to T_max, or stop early when σ improves by less
+    than ε over two attempts (then BUILD); feedback saying RESCOPE reopens the parent
+    instead (its decomposition is at fault; same reopening budget)."""
+    goal, verification = move.goal, move.verification
     goal_id = goal.id
     selected = constraints_of(k, goal_id, "selected")
     titles = {c.id: c.title for c in selected}
@@ -77,7 +84,7 @@ def retry(k: Kernel, goal: GoalNode, verification: Any) -> list[str]:
         k.log.flow(goal_id, f"RETRY {goal.attempt_count + 1}/{goal.max_attempts} "
                             f"with feedback: {feedback.summary}")
         return [goal_id]
-    return grow(k, goal, GoalChanges(feedback=note))
+    return moves.Grow(goal, GoalChanges(feedback=note))
 
 
 def _stagnant(k: Kernel, history: list[Attempt]) -> bool:

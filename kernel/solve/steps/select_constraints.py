@@ -7,6 +7,7 @@ from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
 from kernel.runtime.gate import ask
 from kernel.runtime.kernel import Kernel
+from kernel.solve import moves
 from kernel.solve.steps._shared import (
     S,
     by_id_or_title,
@@ -15,7 +16,10 @@ from kernel.solve.steps._shared import (
 )
 
 
-def select_constraints(k: Kernel, goal_id: str) -> list[str]:
+def select_constraints(k: Kernel, move: moves.SelectConstraints) -> list[str]:
+    """With one eligible constraint, no call; otherwise proposal `select_constraints`,
+    then the kernel keeps only eligible ones (by id or exact title) and always the core."""
+    goal_id = move.goal.id
     goal = enter(k, goal_id, S.SELECTING_CONSTRAINTS)
     roles = k.constraints.roles(goal_id)
     eligible = roles["eligible"]

@@ -19,6 +19,7 @@ from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
 from kernel.runtime.gate import CLAUDE_ID, ask
 from kernel.runtime.kernel import Kernel
+from kernel.solve import moves
 from kernel.solve.steps._shared import (
     DEFAULT_CAPABILITY,
     NOT_RESOLVERS,
@@ -27,16 +28,22 @@ from kernel.solve.steps._shared import (
     enter,
     request_for,
 )
-from kernel.solve.steps.grow import grow
 
 
-def select_resolver(k: Kernel, goal_id: str) -> list[str]:
+def select_resolver(k: Kernel, move: moves.SelectResolver) -> list[str] | moves.Grow:
+    """Registry candidates for the required capabilities plus tools that succeeded on
+    similar goals, ranked by their record on similar patterns, then by the registry's
+    order (learned routing, `docs/knowledge-graph.md`); with one candidate or a record that
+    singles one out, no call; otherwise proposal `rank_resolvers` with the history block,
+    and a plan naming tools outside the candidates falls back to rank 1; the tool plan is
+    an artifact. No candidate at all: BUILD."""
+    goal_id = move.goal.id
     goal = enter(k, goal_id, S.SELECTING_RESOLVER)
     capabilities = goal.required_capabilities or [DEFAULT_CAPABILITY]
     past, context = kg_context.block(k, goal, "route")
     candidates = _candidates(k, goal, capabilities, past.resolver_outcomes)
     if not candidates:  # step 10: find, build or hire a tool for it
-        return grow(k, goal, missing=sorted(capabilities)[0])
+        return moves.Grow(goal, missing=sorted(capabilities)[0])
     routing = route(candidates, past.resolver_outcomes, k.config.route_min_successes,
                     past.modality_candidates)
     candidates = routing.ranked

@@ -7,12 +7,20 @@ from kernel.core.envelopes import Check
 from kernel.core.goal_node import MissingGoalProperty
 from kernel.protocol import solve_models as models
 from kernel.runtime.kernel import Kernel
-from kernel.solve import suggestions, verification
-from kernel.solve.steps import leaf, retry
+from kernel.solve import moves, suggestions, verification
 from kernel.solve.steps._shared import constraints_of
 
 
-def verify(k: Kernel, goal_id: str) -> list[str]:
+def verify(k: Kernel, move: moves.Verify) -> moves.Leaf | moves.Retry:
+    """Per constraint: Z3 for arithmetic logic constraints (facts: the output's metrics,
+    what the goal spent), the output's tests in the sandbox for test constraints (a
+    recorded `run_tests` proposal), one batched `verify_semantic` judgment for the rest (a
+    judgment's σ is capped at 0.99: a logic check is 1.0 or 0.0, a judgment below
+    certainty); σ_v = min; SAT needs σ_v ≥ τ_local. At the root's first attempt of a run
+    given `--suggest`, every candidate is verified this way and the best on merit becomes
+    the attempt's output (`kernel/solve/suggestions.py`, one commit
+    `cypher/suggestion/weigh`)."""
+    goal_id = move.goal.id
     goal = k.tree.get(goal_id)
     attempt = k.attempts.of_goal(goal_id)[-1]
     output = models.ResolutionOutput.model_validate_json(k.artifacts.read(goal.require("output_artifact_id")))
@@ -34,8 +42,8 @@ def verify(k: Kernel, goal_id: str) -> list[str]:
     if recorded is None:
         raise MissingGoalProperty(f"goal {goal_id} was verified but holds no verification")
     if recorded.verdict == "SAT" and recorded.sigma_v >= goal.tau_local:
-        return leaf.classify(k, goal, sigma_path)
-    return retry.retry(k, goal, recorded)
+        return moves.Leaf(goal, sigma_path)
+    return moves.Retry(goal, recorded)
 
 
 def _check_diagnosis(failed: list[Check]) -> tuple[str, str] | None:

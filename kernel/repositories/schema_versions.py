@@ -1,0 +1,27 @@
+"""The graph's schema version and its migrations, as the graph records them."""
+
+from __future__ import annotations
+
+from kernel.store.base import GraphStore
+
+
+def version(store: GraphStore) -> int:
+    """0 for a graph that was never initialised."""
+    rows = store.run("schema/get_version")
+    return int(rows[0]["version"]) if rows else 0
+
+
+def record_migration(store: GraphStore, migration_id: str, name: str, number: int,
+                     applied_at: str) -> None:
+    store.run("schema/record_migration", {"id": migration_id, "name": name,
+                                          "version": number, "applied_at": applied_at})
+
+
+def backfill_captions(store: GraphStore) -> None:
+    """Migration 2: a caption on every node; one resolver cost field."""
+    store.run("schema/backfill_captions")
+
+
+def drop_capabilities(store: GraphStore, tags: list[str]) -> None:
+    """Migration 3: capabilities a boot tool claimed but its sandbox cannot serve."""
+    store.run("schema/drop_unserved_capabilities", {"tags": tags})
