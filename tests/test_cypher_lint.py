@@ -77,8 +77,7 @@ def test_every_neo4j_statement_passes_neo4js_linter() -> None:
 
 def test_the_linter_rejects_what_neo4j_lacks() -> None:
     """The check can fail: FalkorDB's own dialect is refused by Neo4j's front end."""
-    falkordb_only = [q for q in QueryCatalog(cypher_dir(), "falkordb") if q.dialect == "falkordb"]
-    vector = next(q for q in falkordb_only if q.name == "vector/nearest_goal_patterns")
+    vector = QueryCatalog(cypher_dir(), "falkordb").get("vector/nearest_goal_patterns")
     results = _lint([("falkordb-vector", vector.text),
                      ("broken", "MATCH (n) RETURN n ORDER"),
                      ("no-exists", "RETURN vecf32([1.0, 2.0]) AS v")])

@@ -79,7 +79,7 @@ def test_round_trip_into_an_empty_graph_is_identical(initialised: GraphStore, tm
         assert report.nodes == first.count('"kind":"node"')
         assert _export(dst) == first
         # The embedding came back as an indexed vector, not as a plain list.
-        rows = dst.run("vector/nearest_goal_patterns", {"k": 1, "vector": [0.25] * 384})
+        rows = dst.run("vector/nearest_goal_patterns", {"candidates": 1, "vector": [0.25] * 384})
         assert rows[0]["id"] == "goal_pattern:1"
     finally:
         dst.drop_all()

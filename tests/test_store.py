@@ -99,7 +99,7 @@ def test_vector_query_returns_nearest_first_with_similarity_in_unit_range(
     }
     for pid, vec in patterns.items():
         store.run("vector/set_goal_pattern_embedding", {"id": pid, "summary": pid, "vector": vec})
-    rows = store.run("vector/nearest_goal_patterns", {"k": 4, "vector": base})
+    rows = store.run("vector/nearest_goal_patterns", {"candidates": 4, "vector": base})
     assert [r["id"] for r in rows] == ["goal_pattern:same", "goal_pattern:near",
                                        "goal_pattern:far", "goal_pattern:opposite"]
     sims = [r["similarity"] for r in rows]

@@ -111,7 +111,7 @@ def nearest_failures(store: GraphStore, vector: list[float], k: int,
                      threshold: float) -> list[str]:
     """Ids of known failure modes within ``threshold`` of ``vector``, nearest first."""
     return [str(r["id"]) for r in store.run("failure/nearest", {
-        "vector": vector, "k": k, "threshold": threshold})]
+        "vector": vector, "candidates": k, "threshold": threshold})]
 
 
 def record_diagnosis(run: Run, params: dict[str, Any], *, what: str) -> None:
@@ -131,4 +131,4 @@ def similar_to(store: GraphStore, vector: list[float], signature: str, candidate
 
 
 def nearest_goal_patterns(store: GraphStore, vector: list[float], k: int) -> list[Row]:
-    return store.run("vector/nearest_goal_patterns", {"vector": vector, "k": k})
+    return store.run("vector/nearest_goal_patterns", {"vector": vector, "candidates": k})

@@ -2,10 +2,8 @@
 // Boot query (step 2): the constraints selected for goals whose patterns are near a
 // summary embedding (before identification the goal has no signature to filter by),
 // grouped by title (one line per kind of constraint, however its parameters varied),
-// most used first. Similarity is Neo4j's cosine score, (1 + cos) / 2.
-CALL db.index.vector.queryNodes('goal_pattern_embedding', $candidates, $vector)
-YIELD node, score
-WITH node, score AS similarity
+// most used first. Similarity (1 + cos) / 2 on both stores.
+// include: goal_patterns_near
 WHERE similarity >= $threshold
 MATCH (g:Goal)-[:INSTANCE_OF]->(node)
 MATCH (g)-[h:HAS_CONSTRAINT]->(c:Constraint)
