@@ -77,6 +77,7 @@ def solve(store: GraphStore, request: SolveRequest, settings: KernelSettings | N
           stop_after_intake: bool = False) -> Outcome:
     """Start a run for the request and drive it until it resolves, is refused or stops
     (with ``stop_after_intake``, once the person has confirmed the goal)."""
+    from kernel.runtime.inputs import RunInputs
     from kernel.runtime.kernel import SolveConfig
     from kernel.runtime.proposers import make_proposer
     from kernel.solve.session import start_and_solve
@@ -85,18 +86,21 @@ def solve(store: GraphStore, request: SolveRequest, settings: KernelSettings | N
     progress.report("phase", "loading the proposer")
     proposer, recorded = make_proposer(request.proposer, request.script, settings,
                                        core_titles={c.title for c in request.constraints})
-    config = SolveConfig(tau_local=settings.tau_local, tau_global=settings.tau_global,
-                         max_wall_seconds=request.max_wall_seconds)
     progress.report("phase", "recording the goal and its constraints")
-    inputs = {**recorded, "intake": True} if request.intake else dict(recorded)
+    given: dict[str, Any] = dict(recorded)  # only what was asked for is recorded
+    if request.intake:
+        given["intake"] = True
     if stop_after_intake:  # however the confirmation arrives (a resume after `hire answer`)
-        inputs["stop_after_intake"] = True
+        given["stop_after_intake"] = True
     if request.suggestions:
-        inputs["suggestions"] = [s.model_dump(mode="json") for s in request.suggestions]
-    return start_and_solve(settings, store, request.goal, request.constraints, request.budget_usd,
-                           request.time_seconds, proposer, inputs, config,
-                           request.max_attempts, on_start=on_start, on_step=on_step,
-                           human_prompt=human_prompt, stop_after_intake=stop_after_intake)
+        given["suggestions"] = request.suggestions
+    inputs = RunInputs(
+        goal=request.goal, budget_usd=request.budget_usd, time_seconds=request.time_seconds,
+        max_attempts=request.max_attempts, core=request.constraints,
+        solve=SolveConfig(tau_local=settings.tau_local, tau_global=settings.tau_global,
+                          max_wall_seconds=request.max_wall_seconds), **given)
+    return start_and_solve(settings, store, inputs, proposer, on_start=on_start,
+                           on_step=on_step, human_prompt=human_prompt)
 
 
 def run_summary(store: GraphStore, run_id: str) -> dict[str, Any]:

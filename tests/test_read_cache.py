@@ -34,7 +34,7 @@ def test_reads_are_served_until_a_write_and_logs_keep_them(embedded_store: Graph
         tree.view(goal_id)
         tree.get(goal_id)
         assert stats.calls["goal/get"] == 1 and stats.hits["goal/get"] == 2
-        run.pending_logs.append({"id": "log:cache-test", "goal_id": goal_id,
+        run.step.pending_logs.append({"id": "log:cache-test", "goal_id": goal_id,
                                  "props": {"id": "log:cache-test", "summary": "x"}})
         run.flush()  # an observation: the goal read stays valid
         assert tree.get(goal_id).status == Status.PENDING
@@ -84,7 +84,7 @@ def test_the_audit_catches_a_write_that_does_not_name_a_read_it_changes(
         embedded_store: GraphStore, monkeypatch: pytest.MonkeyPatch) -> None:
     import dataclasses
 
-    from kernel.store.base import StaleReadError
+    from kernel.store.read_cache import StaleReadError
 
     _run, tree, goal_id = _run_with_goal(embedded_store)
     catalog = embedded_store.catalog
@@ -172,7 +172,7 @@ def test_the_audit_refuses_a_refresh_that_differs_from_the_read(
         embedded_store: GraphStore, tmp_path: Path) -> None:
     """With the audit on (the tests' default), a write whose answer is not what the read
     returns fails at once rather than leaving a wrong answer in the cache."""
-    from kernel.store.base import StaleReadError
+    from kernel.store.read_cache import StaleReadError
     with _catalog(embedded_store, tmp_path, {
         "r": "// mode: read\n// cache: read\nMATCH (x:X {id: $id}) WITH x.n AS n RETURN n\n",
         "w": "// mode: write\n// refreshes: r\n"

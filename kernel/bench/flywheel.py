@@ -25,7 +25,7 @@ from kernel.paths import seeds_dir
 from kernel.protocol import HireAnswer
 from kernel.repositories import goals, requests
 from kernel.repositories.requests import list_requests, record_answer
-from kernel.runtime.kernel import SolveConfig
+from kernel.runtime.inputs import RunInputs
 from kernel.runtime.start import start
 from kernel.solve.dispatch import solve
 from kernel.solve.session import resume
@@ -121,9 +121,10 @@ def _solve_one(store: GraphStore, experiment: Experiment, folder: Path, goal: _G
                script: Path, data_dir: Path, figures: PassFigures) -> None:
     proposer = ScriptedProposer.from_file(script)
     asked_before = {r["id"] for r in list_requests(store)}
-    kernel, root = start(store, goal.goal, _core(goal.constraints), experiment.budget_usd,
-                         experiment.time_seconds, proposer, data_dir, default_workspace_root(),
-                         SolveConfig(), experiment.max_attempts)
+    inputs = RunInputs(goal=goal.goal, budget_usd=experiment.budget_usd,
+                       time_seconds=experiment.time_seconds,
+                       max_attempts=experiment.max_attempts, core=_core(goal.constraints))
+    kernel, root = start(store, inputs, proposer, data_dir, default_workspace_root())
     outcome = solve(kernel, root)
     while outcome.waiting_on:  # a person answers from the experiment's tool files
         for request_id in outcome.waiting_on:

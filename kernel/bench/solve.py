@@ -17,6 +17,7 @@ import yaml
 
 from kernel.bench.peer import durable_checkpoint_step_ms
 from kernel.bench.store import Figure
+from kernel.runtime.inputs import RunInputs
 from kernel.runtime.kernel import SolveConfig
 from kernel.runtime.start import start
 from kernel.solve.dispatch import solve
@@ -65,9 +66,10 @@ def bench_solve(store: GraphStore, goals: int) -> list[Figure]:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.script.yaml"
         path.write_text(yaml.safe_dump(script_for(fanout)))
-        kernel, root = start(store, "bench root goal", [], 1000.0, 10**7,
-                             ScriptedProposer.from_file(path), Path(tmp), default_workspace_root(),
-                             SolveConfig(max_wall_seconds=24 * 3600))
+        inputs = RunInputs(goal="bench root goal", budget_usd=1000.0, time_seconds=10**7,
+                           solve=SolveConfig(max_wall_seconds=24 * 3600))
+        kernel, root = start(store, inputs, ScriptedProposer.from_file(path), Path(tmp),
+                             default_workspace_root())
         store.stats.reset()
         started = time.perf_counter()
         outcome = solve(kernel, root)

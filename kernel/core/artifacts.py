@@ -114,14 +114,14 @@ class Artifacts:
         data = content.encode() if isinstance(content, str) else content
         digest = self.blobs.put(data)
         if key is not None:
-            for pending in self.run.pending_artifacts:
+            for pending in self.run.step.pending_artifacts:
                 if pending["props"].get("key") == key:
                     return self.get(pending["props"]["id"])
             found = [] if unseen else self.run.store.run("artifact/by_key", {"key": key})
             if found:
                 return self.get(found[0]["id"])
         inputs = list(lineage.input_artifact_ids)
-        if any(p["props"]["id"] in inputs for p in self.run.pending_artifacts):
+        if any(p["props"]["id"] in inputs for p in self.run.step.pending_artifacts):
             self.run.store_pending()  # its lineage edges need its inputs stored first
         artifact = Artifact(
             id=self.run.rider_id("artifact"), node_id=goal_id, type=type, format=format,
@@ -135,12 +135,12 @@ class Artifacts:
             "key": key,
             "caption": f"{type}:{format} {digest[:8]}",
         }
-        self.run.pending_artifacts.append(
+        self.run.step.pending_artifacts.append(
             {"props": {k: v for k, v in props.items() if v is not None}, "input_ids": inputs})
         return artifact
 
     def get(self, artifact_id: str) -> Artifact:
-        for pending in self.run.pending_artifacts:  # made by this step, not stored yet
+        for pending in self.run.step.pending_artifacts:  # made by this step, not stored yet
             if pending["props"]["id"] == artifact_id:
                 return _artifact(pending["props"])
         rows = self.run.store.run("artifact/get", {"artifact_id": artifact_id})

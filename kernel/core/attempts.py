@@ -39,7 +39,7 @@ class Attempts:
     def open(self, goal_id: str, resolver_id: str, *, plan_artifact_id: str | None = None,
              input_artifact_ids: Sequence[str] = (), feedback: dict[str, Any] | None = None,
              ) -> Attempt:
-        if self.run.pending_attempt is not None:
+        if self.run.step.pending_attempt is not None:
             self.run.store_pending()  # one pending attempt at a time
         goal = self.store.run("goal/get", {"goal_id": goal_id})[0]["view"]["goal"]
         index = int(goal["attempt_count"]) + 1
@@ -59,7 +59,7 @@ class Attempts:
             "caption": f"attempt {index}",  # its FOR edge shows which goal
         }
         # Stored by the run's next commit on this goal (the step's transition, say).
-        self.run.pending_attempt = {"goal_id": goal_id, "params": {
+        self.run.step.pending_attempt = {"goal_id": goal_id, "params": {
             "id": attempt.id, "attempt_index": index, "resolver_id": resolver_id,
             "props": {k: v for k, v in props.items() if v is not None}}}
         return attempt
@@ -81,12 +81,12 @@ class Attempts:
         method in ``methods`` that decided it, a cause a check ``diagnosed`` itself as
         ``(name, description)``, and the ``sigma_paths`` it changes (see
         ``Confidence.subtree_sigmas``). It is stored now, carrying the step's spend, or,
-        with ``ride``, by the step's move of the goal (``Run.pending_verification``)."""
+        with ``ride``, by the step's move of the goal (``StepBuffer.pending_verification``)."""
         name, description = diagnosed if diagnosed and verification.verdict == "UNSAT" \
             else (None, None)
-        if self.run.pending_verification is not None:
+        if self.run.step.pending_verification is not None:
             self.run.store_pending()  # one verification at a time
-        self.run.pending_verification = {
+        self.run.step.pending_verification = {
             "goal_id": attempt.node_id, "proposals": self.run.proposals,
             "what": f"record the verification of {attempt.id}", "params": {
                 "attempt_id": attempt.id, "verification": verification.model_dump_json(),

@@ -185,7 +185,7 @@ class BudgetEnforcer:
         }
         if earlier:
             params["earlier"] = earlier
-        self.run.pending_spend = {"goal_id": goal_id, "params": params,
+        self.run.step.pending_spend = {"goal_id": goal_id, "params": params,
                                   "what": f"record a spend on {goal_id}",
                                   "consumes": output_artifact_id is not None}
 
@@ -195,7 +195,7 @@ class BudgetEnforcer:
         stored first: it is another goal's, pays for an attempt or an output, or the
         goal's remaining budget might not cover it (only a commit's last spend may
         overrun, so the parent's grant stays the store's decision)."""
-        pending = self.run.pending_spend
+        pending = self.run.step.pending_spend
         if pending is None:
             return []
         params = pending["params"]

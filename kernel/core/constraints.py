@@ -46,8 +46,8 @@ class ConstraintEngine:
             else:  # a read instead of a write: only constraints not stored yet ride
                 self._read([r["id"] for r in ordered])
                 new = {c.id: c for c in constraints if c.id not in self._known}
-                pending = {r["id"] for r in ride.pending_constraints}
-                ride.pending_constraints.extend(
+                pending = {r["id"] for r in ride.step.pending_constraints}
+                ride.step.pending_constraints.extend(
                     r for r in ordered if r["id"] in new and r["id"] not in pending)
                 self._known.update(new)  # exactly as the riding commit stores them
         return [c.id for c in constraints]

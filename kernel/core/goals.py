@@ -163,21 +163,21 @@ class GoalTree:
         if not rows:
             raise UnknownGoalError(f"no goal {goal_id!r}")
         view = dict(rows[0]["view"])
-        move = self.run.pending_move
+        move = self.run.step.pending_move
         if move is not None and move["goal_id"] == goal_id:  # entered, not stored yet
             view["goal"] = {**view["goal"], "status": move["to"]}
-        checked = self.run.pending_verification
+        checked = self.run.step.pending_verification
         if checked is not None:  # recorded, riding the step's move: read as stored
             view["goal"] = {**view["goal"], **_verified(goal_id, checked)}
         return view
 
     def enter(self, goal_id: str, target: Status) -> None:
         """Move a pending goal into the step it resumes with: the move rides the step's
-        first commit that moves the goal on (see ``Run.pending_move``), so entering a
+        first commit that moves the goal on (see ``StepBuffer.pending_move``), so entering a
         step writes nothing of its own."""
         check_transition(self.status(goal_id), target)
         self.run.store_pending()  # one entry at a time
-        self.run.pending_move = {"goal_id": goal_id, "from": Status.PENDING.value,
+        self.run.step.pending_move = {"goal_id": goal_id, "from": Status.PENDING.value,
                                  "to": target.value}
 
     def get(self, goal_id: str) -> GoalNode:
@@ -265,7 +265,7 @@ __all__ = ["STEP_FIELDS", "CommitRejected", "GoalChanges", "GoalNode", "GoalSpec
 
 
 def _verified(goal_id: str, checked: Mapping[str, Any]) -> dict[str, Any]:
-    """What a pending verification (``Run.pending_verification``) changes on the goal."""
+    """What a pending verification (``StepBuffer.pending_verification``) changes on the goal."""
     params = checked["params"]
     found: dict[str, Any] = {}
     for row in params["sigma_paths"]:

@@ -105,7 +105,7 @@ class Ledger:
                             head))
         props = {**entry.model_dump(exclude_none=True),
                  "caption": f"#{size} {kind} {operation}"}
-        self.run.pending_entries.append({"props": props,
+        self.run.step.pending_entries.append({"props": props,
                                          "prev_id": entry_id(self.run.run_id, size - 1)})
         self._head = (entry.hash, size + 1)
         return entry

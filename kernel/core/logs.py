@@ -71,7 +71,7 @@ class TieredLog:
                  "caption": redact(summary)[:80], "seq": self.run.seq,
                  "n": self._n, "wall_time": wall_clock_iso(),
                  "detail": json.dumps(redact(detail), sort_keys=True) if detail else None}
-        self.run.pending_logs.append({"id": log_id, "goal_id": goal_id,
+        self.run.step.pending_logs.append({"id": log_id, "goal_id": goal_id,
                                       "props": {k: v for k, v in props.items() if v is not None}})
         return log_id
 

@@ -50,6 +50,51 @@ class UnknownRunError(KernelError):
 
 
 @dataclass
+class StepBuffer:
+    """What the step a run is taking has made and not stored yet, and the queues it
+    started from and will leave: the per-step half of a run's state. A run's ``seq``, its
+    consumed proposals and its stored queue are what every step shares.
+
+    Each rider rides the next commit whose statement takes it, or is stored just before
+    it; ``Run.commit`` empties what it stored."""
+
+    # Log lines not yet stored: the next commit whose statement takes $logs carries them
+    # (or flush, when a run stops); logs are observations, never a decision, and a
+    # crash loses at most those written since the last commit.
+    pending_logs: list[dict[str, Any]] = field(default_factory=list)
+    # Ledger entries not yet stored (see ``Ledger.append``): the next commit stores them,
+    # inside its own statement when that takes $entries, otherwise just before it.
+    pending_entries: list[dict[str, Any]] = field(default_factory=list)
+    # What a step made and has not stored yet, in the order a step makes them: artifacts
+    # (``Artifacts.register``), the attempt it opened (``Attempts.open``) and the spend
+    # that paid for its call (``BudgetEnforcer.record``). The next commit whose statement
+    # takes them carries them (``$artifacts``, ``$attempt`` and ``$spend``; an attempt or
+    # a spend only on its own goal), so a step is one statement; whatever it cannot carry
+    # is stored just before it, as its own commit (see ``_store_riders``).
+    pending_artifacts: list[dict[str, Any]] = field(default_factory=list)
+    # constraints a step identified that are not stored yet (``$constraints``); stored
+    # without a commit when the next one cannot carry them (they are immutable)
+    pending_constraints: list[dict[str, Any]] = field(default_factory=list)
+    pending_attempt: dict[str, Any] | None = None
+    pending_spend: dict[str, Any] | None = None
+    # A goal's entry into a step from pending (``GoalTree.enter``): the step's commit that
+    # moves the goal on from the state it entered carries it (its guard then expects the
+    # stored state, pending); any other commit stores it first, as a transition.
+    pending_move: dict[str, str] | None = None
+    # The verification of a goal's last attempt (``Attempts.record_verification``), which
+    # the step's move of that goal carries (``$checked``); any other commit stores it first,
+    # as the commit that consumes the proposals made up to it (``proposals``).
+    pending_verification: dict[str, Any] | None = None
+    # The queue a step started from, until a commit stores it, and the one that follows
+    # the step (``will_wake``), which only the step's own last commit stores: a rider
+    # stored just before that commit must not tell a resumed run the step is done.
+    start_queue: list[str] | None = None
+    final_queue: list[str] | None = None
+    rest: list[str] = field(default_factory=list)  # the queue after the step's own goal
+    seq: int = 0  # the run's seq when the step began: unchanged, the step committed nothing
+
+
+@dataclass
 class Run:
     store: GraphStore
     run_id: str
@@ -60,40 +105,8 @@ class Run:
     proposals: int = 0
     committed_proposals: int = 0  # what the last commit recorded
     queue: list[str] | None = None  # the dispatch queue the store holds (None: never stored)
-    # Log lines not yet stored: the next commit whose statement takes $logs carries them
-    # (or flush, when a run stops); logs are observations, never a decision, and a
-    # crash loses at most those written since the last commit.
-    pending_logs: list[dict[str, Any]] = field(default_factory=list, repr=False)
-    # Ledger entries not yet stored (see ``Ledger.append``): the next commit stores them,
-    # inside its own statement when that takes $entries, otherwise just before it.
-    pending_entries: list[dict[str, Any]] = field(default_factory=list, repr=False)
-    # What a step made and has not stored yet, in the order a step makes them: artifacts
-    # (``Artifacts.register``), the attempt it opened (``Attempts.open``) and the spend
-    # that paid for its call (``BudgetEnforcer.record``). The next commit whose statement
-    # takes them carries them (``$artifacts``, ``$attempt`` and ``$spend``; an attempt or
-    # a spend only on its own goal), so a step is one statement; whatever it cannot carry
-    # is stored just before it, as its own commit (see ``_store_riders``).
-    pending_artifacts: list[dict[str, Any]] = field(default_factory=list, repr=False)
-    # constraints a step identified that are not stored yet (``$constraints``); stored
-    # without a commit when the next one cannot carry them (they are immutable)
-    pending_constraints: list[dict[str, Any]] = field(default_factory=list, repr=False)
-    pending_attempt: dict[str, Any] | None = field(default=None, repr=False)
-    pending_spend: dict[str, Any] | None = field(default=None, repr=False)
-    # A goal's entry into a step from pending (``GoalTree.enter``): the step's commit that
-    # moves the goal on from the state it entered carries it (its guard then expects the
-    # stored state, pending); any other commit stores it first, as a transition.
-    pending_move: dict[str, str] | None = field(default=None, repr=False)
-    # The verification of a goal's last attempt (``Attempts.record_verification``), which
-    # the step's move of that goal carries (``$checked``); any other commit stores it first,
-    # as the commit that consumes the proposals made up to it (``proposals``).
-    pending_verification: dict[str, Any] | None = field(default=None, repr=False)
-    # The queue a step started from, until a commit stores it, and the one that follows
-    # the step (``will_wake``), which only the step's own last commit stores: a rider
-    # stored just before that commit must not tell a resumed run the step is done.
-    _start_queue: list[str] | None = field(default=None, repr=False)
-    _final_queue: list[str] | None = field(default=None, repr=False)
-    _step_rest: list[str] = field(default_factory=list, repr=False)
-    _step_seq: int = field(default=0, repr=False)
+    # What the step being taken has made and not stored yet (its riders), and its queues.
+    step: StepBuffer = field(default_factory=lambda: StepBuffer(), repr=False)
 
     @classmethod
     def start(cls, store: GraphStore, caption: str, config: Mapping[str, Any] | None = None,
@@ -145,7 +158,7 @@ class Run:
     def rider_id(self, kind: str) -> str:
         """The id of an entity that rides the run's next commit (an artifact or attempt):
         unique among the riders of one commit, whatever else that commit creates."""
-        return self._id(kind, f"rider-{len(self.pending_artifacts)}"
+        return self._id(kind, f"rider-{len(self.step.pending_artifacts)}"
                         if kind == "artifact" else "rider")
 
     def _id(self, kind: str, salt: str = "", offset: int = 0) -> str:
@@ -153,15 +166,15 @@ class Run:
 
     def store_spend(self) -> None:
         """Store the pending spend now, as its own commit (nothing when there is none)."""
-        if self.pending_spend is not None:
-            spend = self.pending_spend
+        if self.step.pending_spend is not None:
+            spend = self.step.pending_spend
             self._write("budget/spend", {"goal_id": spend["goal_id"]},
                         what=spend["what"], consumes=spend["consumes"])
 
     def store_pending(self, keep_spend_of: str | None = None) -> None:
         """Store every pending entry, artifact, attempt and spend now (but a plain spend
         on ``keep_spend_of``, which the next commit carries)."""
-        spend = self.pending_spend
+        spend = self.step.pending_spend
         if spend is not None and (spend["goal_id"] != keep_spend_of
                                   or not plain_call(spend["params"])):
             keep_spend_of = None
@@ -172,7 +185,7 @@ class Run:
     def store_verification(self) -> None:
         """Store the pending verification now, as its own commit (with the spend of its
         goal, when one is pending); nothing when there is none."""
-        checked = self.pending_verification
+        checked = self.step.pending_verification
         if checked is not None:
             # never fewer than a commit since consumed (a run's count only grows)
             self._write("attempt/record_verification", {"goal_id": checked["goal_id"]},
@@ -180,11 +193,11 @@ class Run:
                         recorded=max(checked["proposals"], self.committed_proposals))
 
     def _store_move(self) -> None:
-        move = self.pending_move
+        move = self.step.pending_move
         if move is not None:
             self._write("goal/transition", {**move, "changes": {}}, consumes=False,
                         what=f"{move['goal_id']}: {move['from']} -> {move['to']}")
-            self.pending_move = None
+            self.step.pending_move = None
 
     def commit(self, name: str, params: Mapping[str, Any],
                identifiers: Mapping[str, str] | None = None, *, what: str,
@@ -199,7 +212,7 @@ class Run:
         not, so a crash between them and the step's end serves the same recorded
         proposals again on resume instead of asking for new ones."""
         wanted = self.store.catalog.get(name).parameters
-        move = self.pending_move
+        move = self.step.pending_move
         entry_rides = move is not None and move["goal_id"] == params.get("goal_id") \
             and params.get("from") == move["to"]
         if move is not None and entry_rides:
@@ -210,30 +223,30 @@ class Run:
         rows = self._write(name, params, identifiers, what=what, consumes=consumes,
                            final=True, advances=advances)
         if entry_rides:
-            self.pending_move = None
+            self.step.pending_move = None
         return rows
 
     def _store_riders(self, wanted: frozenset[str], goal_id: str | None) -> None:
         """Store, each as its own commit, the pending riders a statement taking ``wanted``
         about ``goal_id`` cannot carry: a spend (which carries the artifacts, and the
         attempt of its goal, with it), then an attempt, then artifacts."""
-        if self.pending_constraints and "constraints" not in wanted:
-            self.store.run("constraint/upsert", {"rows": self.pending_constraints})
-            self.pending_constraints = []
-        if self.pending_verification is not None and not (
-                "checked" in wanted and self.pending_verification["goal_id"] == goal_id):
+        if self.step.pending_constraints and "constraints" not in wanted:
+            self.store.run("constraint/upsert", {"rows": self.step.pending_constraints})
+            self.step.pending_constraints = []
+        if self.step.pending_verification is not None and not (
+                "checked" in wanted and self.step.pending_verification["goal_id"] == goal_id):
             self.store_verification()
-        if self.pending_spend is not None and not self._rides("spend", wanted, goal_id):
+        if self.step.pending_spend is not None and not self._rides("spend", wanted, goal_id):
             self.store_spend()
-        if self.pending_attempt is not None and not self._rides("attempt", wanted, goal_id):
-            self._write("attempt/open", {"goal_id": self.pending_attempt["goal_id"]},
-                        what=f"open attempt {self.pending_attempt['params']['attempt_index']} "
-                             f"of {self.pending_attempt['goal_id']}", consumes=False)
-        if self.pending_artifacts and "artifacts" not in wanted:
+        if self.step.pending_attempt is not None and not self._rides("attempt", wanted, goal_id):
+            self._write("attempt/open", {"goal_id": self.step.pending_attempt["goal_id"]},
+                        what=f"open attempt {self.step.pending_attempt['params']['attempt_index']} "
+                             f"of {self.step.pending_attempt['goal_id']}", consumes=False)
+        if self.step.pending_artifacts and "artifacts" not in wanted:
             self._write("artifact/create", {}, what="register artifacts", consumes=False)
 
     def _rides(self, rider: str, wanted: frozenset[str], goal_id: str | None) -> bool:
-        pending = self.pending_spend if rider == "spend" else self.pending_attempt
+        pending = self.step.pending_spend if rider == "spend" else self.step.pending_attempt
         return rider in wanted and pending is not None and pending["goal_id"] == goal_id
 
     def _write(self, name: str, params: Mapping[str, Any],
@@ -244,15 +257,15 @@ class Run:
         that follows the step), not when it stores riders ahead of one. ``recorded``
         overrides the proposals it consumes (a rider made before later proposals)."""
         wanted = self.store.catalog.get(name).parameters
-        if self.pending_entries and "entries" not in wanted:
+        if self.step.pending_entries and "entries" not in wanted:
             self._store_entries()  # entries are stored no later than the first commit after them
         extra = self._riders(wanted, params.get("goal_id"))
-        if extra.get("spend") is not None and self.pending_spend is not None:
-            consumes = consumes or self.pending_spend["consumes"]
+        if extra.get("spend") is not None and self.step.pending_spend is not None:
+            consumes = consumes or self.step.pending_spend["consumes"]
         if recorded is None:
             recorded = self.proposals if consumes else self.committed_proposals
-        queue = self._final_queue if final and self._final_queue is not None \
-            else self._start_queue
+        queue = self.step.final_queue if final and self.step.final_queue is not None \
+            else self.step.start_queue
         if "removals" in wanted:
             extra |= split_removals(params.get("changes", {}))
         rows = self.store.run(name, {**params, "run_id": self.run_id, "seq": self.seq,
@@ -263,9 +276,9 @@ class Run:
             self.seq += advances
             self.committed_proposals = recorded
             if queue is not None:
-                self.queue, self._start_queue = queue, None
-                if queue is self._final_queue:
-                    self._final_queue = None
+                self.queue, self.step.start_queue = queue, None
+                if queue is self.step.final_queue:
+                    self.step.final_queue = None
             return rows
         current = self.store.run("run/get", {"run_id": self.run_id})
         if not current:
@@ -281,15 +294,15 @@ class Run:
     def begin_step(self, queue: list[str]) -> None:
         """A step starts on ``queue[0]``: if the stored queue is not this one, the step's
         first commit stores it (so a crash mid-step steps the same goal again first)."""
-        self._step_rest = queue[1:]
-        self._step_seq = self.seq
-        self._start_queue = None if queue == self.queue else list(queue)
-        self._final_queue = None
+        self.step.rest = queue[1:]
+        self.step.seq = self.seq
+        self.step.start_queue = None if queue == self.queue else list(queue)
+        self.step.final_queue = None
 
     def will_wake(self, goal_ids: list[str]) -> None:
         """The step's goal declares what it wakes before its last commit, which then
         stores the queue that follows the step."""
-        self._final_queue = advance(self._step_rest, goal_ids)
+        self.step.final_queue = advance(self.step.rest, goal_ids)
 
     def end_step(self, queue: list[str]) -> None:
         """After a step: a step that committed leaves the queue that follows it, and the
@@ -297,8 +310,8 @@ class Run:
         not carry them: a step's intermediate commits consume nothing, so that a crash
         between them serves the step's proposals again)."""
         self.store_pending()
-        self._start_queue = self._final_queue = None
-        if self.seq == self._step_seq or (queue == self.queue and
+        self.step.start_queue = self.step.final_queue = None
+        if self.seq == self.step.seq or (queue == self.queue and
                                           self.committed_proposals == self.proposals):
             # nothing committed (the step can run again as it did), or its last commit
             # stored both; log lines it wrote after that commit ride the next one
@@ -316,11 +329,11 @@ class Run:
         commits, then ledger entries and log lines (one statement; none when nothing is
         pending)."""
         self.store_pending()
-        if self.pending_entries:
+        if self.step.pending_entries:
             self._store_entries()
-        elif self.pending_logs:
-            self.store.run("log/write_many", {"run_id": self.run_id, "logs": self.pending_logs})
-            self.pending_logs = []
+        elif self.step.pending_logs:
+            self.store.run("log/write_many", {"run_id": self.run_id, "logs": self.step.pending_logs})
+            self.step.pending_logs = []
 
     def _store_entries(self) -> None:
         extra = self._riders(frozenset({"logs", "entries"}), None)
@@ -334,25 +347,25 @@ class Run:
         """The pending riders a statement taking ``wanted`` about ``goal_id`` stores."""
         extra: dict[str, Any] = {}
         if "logs" in wanted:
-            extra["logs"] = self.pending_logs
+            extra["logs"] = self.step.pending_logs
         if "entries" in wanted:
-            extra["entries"] = self.pending_entries
+            extra["entries"] = self.step.pending_entries
         if "artifacts" in wanted:
-            extra["artifacts"] = self.pending_artifacts
+            extra["artifacts"] = self.step.pending_artifacts
         if "constraints" in wanted:
-            extra["constraints"] = self.pending_constraints
+            extra["constraints"] = self.step.pending_constraints
         if "attempt" in wanted:
             extra["attempt"] = None
-            if self.pending_attempt is not None and self._rides("attempt", wanted, goal_id):
-                extra["attempt"] = self.pending_attempt["params"]
+            if self.step.pending_attempt is not None and self._rides("attempt", wanted, goal_id):
+                extra["attempt"] = self.step.pending_attempt["params"]
         if "checked" in wanted:
-            checked = self.pending_verification
+            checked = self.step.pending_verification
             extra["checked"] = checked["params"] if checked is not None \
                 and checked["goal_id"] == goal_id else None
         if "spend" in wanted:
             extra["spend"] = None
-            if self.pending_spend is not None and self._rides("spend", wanted, goal_id):
-                params = self.pending_spend["params"]
+            if self.step.pending_spend is not None and self._rides("spend", wanted, goal_id):
+                params = self.step.pending_spend["params"]
                 extra["spend"] = {**params, "event_id": self._id("budget"),
                                   "grant_id": self._id("budget", "cover")}
                 if params.get("earlier"):  # plain calls paid before it, charged first
@@ -363,23 +376,23 @@ class Run:
 
     def _carried(self, extra: Mapping[str, Any]) -> None:
         if "logs" in extra:
-            self.pending_logs = []
+            self.step.pending_logs = []
         if "entries" in extra:
-            self.pending_entries = []
+            self.step.pending_entries = []
         if "artifacts" in extra:
             for made in extra["artifacts"]:  # stored as they are: their next read is known
                 props = made["props"]
                 self.store.remember("artifact/get", {"artifact_id": props["id"]},
                                     [{"artifact": {k: props.get(k) for k in ARTIFACT_REGISTERED}}])
-            self.pending_artifacts = []
+            self.step.pending_artifacts = []
         if "constraints" in extra:
-            self.pending_constraints = []
+            self.step.pending_constraints = []
         if extra.get("attempt") is not None:
-            self.pending_attempt = None
+            self.step.pending_attempt = None
         if extra.get("spend") is not None:
-            self.pending_spend = None
+            self.step.pending_spend = None
         if extra.get("checked") is not None:
-            self.pending_verification = None
+            self.step.pending_verification = None
 
 
 def plain_call(spend: Mapping[str, Any]) -> bool:

@@ -14,8 +14,9 @@ from kernel.plan.compose import PlanRefused
 from kernel.plan.examples import example_names
 from kernel.plan.planner import make_plan
 from kernel.protocol import Proposer
+from kernel.runtime.inputs import RunInputs
 from kernel.runtime.kernel import Kernel, SolveConfig
-from kernel.runtime.proposers import make_proposer
+from kernel.runtime.proposers import proposer_from
 from kernel.runtime.start import finish_start, start
 from kernel.schema import init_schema
 from kernel.store.base import GraphStore
@@ -64,9 +65,10 @@ def plan_goal(store: GraphStore, data_dir: Path, goal: str, proposer: Proposer,
               verifications: list[dict[str, Any]] | None = None,
               max_wall_seconds: float = 600.0) -> dict[str, Any]:
     init_schema(store)
-    kernel, root = start(store, goal, [], budget_usd, time_seconds, proposer, data_dir,
-                         default_workspace_root(), SolveConfig(max_wall_seconds=max_wall_seconds),
-                         extra={**proposer_config, "mode": "plan"})
+    inputs = RunInputs(goal=goal, budget_usd=budget_usd, time_seconds=time_seconds,
+                       max_attempts=5, core=[], solve=SolveConfig(max_wall_seconds=max_wall_seconds),
+                       mode="plan", **proposer_config)
+    kernel, root = start(store, inputs, proposer, data_dir, default_workspace_root())
     with Lease(store, kernel.run.run_id) as lease:
         return _plan(kernel, root, verifications, lease)
 
@@ -93,25 +95,22 @@ def resume_plan(store: GraphStore, data_dir: Path, run_id: str,
     Run.load(store, run_id)
     with Lease(store, run_id) as lease:
         run = Run.load(store, run_id)
-        config = run.config()
-        script = Path(config["script"]) if config.get("proposer") == "scripted" else None
+        inputs = RunInputs.of_run(run)
         if proposer is None:
-            proposer = make_proposer(config.get("proposer", "anthropic"), script)[0]
-        verifications = recorded_verifications(config)
+            proposer = proposer_from(inputs)
+        verifications = recorded_verifications(inputs)
         run.proposals = 0  # planning keeps no step state: it asks again from the first
-        kernel = Kernel.build(run, proposer, data_dir, default_workspace_root(),
-                              SolveConfig(**config.get("solve", {})))
-        root = finish_start(kernel, config["goal"], [], config["budget_usd"],
-                            config["time_seconds"], config.get("max_attempts", 5))
+        kernel = Kernel.build(run, proposer, data_dir, default_workspace_root(), inputs.solve)
+        root = finish_start(kernel, inputs)
         return _plan(kernel, root, verifications, lease)
 
 
-def recorded_verifications(config: dict[str, Any]) -> list[dict[str, Any]]:
+def recorded_verifications(inputs: RunInputs) -> list[dict[str, Any]]:
     """The checks of the shipped example a planning run was started from (none when its
     proposals came from anywhere else)."""
-    if config.get("proposer") != "scripted":
+    if inputs.proposer != "scripted" or inputs.script is None:
         return []
-    example = load_script(Path(config["script"])).example
+    example = load_script(Path(inputs.script)).example
     return list(example.verifications) if example is not None else []
 
 

@@ -28,6 +28,7 @@ from kernel.kg.patterns import Patterns
 from kernel.proposals import Proposals
 from kernel.protocol import Proposer
 from kernel.refusal import RefusalReason, refuse
+from kernel.store.base import GraphStore
 from resolvers.sandbox.policy import Constitution
 
 
@@ -53,46 +54,71 @@ class SolveConfig:
     clarity_threshold: float = 0.6
 
 
-@dataclass
+@dataclass(frozen=True)
 class Kernel:
+    """What every step of one run shares: the run, its settings, its proposals and the
+    services over the graph. Built once by ``build`` (services are injected there, not
+    made on first use) and never changed while the run is driven.
+
+    What a step works on is not here: its goal and what the step before handed on come
+    in its move (``kernel.solve.moves``); what it has made and not stored yet is the
+    run's step buffer (``run.step``, ``kernel.core.run.StepBuffer``); the goal's attempts
+    and budget are read from the graph through these services. What every step shares
+    and changes is the run's commit order (``run.seq``, the consumed proposals, the
+    stored queue): steps commit one after another, in the queue's order."""
+
     run: Run
     config: SolveConfig
     proposals: Proposals
     blobs: BlobStore
     workspace_root: Path
+    tree: GoalTree
+    constraints: ConstraintEngine
+    budget: BudgetEnforcer
+    deps: Dependencies
+    attempts: Attempts
+    artifacts: Artifacts
+    registry: Registry
+    confidence: Confidence
+    log: TieredLog
+    patterns: Patterns
+    history: History
+    failures: FailureModes
     policy: Constitution = field(default_factory=Constitution)
     # Asks a person in the terminal (--interactive); None parks goals on HIRE instead.
     human_prompt: Callable[[dict[str, Any]], Any] | None = None
-    # ``kernel intake``: stop once the person has confirmed the root goal (resume solves it).
-    stop_after_intake: bool = False
     started: float = field(default_factory=time.monotonic)
 
-    def __post_init__(self) -> None:
-        store = self.run.store
-        self.store = store
-        self.tree = GoalTree(self.run, self.config.tau_local, self.config.tau_global)
-        self.constraints = ConstraintEngine(store)
-        self.budget = BudgetEnforcer(self.run)
-        self.deps = Dependencies(store)
-        self.attempts = Attempts(self.run)
-        self.artifacts = Artifacts(self.run, self.blobs)
-        self.registry = Registry(store)
-        self.confidence = Confidence(self.run)
-        self.ledger = self.proposals.ledger
-        self.log = TieredLog(self.run, raw_io=self.config.raw_io)
-        self.patterns = Patterns(store, Encoder(self.blobs.root.parent / "embeddings.sqlite"),
-                                 threshold=self.config.similarity_threshold)
-        self.history = History(store, self.patterns, rows=self.config.history_rows)
-        self.failures = FailureModes(self.run, self.patterns.encoder)
+    @property
+    def store(self) -> GraphStore:
+        return self.run.store
+
+    @property
+    def ledger(self) -> Ledger:
+        return self.proposals.ledger
 
     @classmethod
     def build(cls, run: Run, proposer: Proposer | None, data_dir: Path, workspace_root: Path,
               config: SolveConfig | None = None,
-              recorded: list[LedgerEntry] | None = None) -> Kernel:
-        ledger = Ledger(run)
-        return cls(run=run, config=config or SolveConfig(),
-                   proposals=Proposals(ledger, proposer, recorded=recorded),
-                   blobs=BlobStore.of_data_dir(data_dir), workspace_root=workspace_root)
+              recorded: list[LedgerEntry] | None = None,
+              human_prompt: Callable[[dict[str, Any]], Any] | None = None) -> Kernel:
+        """The run's context: its proposals (``recorded``: a ledger to replay) and every
+        service over its graph."""
+        config = config or SolveConfig()
+        store = run.store
+        blobs = BlobStore.of_data_dir(data_dir)
+        patterns = Patterns(store, Encoder(blobs.root.parent / "embeddings.sqlite"),
+                            threshold=config.similarity_threshold)
+        return cls(
+            run=run, config=config, blobs=blobs, workspace_root=workspace_root,
+            proposals=Proposals(Ledger(run), proposer, recorded=recorded),
+            tree=GoalTree(run, config.tau_local, config.tau_global),
+            constraints=ConstraintEngine(store), budget=BudgetEnforcer(run),
+            deps=Dependencies(store), attempts=Attempts(run), artifacts=Artifacts(run, blobs),
+            registry=Registry(store), confidence=Confidence(run),
+            log=TieredLog(run, raw_io=config.raw_io), patterns=patterns,
+            history=History(store, patterns, rows=config.history_rows),
+            failures=FailureModes(run, patterns.encoder), human_prompt=human_prompt)
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started

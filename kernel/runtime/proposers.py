@@ -8,6 +8,7 @@ from typing import Any
 
 from kernel.errors import ConfigError
 from kernel.protocol import Proposer
+from kernel.runtime.inputs import RunInputs
 from kernel.settings import KernelSettings
 from resolvers.claude.proposer import ClaudeProposer
 from resolvers.scripted import ScriptedProposer, check_judgments
@@ -51,8 +52,8 @@ def make_proposer(kind: str, script: Path | None, settings: KernelSettings | Non
         {"proposer": "anthropic", "model": claude.model}
 
 
-def proposer_from(config: dict[str, Any]) -> Proposer:
+def proposer_from(inputs: RunInputs) -> Proposer:
     """The proposer a run recorded it was started with."""
-    if config.get("proposer") == "scripted":
-        return make_proposer("scripted", Path(config["script"]))[0]
+    if inputs.proposer == "scripted" and inputs.script is not None:
+        return make_proposer("scripted", Path(inputs.script))[0]
     return make_proposer("anthropic", None)[0]

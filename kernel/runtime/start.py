@@ -2,39 +2,35 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import asdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ulid import ULID
 
 from kernel.core.budget import Amount
-from kernel.core.envelopes import ConstraintSpec
 from kernel.core.goals import GoalSpec
 from kernel.core.ledger import LedgerEntry
 from kernel.core.run import Run
 from kernel.core.units import seconds_to_ms, usd_to_micros
 from kernel.protocol import Proposer
 from kernel.repositories import runs
-from kernel.runtime.kernel import Kernel, SolveConfig
+from kernel.runtime.inputs import RunInputs
+from kernel.runtime.kernel import Kernel
 from kernel.store.base import GraphStore
 
 
-def start(store: GraphStore, goal: str, core: Sequence[ConstraintSpec], budget_usd: float,
-          time_seconds: float, proposer: Proposer | None, data_dir: Path, workspace_root: Path,
-          config: SolveConfig | None = None, max_attempts: int = 5,
-          extra: dict[str, Any] | None = None, ulid: ULID | None = None,
-          recorded: list[LedgerEntry] | None = None) -> tuple[Kernel, str]:
-    """Create the run (its inputs recorded on it), the root goal and its budget."""
-    config = config or SolveConfig()
-    inputs = {"goal": goal, "budget_usd": budget_usd, "time_seconds": time_seconds,
-              "max_attempts": max_attempts, "core": [c.model_dump(mode="json") for c in core],
-              "solve": asdict(config), **(extra or {})}
-    run = Run.start(store, goal[:80], inputs, ulid=ulid, proposed_by=provenance(proposer))
-    kernel = Kernel.build(run, proposer, data_dir, workspace_root, config, recorded=recorded)
-    return kernel, finish_start(kernel, goal, core, budget_usd, time_seconds, max_attempts,
-                                intake=bool(inputs.get("intake")))
+def start(store: GraphStore, inputs: RunInputs, proposer: Proposer | None, data_dir: Path,
+          workspace_root: Path, *, ulid: ULID | None = None,
+          recorded: list[LedgerEntry] | None = None,
+          human_prompt: Callable[[dict[str, Any]], Any] | None = None) -> tuple[Kernel, str]:
+    """Create the run (its inputs recorded on it), the root goal and its budget; a replay
+    passes the recorded run's ``ulid`` and ledger."""
+    run = Run.start(store, inputs.goal[:80], inputs.record(), ulid=ulid,
+                    proposed_by=provenance(proposer))
+    kernel = Kernel.build(run, proposer, data_dir, workspace_root, inputs.solve,
+                          recorded=recorded, human_prompt=human_prompt)
+    return kernel, finish_start(kernel, inputs)
 
 
 def provenance(proposer: Proposer | None) -> tuple[str, str] | None:
@@ -45,17 +41,18 @@ def provenance(proposer: Proposer | None) -> tuple[str, str] | None:
     return str(kind), str(getattr(proposer, "model", None) or proposer.source)
 
 
-def finish_start(kernel: Kernel, goal: str, core: Sequence[ConstraintSpec], budget_usd: float,
-                 time_seconds: float, max_attempts: int, intake: bool = False) -> str:
+def finish_start(kernel: Kernel, inputs: RunInputs) -> str:
     """The run's root goal and its budget: created, or found where a run killed while
     starting left off (each is one commit, so either exists whole or not at all)."""
     store, run = kernel.store, kernel.run
+    goal, core, budget_usd, time_seconds = (inputs.goal, inputs.core, inputs.budget_usd,
+                                            inputs.time_seconds)
     record = runs.get(store, run.run_id)
     root = record["root_id"] if record else None
     if root is None:
         core_ids = kernel.constraints.upsert(list(core))
-        root = kernel.tree.create_root(GoalSpec(goal, max_attempts=max_attempts, intake=intake),
-                                       core_ids=core_ids)
+        root = kernel.tree.create_root(GoalSpec(goal, max_attempts=inputs.max_attempts,
+                                                intake=inputs.intake), core_ids=core_ids)
     if kernel.tree.get(root).cost_allocated == 0 and budget_usd > 0:
         kernel.budget.allocate_root(root, Amount(usd_to_micros(budget_usd),
                                                  seconds_to_ms(time_seconds)))

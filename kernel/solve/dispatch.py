@@ -53,8 +53,10 @@ class Outcome:
     waiting_on: tuple[str, ...] = ()  # capability requests a human has yet to answer
 
 
-def solve(k: Kernel, root_id: str, on_step: Callable[[str], None] | None = None) -> Outcome:
-    """Run until nothing is left to do; ``on_step`` sees each goal after its step."""
+def solve(k: Kernel, root_id: str, on_step: Callable[[str], None] | None = None, *,
+          stop_after_intake: bool = False) -> Outcome:
+    """Run until nothing is left to do; ``on_step`` sees each goal after its step.
+    ``stop_after_intake`` (``kernel intake``): stop once the root's goal is confirmed."""
     stored = k.run.queue
     queue: list[str] = list(stored) if stored is not None else \
         goals.unfinished(k.store, k.run.run_id)
@@ -62,7 +64,7 @@ def solve(k: Kernel, root_id: str, on_step: Callable[[str], None] | None = None)
     queue = advance(queue, [r["id"] for r in requests.parked(k.store, k.run.run_id)])
     try:
         with k.store.read_cache():
-            outcome = _drive(k, root_id, queue, on_step)
+            outcome = _drive(k, root_id, queue, on_step, stop_after_intake)
     except BaseException:
         with contextlib.suppress(KernelError):  # what went wrong is the error to show
             k.run.flush()
@@ -71,8 +73,8 @@ def solve(k: Kernel, root_id: str, on_step: Callable[[str], None] | None = None)
     return outcome
 
 
-def _drive(k: Kernel, root_id: str, queue: list[str],
-           on_step: Callable[[str], None] | None) -> Outcome:
+def _drive(k: Kernel, root_id: str, queue: list[str], on_step: Callable[[str], None] | None,
+           stop_after_intake: bool) -> Outcome:
     count = 0
     while queue:
         if _wall_time_up(k):
@@ -100,7 +102,7 @@ def _drive(k: Kernel, root_id: str, queue: list[str],
         count += 1
         if on_step is not None:
             on_step(goal_id)
-        if k.stop_after_intake and goal_id == root_id and k.tree.get(root_id).intake == "done":
+        if stop_after_intake and goal_id == root_id and k.tree.get(root_id).intake == "done":
             return _outcome(k, root_id, count, stopped="intake confirmed")
     return _outcome(k, root_id, count)
 

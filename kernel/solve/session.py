@@ -11,7 +11,6 @@ from typing import Any
 
 from ulid import ULID
 
-from kernel.core.envelopes import ConstraintSpec
 from kernel.core.lease import Lease
 from kernel.core.ledger import LedgerEntry, load_entries, parse_entries, verify_chain, verify_file
 from kernel.core.run import Run
@@ -22,7 +21,8 @@ from kernel.errors import ConfigError, RunInterrupted, StoreUnavailableError
 from kernel.proposals import SERVED, DivergenceError
 from kernel.protocol import Proposer
 from kernel.repositories import goals
-from kernel.runtime.kernel import Kernel, SolveConfig
+from kernel.runtime.inputs import RunInputs
+from kernel.runtime.kernel import Kernel
 from kernel.runtime.proposers import proposer_from
 from kernel.runtime.start import finish_start, start
 from kernel.schema import init_schema
@@ -31,10 +31,6 @@ from kernel.solve.dispatch import Outcome, solve
 from kernel.store import open_store
 from kernel.store.base import GraphStore
 from resolvers.sandbox.runner import default_workspace_root, remove_leftovers
-
-
-def _core(config: dict[str, Any]) -> list[ConstraintSpec]:
-    return [ConstraintSpec.model_validate(c) for c in config.get("core", [])]
 
 
 def resume(store: GraphStore, run_id: str, data_dir: Path,
@@ -47,32 +43,28 @@ def resume(store: GraphStore, run_id: str, data_dir: Path,
     Run.load(store, run_id)  # an unknown run is named as such
     with Lease(store, run_id) as lease:
         run = Run.load(store, run_id)  # read again under the lease
-        config = run.config()
-        if config.get("mode") == "plan":
+        inputs = RunInputs.of_run(run)
+        if inputs.mode == "plan":
             raise ConfigError(f"{run_id} is a planning run: 'kernel resume' continues it "
                               "(kernel.plan.session.resume_plan)")
         workspaces = default_workspace_root()
         remove_leftovers(workspaces, run_id.removeprefix("run:"))  # a killed run's sandboxes
-        solve_config = SolveConfig(**config.get("solve", {}))
+        solve_config = inputs.solve
         if max_wall_seconds is not None:
             solve_config = replace(solve_config, max_wall_seconds=max_wall_seconds)
-        kernel = Kernel.build(run, proposer or proposer_from(config), data_dir,
-                              workspaces, solve_config)
-        kernel.human_prompt = human_prompt
-        root = finish_start(kernel, config["goal"], _core(config), config["budget_usd"],
-                            config["time_seconds"], config.get("max_attempts", 5),
-                            intake=bool(config.get("intake")))
+        kernel = Kernel.build(run, proposer or proposer_from(inputs), data_dir,
+                              workspaces, solve_config, human_prompt=human_prompt)
+        root = finish_start(kernel, inputs)
         # `kernel intake` stops once the goal is confirmed, by whichever resume confirms it
-        kernel.stop_after_intake = bool(config.get("stop_after_intake")) and \
-            kernel.tree.get(root).intake != "done"
-        return _drive(kernel, root, lease, on_step)
+        stop_after_intake = inputs.stop_after_intake and kernel.tree.get(root).intake != "done"
+        return _drive(kernel, root, lease, on_step, stop_after_intake)
 
 
-def _drive(kernel: Kernel, root: str, lease: Lease,
-           on_step: Callable[[str], None] | None) -> Outcome:
+def _drive(kernel: Kernel, root: str, lease: Lease, on_step: Callable[[str], None] | None,
+           stop_after_intake: bool = False) -> Outcome:
     """Solve under the run's lease; say on release why the run stopped."""
     try:
-        outcome = solve(kernel, root, on_step)
+        outcome = solve(kernel, root, on_step, stop_after_intake=stop_after_intake)
     except KeyboardInterrupt:
         lease.stopped = "interrupted"
         raise RunInterrupted(kernel.run.run_id) from None
@@ -126,9 +118,7 @@ def replay(settings: KernelSettings, run_id: str, ledger_file: Path | None = Non
     and nothing is replayed from it."""
     with open_store(settings) as original:
         run = Run.load(original, run_id)
-        config = run.config()
-        if "goal" not in config:
-            raise ConfigError(f"{run_id} records no inputs (goal, budget) to replay from")
+        inputs = RunInputs.of_run(run)
         head, size, recorded = load_entries(original, run_id)
         committed = summary(original, run_id)
         original_hash = summary_hash(original, run_id)
@@ -153,17 +143,13 @@ def replay(settings: KernelSettings, run_id: str, ledger_file: Path | None = Non
     try:
         scratch.drop_all()
         init_schema(scratch)
-        known = {"goal", "budget_usd", "time_seconds", "max_attempts", "core", "solve"}
         with tempfile.TemporaryDirectory() as blobs:
-            kernel, root = start(
-                scratch, config["goal"], _core(config), config["budget_usd"],
-                config["time_seconds"], None, Path(blobs), default_workspace_root(),
-                SolveConfig(**config.get("solve", {})), config.get("max_attempts", 5),
-                extra={k: v for k, v in config.items() if k not in known},
-                ulid=ULID.from_str(run_id.removeprefix("run:")), recorded=recorded)
+            kernel, root = start(scratch, inputs, None, Path(blobs), default_workspace_root(),
+                                 ulid=ULID.from_str(run_id.removeprefix("run:")),
+                                 recorded=recorded)
             try:
-                if config.get("mode") == "plan":
-                    _replan(kernel, root, config)
+                if inputs.mode == "plan":
+                    _replan(kernel, root, inputs)
                 else:
                     solve(kernel, root)
             except DivergenceError as exc:
@@ -182,14 +168,14 @@ def replay(settings: KernelSettings, run_id: str, ledger_file: Path | None = Non
         scratch.close()
 
 
-def _replan(kernel: Kernel, root: str, config: dict[str, Any]) -> None:
+def _replan(kernel: Kernel, root: str, inputs: RunInputs) -> None:
     """A planning run is replayed by planning again (a refusal is part of what it did)."""
     from kernel.plan.compose import PlanRefused
     from kernel.plan.planner import make_plan
     from kernel.plan.session import recorded_verifications
 
     with contextlib.suppress(PlanRefused):
-        make_plan(kernel, root, recorded_verifications(config))
+        make_plan(kernel, root, recorded_verifications(inputs))
 
 
 def pending_proposals(entries: list[LedgerEntry], consumed: int) -> tuple[LedgerEntry, ...]:
@@ -244,21 +230,16 @@ def _differing(part: str, have: dict[str, Any], want: dict[str, Any], complete: 
     return fields
 
 
-def start_and_solve(settings: KernelSettings, store: GraphStore, goal: str,
-                    core: list[ConstraintSpec], budget_usd: float, time_seconds: float,
-                    proposer: Proposer, proposer_config: dict[str, Any], config: SolveConfig,
-                    max_attempts: int,
+def start_and_solve(settings: KernelSettings, store: GraphStore, inputs: RunInputs,
+                    proposer: Proposer, *,
                     on_start: Callable[[Kernel, str], None] | None = None,
                     on_step: Callable[[str], None] | None = None,
-                    human_prompt: Callable[[dict[str, Any]], Any] | None = None,
-                    stop_after_intake: bool = False) -> Outcome:
+                    human_prompt: Callable[[dict[str, Any]], Any] | None = None) -> Outcome:
+    """Start a run with ``inputs`` and drive it under its lease."""
     init_schema(store)
-    kernel, root = start(store, goal, core, budget_usd, time_seconds, proposer,
-                         settings.data_dir, default_workspace_root(), config, max_attempts,
-                         extra=proposer_config)
-    kernel.human_prompt = human_prompt
-    kernel.stop_after_intake = stop_after_intake
+    kernel, root = start(store, inputs, proposer, settings.data_dir, default_workspace_root(),
+                         human_prompt=human_prompt)
     with Lease(store, kernel.run.run_id) as lease:
         if on_start is not None:
             on_start(kernel, root)
-        return _drive(kernel, root, lease, on_step)
+        return _drive(kernel, root, lease, on_step, inputs.stop_after_intake)

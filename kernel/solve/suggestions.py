@@ -24,6 +24,7 @@ from kernel.core.goal_node import GoalNode
 from kernel.protocol.solve_models import ResolutionOutput
 from kernel.protocol.suggestion_models import Suggestion
 from kernel.repositories import candidates as weighing
+from kernel.runtime.inputs import RunInputs
 from kernel.runtime.kernel import Kernel
 from kernel.solve import verification
 
@@ -80,8 +81,11 @@ def verification_of(k: Kernel, goal: GoalNode, attempt: Attempt,
 
 
 def offered_to(k: Kernel) -> list[Suggestion]:
-    """The suggestions recorded with the run's inputs."""
-    return [Suggestion.model_validate(s) for s in k.run.config().get("suggestions", [])]
+    """The suggestions recorded with the run's inputs (a run without any may have been
+    started by hand, without inputs: it has none)."""
+    if "suggestions" not in k.run.config():
+        return []
+    return list(RunInputs.of_run(k.run).suggestions)
 
 
 def weigh(k: Kernel, goal: GoalNode, attempt: Attempt, selected: list[Constraint],

@@ -197,4 +197,4 @@ def test_a_spend_rides_its_goals_transition_and_anything_else_stores_it_first(
     tree.transition(root, Status.IDENTIFYING_CONSTRAINTS)  # another goal: stored first
     assert (stats.writes["budget/spend"], stats.writes["goal/transition"]) == (1, 2)
     assert budget.remaining(kids[0]).cost == left.cost - 305
-    assert tree.run.pending_spend is None
+    assert tree.run.step.pending_spend is None

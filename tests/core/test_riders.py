@@ -65,7 +65,7 @@ def test_what_the_next_commit_cannot_carry_is_stored_just_before_it(
     stats.reset()
     tree.transition(other, Status.IDENTIFYING_CONSTRAINTS)  # another goal's commit
     assert (stats.writes["budget/spend"], stats.writes["goal/transition"]) == (1, 1)
-    assert tree.run.pending_spend is None and tree.run.pending_attempt is None
+    assert tree.run.step.pending_spend is None and tree.run.step.pending_attempt is None
     assert _count(tree, "MATCH (:BudgetEvent {kind: 'spend'})-[:PAYS_FOR]->(a:Attempt {id: $a}) "
                         "RETURN count(a) AS n", a=attempt.id) == 1
 
@@ -81,7 +81,7 @@ def test_an_entry_from_pending_rides_the_commit_that_moves_the_goal_on(tree: Goa
     assert stats.write_count == 0
     engine.set_role(tree.run, root, "eligible", ids, Status.IDENTIFYING_CONSTRAINTS,
                     Status.SELECTING_CONSTRAINTS)
-    assert stats.write_count == 1 and tree.run.pending_move is None
+    assert stats.write_count == 1 and tree.run.step.pending_move is None
     assert tree.status(root) == Status.SELECTING_CONSTRAINTS
     assert engine.roles(root)["eligible"] == ids
 
@@ -90,7 +90,7 @@ def test_an_entry_not_carried_is_stored_as_its_own_transition(tree: GoalTree) ->
     root = make_root(tree)
     tree.enter(root, Status.IDENTIFYING_CONSTRAINTS)
     tree.run.flush()  # a step that stops after entering
-    assert tree.run.pending_move is None
+    assert tree.run.step.pending_move is None
     stored = tree.store.execute_adhoc("MATCH (g:Goal {id: $g}) RETURN g.status AS s",
                                       {"g": root}, write=False).records()
     assert stored == [{"s": "identifying_constraints"}]
@@ -156,7 +156,7 @@ def test_a_verification_rides_the_goals_next_move_and_reads_as_stored_meanwhile(
     seen = tree.get(kid)  # the step reads its goal as the move will store it
     assert (seen.sigma_v, seen.sigma_path, seen.verification) == (0.9, 0.9, checked)
     tree.transition(kid, Status.RESOLVED)
-    assert stats.write_count == 1 and tree.run.pending_verification is None
+    assert stats.write_count == 1 and tree.run.step.pending_verification is None
     stored = attempts.of_goal(kid)[-1]
     assert (stored.verdict, stored.sigma_v) == ("SAT", 0.9)
     assert tree.get(kid) == seen.model_copy(update={"status": Status.RESOLVED})
@@ -171,7 +171,7 @@ def test_a_verification_not_carried_is_stored_before_any_other_commit(
     failed = Verification.from_checks([Check(constraint_id="c", passed=False, sigma_i=0.1)])
     attempts.record_verification(attempt, failed, ride=True)
     other = tree.create_child(make_root(tree), GoalSpec("elsewhere"))  # any other commit
-    assert tree.run.pending_verification is None and other
+    assert tree.run.step.pending_verification is None and other
     assert attempts.of_goal(kid)[-1].verdict == "UNSAT"
 
 

@@ -19,7 +19,6 @@ from kernel.plan.session import plan_goal
 from kernel.protocol import Resolution, ResolveRequest
 from kernel.protocol import operations as ops
 from kernel.protocol.operations import MODEL_OPERATIONS, STANDARD_INPUTS
-from kernel.runtime.start import start
 from kernel.solve.constraint_text import parse_constraint
 from kernel.solve.dispatch import solve
 from kernel.store.base import GraphStore
@@ -29,6 +28,7 @@ from resolvers.scripted import ScriptedProposer
 from tests.sandbox_support import needs_sandbox
 from tests.solve.test_tool_plans import GOAL as TWO_STEP_GOAL
 from tests.solve.test_tool_plans import two_step_script
+from tests.starting import start
 
 GOLDEN = Path(__file__).parents[1] / "golden" / "prompts"
 DOC = Path(__file__).parents[2] / "docs" / "prompts.md"
@@ -106,7 +106,6 @@ def _run_example(store: GraphStore, tmp_path: Path, name: str) -> list[ResolveRe
         goal, extra = example.goal, {}
     kernel, root = start(store, goal, core, budget, 900, proposer, tmp_path,
                          default_workspace_root(), extra=extra)
-    kernel.human_prompt = None
     assert solve(kernel, root).status == "resolved"
     return [r for r in proposer.requests if r.operation in MODEL_OPERATIONS]
 

@@ -11,13 +11,13 @@ import pytest
 
 from kernel.core.envelopes import ConstraintSpec, Provenance
 from kernel.core.ledger import load_entries
-from kernel.runtime.start import start
 from kernel.solve.dispatch import solve
 from kernel.store import GraphStore
 from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer
 from tests.sandbox_support import needs_sandbox
 from tests.solve import scripts as s
+from tests.starting import start
 
 GOAL = "Write count_words and count_lines"
 TESTS = {"test_main.py": "from main import count_lines, count_words\n\n\n"

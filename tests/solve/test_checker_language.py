@@ -11,7 +11,6 @@ import pytest
 
 from kernel.core.envelopes import ConstraintType
 from kernel.errors import ConfigError
-from kernel.runtime.start import start
 from kernel.solve.checkable import settle
 from kernel.solve.constraint_text import parse_constraint
 from kernel.solve.dispatch import solve
@@ -20,6 +19,7 @@ from kernel.store import GraphStore
 from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer
 from tests.solve.scripts import write
+from tests.starting import start
 
 LOGIC = ConstraintType.LOGIC
 

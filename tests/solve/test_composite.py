@@ -16,7 +16,6 @@ from kernel.core.ledger import load_entries
 from kernel.protocol import Resolution, ResolveRequest
 from kernel.refusal import RefusalReason
 from kernel.runtime.kernel import SolveConfig
-from kernel.runtime.start import start
 from kernel.solve.dispatch import solve
 from kernel.solve.session import replay
 from kernel.solve.verification import part_facts
@@ -25,6 +24,7 @@ from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer, load_script
 from tests.conftest import store_env, store_settings
 from tests.solve import scripts as s
+from tests.starting import start
 
 PIPELINE = "Design a three-stage ingest pipeline"
 ROOT = "design a three-stage*"

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from kernel.core.ledger import load_entries
-from kernel.runtime.start import start
 from kernel.solve.dispatch import solve
 from kernel.solve.steps.consistency import coupled_pairs
 from kernel.store import GraphStore
 from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer
 from tests.solve import scripts as s
+from tests.starting import start
 
 ROOT = "plan a product*"
 PART = "launch part*"

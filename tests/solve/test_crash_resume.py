@@ -122,11 +122,11 @@ def test_goals_parked_on_a_person_are_stepped_again_when_the_run_resumes(
     on (so they leave the queue); once the requests are answered, resume reaches them."""
     from kernel.protocol import HireAnswer
     from kernel.repositories.requests import record_answer
-    from kernel.runtime.start import start
     from kernel.solve.dispatch import solve
     from resolvers.sandbox.runner import default_workspace_root
     from resolvers.scripted import ScriptedProposer
     from tests.solve.test_ledger_audit import SCRIPT
+    from tests.starting import start
 
     kernel, root = start(initialised_graph, "Plan a product launch", [], 0.4, 600,
                          ScriptedProposer.from_file(SCRIPT), tmp_path, default_workspace_root())

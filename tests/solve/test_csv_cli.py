@@ -17,7 +17,6 @@ from kernel.cli.solve import report
 from kernel.core.envelopes import ConstraintSpec, Provenance
 from kernel.core.ledger import load_entries, verify_chain
 from kernel.paths import seeds_dir
-from kernel.runtime.start import start
 from kernel.solve.dispatch import solve
 from kernel.solve.session import resume
 from kernel.store import GraphStore
@@ -25,6 +24,7 @@ from resolvers.sandbox import runner
 from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer
 from tests.sandbox_support import needs_sandbox
+from tests.starting import start
 
 GOAL = ("Build a Python CLI tool that reads a CSV file and outputs the top 10 rows sorted by "
         "a user-specified column")

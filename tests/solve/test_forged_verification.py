@@ -13,12 +13,12 @@ import pytest
 import yaml
 
 from kernel.core.envelopes import ConstraintSpec, Provenance
-from kernel.runtime.start import start
 from kernel.solve.dispatch import solve
 from kernel.store import GraphStore
 from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer
 from tests.sandbox_support import needs_sandbox
+from tests.starting import start
 
 pytestmark = needs_sandbox
 

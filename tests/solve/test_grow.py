@@ -6,6 +6,7 @@ kernel's harness, and what they return is what gets verified.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -18,7 +19,6 @@ from kernel.core.ledger import load_entries
 from kernel.protocol import HireAnswer
 from kernel.repositories.requests import list_requests, record_answer
 from kernel.runtime.kernel import Kernel
-from kernel.runtime.start import start
 from kernel.solve.dispatch import solve
 from kernel.solve.session import resume
 from kernel.store import GraphStore
@@ -26,6 +26,7 @@ from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer
 from tests.conftest import store_env, store_settings
 from tests.solve import scripts as s
+from tests.starting import start
 
 SUMMARY_TOOL = '''
 def run(request):
@@ -339,7 +340,7 @@ def test_interactive_hire_then_a_composite_build_of_the_hired_tool(
     ]
     kernel, root = _start(initialised_graph, tmp_path, "Count the words here", entries,
                           "interactive", budget=0.01)  # too little to build: HIRE
-    kernel.human_prompt = prompt
+    kernel = dataclasses.replace(kernel, human_prompt=prompt)
     outcome = solve(kernel, root)
     assert outcome.status == "resolved"
     assert [(a["capability_tag"], a["reason"]) for a in asked] == \

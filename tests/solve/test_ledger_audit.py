@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from kernel.core.ledger import entry_hash, load_entries
-from kernel.runtime.start import start
 from kernel.schema import init_schema
 from kernel.settings import KernelSettings
 from kernel.solve.dispatch import solve
@@ -21,6 +20,7 @@ from kernel.store.base import GraphStore
 from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer
 from tests.conftest import embedded_settings
+from tests.starting import start
 
 SCRIPT = Path(__file__).resolve().parents[2] / "seeds" / "examples" / "launch-plan.script.yaml"
 _numbers = iter(range(10_000))

@@ -4,6 +4,7 @@ what the step exists to reason about."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import string
 from pathlib import Path
@@ -15,7 +16,6 @@ from kernel.core.ledger import load_entries
 from kernel.plan.session import plan_goal
 from kernel.protocol.intake_models import IntakeAnswer
 from kernel.protocol.solve_models import ResolutionOutput
-from kernel.runtime.start import start
 from kernel.solve.dispatch import solve
 from kernel.solve.session import replay
 from kernel.store.base import GraphStore
@@ -24,6 +24,7 @@ from resolvers.sandbox.runner import default_workspace_root
 from tests.conftest import store_settings
 from tests.model_double import FIXED, model_double
 from tests.sandbox_support import needs_sandbox
+from tests.starting import start
 
 HUMAN = Provenance(source="human")
 
@@ -125,7 +126,7 @@ def test_intake_asks_then_commits_to_the_goal_the_answer_made_clear(
     with model_double() as (server, proposer):
         kernel, root = start(initialised_graph, "fix the auth thing", [], 2.0, 900, proposer,
                              tmp_path, default_workspace_root(), extra={"intake": True})
-        kernel.human_prompt = _person
+        kernel = dataclasses.replace(kernel, human_prompt=_person)
         outcome = solve(kernel, root)
     assert outcome.status == "resolved", outcome
     goal = kernel.tree.get(root)

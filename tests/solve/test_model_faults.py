@@ -16,13 +16,13 @@ import pytest
 from kernel.core.ledger import load_entries
 from kernel.plan.planner import PlanRefused
 from kernel.plan.session import plan_goal
-from kernel.runtime.start import start
 from kernel.solve.dispatch import solve
 from kernel.store.base import GraphStore
 from resolvers.claude.adapter import ClaudeCode, ClaudeSettings
 from resolvers.claude.proposer import ClaudeProposer
 from resolvers.sandbox.runner import default_workspace_root
 from tests.messages_server import KINDS, messages_server
+from tests.starting import start
 
 UNAVAILABLE = {"http_500", "http_529", "http_429", "reset"}  # retried, then the run stops
 STOPS = UNAVAILABLE | {"http_401"}  # refused credentials stop the run too, not retried

@@ -14,7 +14,6 @@ from kernel.core.summary import summary_hash
 from kernel.kg.context import StepHistory
 from kernel.protocol import Estimate, ResolveRequest
 from kernel.runtime.kernel import Kernel
-from kernel.runtime.start import start
 from kernel.solve.dispatch import solve
 from kernel.solve.session import replay
 from kernel.store import GraphStore
@@ -22,6 +21,7 @@ from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer
 from tests.conftest import store_settings
 from tests.solve import scripts as s
+from tests.starting import start
 
 ESSAY = "Write a release note for the new CSV tool"
 PLAN = "Plan a product launch"

@@ -12,7 +12,6 @@ import pytest
 from ulid import ULID
 
 from kernel.core.summary import summary_hash
-from kernel.runtime.start import start
 from kernel.schema import init_schema
 from kernel.solve.dispatch import solve
 from kernel.solve.session import resume
@@ -22,6 +21,7 @@ from resolvers.scripted import ScriptedProposer
 from tests.conftest import embedded_settings
 from tests.solve import scripts as s
 from tests.solve.test_paths import PLAN, plan_entries
+from tests.starting import start
 
 pytestmark = pytest.mark.slow  # runs killed with kill -9 and resumed
 
@@ -33,7 +33,7 @@ CRASHING_RUN = textwrap.dedent("""
     from kernel.schema import init_schema
     from kernel.settings import KernelSettings
     from kernel.solve.dispatch import solve
-    from kernel.runtime.start import start
+    from tests.starting import start
     from kernel.store import open_store
     from resolvers.sandbox.runner import default_workspace_root
     from resolvers.scripted import ScriptedProposer

@@ -7,12 +7,12 @@ from pathlib import Path
 
 from kernel.core.registry import Registry, ResolverSpec
 from kernel.protocol import Resolution, ResolveRequest
-from kernel.runtime.start import start
 from kernel.solve.dispatch import solve
 from kernel.store import GraphStore
 from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer
 from tests.solve import scripts as s
+from tests.starting import start
 
 GOAL = "Write a release note for the CSV tool"
 OUTLINER = "resolver:outliner-0"
