@@ -102,8 +102,92 @@ def _key(wanted: dict[str, Any]) -> str:
     return canonical_json(wanted)
 
 
+class RecordedSource:
+    """Serves what a ledger already holds, in order: the run's own (a resumed run asks
+    again for every proposal its commits did not consume) or a recorded run's (a replay,
+    which copies each entry it serves into the new ledger, so both chains are equal).
+    Each entry must answer the request the kernel makes now."""
+
+    def __init__(self, ledger: Ledger, entries: list[LedgerEntry], *, copying: bool) -> None:
+        self.ledger = ledger
+        self.copying = copying
+        self.entries = [e for e in entries if e.kind in (REPLAYED if copying else SERVED)]
+
+    def pending(self, index: int) -> LedgerEntry | None:
+        """The entry the ``index``-th served request must match, if the ledger has it."""
+        return self.entries[index] if index < len(self.entries) else None
+
+    def proposal(self, entry: LedgerEntry, wanted: dict[str, Any]) -> LedgerEntry:
+        """``entry``, which must answer ``wanted``, as this run's ledger holds it."""
+        recorded: dict[str, Any] = entry.data()["request"] if entry.kind in ("proposal", "failure") \
+            else {"operation": f"observation {entry.operation}", "goal_id": entry.goal_id,
+                  "fingerprint": "-" * 12}
+        if recorded != wanted:
+            raise DivergenceError(
+                f"proposal #{entry.index}: the ledger answers {recorded['operation']} for "
+                f"{recorded['goal_id']} (request {recorded['fingerprint'][:12]}), the "
+                f"kernel now asks {wanted['operation']} for {wanted['goal_id']} "
+                f"(request {wanted['fingerprint'][:12]})")
+        return self._held(entry)
+
+    def observation(self, entry: LedgerEntry, name: str, goal_id: str) -> LedgerEntry:
+        """``entry``, which must record the history ``name`` for ``goal_id``."""
+        if entry.kind != "observation" or entry.operation != name or entry.goal_id != goal_id:
+            raise DivergenceError(
+                f"ledger entry #{entry.index}: recorded {entry.kind} {entry.operation} "
+                f"for {entry.goal_id}, the kernel now reads the history {name} for {goal_id}")
+        return self._held(entry)
+
+    def _held(self, entry: LedgerEntry) -> LedgerEntry:
+        if not self.copying:
+            return entry
+        return self.ledger.append(entry.kind, entry.operation, entry.source, entry.data(),
+                                  goal_id=entry.goal_id)
+
+
+class LiveSource:
+    """Asks the run's proposer (or the one a request names) what nothing recorded
+    answers, and appends the answer to the ledger before the kernel sees it."""
+
+    def __init__(self, ledger: Ledger, proposer: Proposer | None) -> None:
+        self.ledger = ledger
+        self.proposer = proposer
+
+    def answerer(self, proposer: Proposer | None) -> Proposer:
+        source = proposer or self.proposer
+        if source is None:
+            raise NoProposalError("no proposer is configured for this run")
+        return source
+
+    def proposal(self, request: ResolveRequest, wanted: dict[str, Any], occurrence: int,
+                 proposer: Proposer | None, estimate: Estimate | None) -> LedgerEntry:
+        source = self.answerer(proposer)
+        kind: EntryKind = "proposal"
+        try:
+            resolution = source.propose(request, occurrence)
+            response = {"output": resolution.output, "cost_usd": resolution.cost_usd,
+                        "seconds": resolution.seconds, "metadata": resolution.metadata}
+        except ResolverError as exc:  # nothing usable, but recorded and paid for
+            kind = "failure" if exc.retryable else "proposal"
+            response = {"error": {"message": str(exc), "failure_mode": exc.failure_mode,
+                                  "retryable": exc.retryable,
+                                  "output_produced": exc.output_produced},
+                        "cost_usd": exc.cost_usd, "seconds": exc.seconds, "metadata": {}}
+        content: dict[str, Any] = {"request": wanted, "response": response}
+        if estimate is not None:
+            content["estimate"] = estimate.model_dump(mode="json")
+        if request.context:  # the history block that fed it, readable in the ledger
+            content["context"] = request.context
+        return self.ledger.append(kind, request.operation, source.source, content,
+                                  goal_id=request.goal_id)
+
+    def observation(self, name: str, goal_id: str, rows: Any, source: str) -> LedgerEntry:
+        return self.ledger.append("observation", name, source, {"rows": rows}, goal_id=goal_id)
+
+
 class Proposals:
-    """The kernel's single way to obtain a proposal."""
+    """The kernel's single way to obtain a proposal: from what is recorded first, then,
+    outside a replay, from a live proposer."""
 
     def __init__(self, ledger: Ledger, proposer: Proposer | None,
                  recorded: list[LedgerEntry] | None = None) -> None:
@@ -111,14 +195,13 @@ class Proposals:
         the run's own ledger serves what it already holds and the proposer the rest."""
         self.ledger = ledger
         self.run = ledger.run
-        self.proposer = proposer
         self.replaying = recorded is not None
         self._recorded = recorded or []
         # The run is this process's alone (commits are guarded), so the ledger is read once.
         self._own = [e for e in ledger.entries() if e.kind in SERVED]
-        source = recorded if recorded is not None else self._own
-        self._served = [e for e in source if e.kind in (REPLAYED if recorded is not None
-                                                         else SERVED)]
+        self.served = RecordedSource(ledger, recorded if recorded is not None else self._own,
+                                     copying=recorded is not None)
+        self.live: LiveSource | None = None if self.replaying else LiveSource(ledger, proposer)
         self._calls: Counter[tuple[str, str | None]] = Counter(
             (e.operation, e.goal_id) for e in self._own if e.kind == "proposal")
         # A replay meets the same budget denials as the original: the estimates that led
@@ -128,6 +211,11 @@ class Proposals:
             if entry.kind == "denial":
                 data = entry.data()
                 self._denials.setdefault(_key(data["request"]), []).append(data["estimate"])
+
+    @property
+    def proposer(self) -> Proposer | None:
+        """The run's own proposer (None in a replay)."""
+        return self.live.proposer if self.live is not None else None
 
     def estimate(self, request: ResolveRequest, proposer: Proposer | None = None) -> Estimate:
         """What the next proposal will cost: as recorded when it is recorded, otherwise the
@@ -145,7 +233,8 @@ class Proposals:
         denials = self._denials.get(_key(wanted))
         if denials:
             return Estimate.model_validate(denials.pop(0))
-        return self._live(request, proposer).estimate(request, self._occurrence(request))
+        return self._live(request).answerer(proposer).estimate(request,
+                                                               self._occurrence(request))
 
     def record_denial(self, request: ResolveRequest, estimate: Estimate) -> None:
         """A pre-check denied this request at this estimate: recorded, so a replay is
@@ -165,66 +254,20 @@ class Proposals:
         wanted = _wanted(request)
         if self.replayed_stop():
             raise DeadlineReached("the recorded run reached its wall-time cap here")
-        entry = self._pending_entry()
-        if entry is not None:
-            recorded: dict[str, Any] = entry.data()["request"] if entry.kind in ("proposal", "failure") else \
-                {"operation": f"observation {entry.operation}", "goal_id": entry.goal_id,
-                 "fingerprint": "-" * 12}
-            if recorded != wanted:
-                raise DivergenceError(
-                    f"proposal #{entry.index}: the ledger answers {recorded['operation']} for "
-                    f"{recorded['goal_id']} (request {recorded['fingerprint'][:12]}), the "
-                    f"kernel now asks {wanted['operation']} for {wanted['goal_id']} "
-                    f"(request {wanted['fingerprint'][:12]})")
-            if self.replaying:  # the replayed run gets the same ledger as the original
-                entry = self.ledger.append(entry.kind, entry.operation, entry.source,
-                                           entry.data(), goal_id=entry.goal_id)
-                self._record(entry)
-            response = entry.data()["response"]
-            replayed = True
+        pending = self._pending_entry()
+        if pending is not None:
+            entry, replayed = self.served.proposal(pending, wanted), True
         else:
-            source = self._live(request, proposer)
-            kind: EntryKind = "proposal"
-            try:
-                resolution = source.propose(request, self._occurrence(request))
-                response = {"output": resolution.output, "cost_usd": resolution.cost_usd,
-                            "seconds": resolution.seconds, "metadata": resolution.metadata}
-            except ResolverError as exc:  # nothing usable, but recorded and paid for
-                kind = "failure" if exc.retryable else "proposal"
-                response = {"error": {"message": str(exc), "failure_mode": exc.failure_mode,
-                                      "retryable": exc.retryable,
-                                      "output_produced": exc.output_produced},
-                            "cost_usd": exc.cost_usd, "seconds": exc.seconds, "metadata": {}}
-            content: dict[str, Any] = {"request": wanted, "response": response}
-            if estimate is not None:
-                content["estimate"] = estimate.model_dump(mode="json")
-            if request.context:  # the history block that fed it, readable in the ledger
-                content["context"] = request.context
-            entry = self.ledger.append(kind, request.operation, source.source, content,
-                                       goal_id=request.goal_id)
-            self._record(entry)
-            # Used as the ledger holds it (canonical: keys sorted), so a live run builds
-            # the same artifacts, byte for byte, as its resume and replay will.
-            response = entry.data()["response"]
+            entry = self._live(request).proposal(request, wanted, self._occurrence(request),
+                                                 proposer, estimate)
             replayed = False
+        if not replayed or self.replaying:
+            self._record(entry)
         if entry.kind != "failure" or self.replaying:
             self.run.proposals += 1  # a resumed run does not serve failures (see REPLAYED)
-        failure = response.get("error")
-        if failure is None:
-            try:
-                output = operation.output.model_validate(response["output"])
-            except ValidationError as exc:
-                failure = {"message": f"{request.operation}: the proposal does not validate: "
-                                      f"{exc.errors()[0]['msg']}",
-                           "failure_mode": "invalid_output", "output_produced": True}
-        cost, seconds = float(response["cost_usd"]), float(response["seconds"])
-        if failure is not None:
-            return FailedProposal(failure=failure, cost_usd=cost, seconds=seconds,
-                                  ledger_index=entry.index, ledger_hash=entry.hash,
-                                  replayed=replayed)
-        return Proposal(output=output, cost_usd=cost, seconds=seconds,
-                        metadata=response["metadata"], ledger_index=entry.index,
-                        ledger_hash=entry.hash, replayed=replayed)
+        # Used as the ledger holds it (canonical: keys sorted), so a live run builds the
+        # same artifacts, byte for byte, as its resume and replay will.
+        return _validated(operation, request, entry, replayed)
 
     def observe(self, name: str, goal_id: str, read: Callable[[], Any],
                 source: str = "knowledge-graph") -> Any:
@@ -233,28 +276,18 @@ class Proposals:
         History is an input like a proposal: it depends on everything stored before the
         run, so a resumed run and a replay (in a scratch graph without that history) are
         served the recorded rows instead of reading the graph again."""
-        entry = self._pending_entry()
-        if entry is not None:
-            if entry.kind != "observation" or entry.operation != name or \
-                    entry.goal_id != goal_id:
-                raise DivergenceError(
-                    f"ledger entry #{entry.index}: recorded {entry.kind} {entry.operation} "
-                    f"for {entry.goal_id}, the kernel now reads the history {name} for "
-                    f"{goal_id}")
+        pending = self._pending_entry()
+        if pending is not None:
+            entry = self.served.observation(pending, name, goal_id)
             if self.replaying:
-                entry = self.ledger.append(entry.kind, entry.operation, entry.source,
-                                           entry.data(), goal_id=entry.goal_id)
                 self._record(entry)
             rows = entry.data()["rows"]
+        elif self.live is None:
+            raise DivergenceError(f"the recorded ledger ends at {len(self.served.entries)} "
+                                  f"entries; the kernel reads the history {name} for {goal_id}")
         else:
-            if self.replaying:
-                raise DivergenceError(f"the recorded ledger ends at {len(self._served)} "
-                                      f"entries; the kernel reads the history {name} for "
-                                      f"{goal_id}")
             rows = read()
-            entry = self.ledger.append("observation", name, source, {"rows": rows},
-                                       goal_id=goal_id)
-            self._record(entry)
+            self._record(self.live.observation(name, goal_id, rows, source))
         self.run.proposals += 1
         return rows
 
@@ -279,16 +312,13 @@ class Proposals:
             return None
         return self.observe(name, goal_id, lambda: rows)
 
-    def _live(self, request: ResolveRequest, proposer: Proposer | None) -> Proposer:
+    def _live(self, request: ResolveRequest) -> LiveSource:
         """Who answers a request nothing recorded answers; a replay has no one."""
-        if self.replaying:
-            raise DivergenceError(f"the recorded ledger ends at {len(self._served)} proposals; "
-                                  f"the kernel asks for another ({request.operation} for "
-                                  f"{request.goal_id})")
-        source = proposer or self.proposer
-        if source is None:
-            raise NoProposalError("no proposer is configured for this run")
-        return source
+        if self.live is None:
+            raise DivergenceError(f"the recorded ledger ends at {len(self.served.entries)} "
+                                  f"proposals; the kernel asks for another "
+                                  f"({request.operation} for {request.goal_id})")
+        return self.live
 
     def replayed_stop(self) -> bool:
         """In a replay, whether the original stopped here at its wall-time cap: its refusal
@@ -317,8 +347,7 @@ class Proposals:
 
     def _pending_entry(self) -> LedgerEntry | None:
         """The recorded proposal the next request must match, if any."""
-        index = self.run.proposals
-        return self._served[index] if index < len(self._served) else None
+        return self.served.pending(self.run.proposals)
 
     def _record(self, entry: LedgerEntry) -> None:
         self._own.append(entry)
@@ -328,3 +357,24 @@ class Proposals:
     def _occurrence(self, request: ResolveRequest) -> int:
         """How many proposals this run already holds for the same operation on the same goal."""
         return self._calls[(request.operation, request.goal_id)]
+
+
+def _validated(operation: Operation[Out], request: ResolveRequest, entry: LedgerEntry,
+               replayed: bool) -> Proposal[Out] | FailedProposal:
+    """The entry's response checked against the operation's output model."""
+    response = entry.data()["response"]
+    failure = response.get("error")
+    if failure is None:
+        try:
+            output = operation.output.model_validate(response["output"])
+        except ValidationError as exc:
+            failure = {"message": f"{request.operation}: the proposal does not validate: "
+                                  f"{exc.errors()[0]['msg']}",
+                       "failure_mode": "invalid_output", "output_produced": True}
+    cost, seconds = float(response["cost_usd"]), float(response["seconds"])
+    if failure is not None:
+        return FailedProposal(failure=failure, cost_usd=cost, seconds=seconds,
+                              ledger_index=entry.index, ledger_hash=entry.hash,
+                              replayed=replayed)
+    return Proposal(output=output, cost_usd=cost, seconds=seconds, metadata=response["metadata"],
+                    ledger_index=entry.index, ledger_hash=entry.hash, replayed=replayed)
