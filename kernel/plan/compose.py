@@ -16,6 +16,7 @@ from typing import Any
 from kernel.errors import Refused
 from kernel.plan import feasibility as f
 from kernel.plan.digest import SCHEMA, inputs_digest
+from kernel.plan.document import PlanDocument, PlanRefusal
 from kernel.plan.z3check import longest_chain_is, sum_is
 from kernel.protocol.plan_models import (
     ApproachSurvey,
@@ -36,7 +37,7 @@ class PlanRefused(Refused):
 
 def compose(goal: str, run_id: str, extracted: ExtractedConstraints, dag: TaskDag,
             ask_survey: SurveyAsk, verifications: list[dict[str, Any]] | None = None,
-            ) -> tuple[dict[str, Any], f.Repair | None]:
+            ) -> tuple[PlanDocument, f.Repair | None]:
     """The plan document of a valid DAG (``ask_survey`` is called only when some task
     triggers a survey), and the repair it holds."""
     constraints = extracted.constraints
@@ -55,12 +56,12 @@ def compose(goal: str, run_id: str, extracted: ExtractedConstraints, dag: TaskDa
     document = _document(goal, run_id, constraints, extracted.open_questions, dag, rollups,
                          claims, walls, triggers, surveys, fixed, flags, verifications or [])
     if fixed is not None and not fixed.feasible:
-        document["refusal"] = {
+        document = document.model_copy(update={"refusal": PlanRefusal.model_validate({
             "reason": RefusalReason.NO_FEASIBLE_REPAIR.value, "conflict": fixed.conflict,
             "constraints": fixed.blocking, "closest": fixed.closest,
             "searched": fixed.searched, "combinations": fixed.combinations,
             "to_proceed": [remedy(RefusalReason.NO_FEASIBLE_REPAIR, run_id,
-                                  **refusal_facts(fixed))]}
+                                  **refusal_facts(fixed))]})})
     return document, fixed
 
 
@@ -161,7 +162,7 @@ def _document(goal: str, run_id: str, constraints: list[PlanConstraint], questio
               walls: list[dict[str, Any]],
               triggers: dict[str, list[str]], surveys: list[TaskSurvey],
               fixed: f.Repair | None, flags: list[str],
-              verifications: list[dict[str, Any]]) -> dict[str, Any]:
+              verifications: list[dict[str, Any]]) -> PlanDocument:
     tasks = dag.tasks
     time_rollup = next((r for r in rollups if r.aggregation == "critical_path"), None)
     cost_rollup = _cost_rollup(rollups)
@@ -181,7 +182,7 @@ def _document(goal: str, run_id: str, constraints: list[PlanConstraint], questio
         "refusal": None, "flags": flags, "verifications": verifications,
     }
     document["inputs_digest"] = inputs_digest(json.loads(json.dumps(document)))
-    return document
+    return PlanDocument.model_validate(document)
 
 
 def _cost_rollup(rollups: list[f.Rollup]) -> f.Rollup | None:

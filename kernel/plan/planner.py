@@ -20,6 +20,7 @@ from kernel.core.state_machine import Status
 from kernel.plan import feasibility as f
 from kernel.plan.compose import PlanRefused, compose, refusal_facts
 from kernel.plan.digest import SCHEMA
+from kernel.plan.document import PlanDocument
 from kernel.proposals import Out, ProposerUnavailable
 from kernel.protocol import Operation, PermanentError
 from kernel.protocol import operations as ops
@@ -64,8 +65,9 @@ def make_plan(k: Kernel, root_id: str, verifications: list[dict[str, Any]] | Non
         refuse(k.ledger, root_id, RefusalReason.NO_FEASIBLE_REPAIR,
                f"no choice of surveyed approaches meets {', '.join(fixed.conflict)} together",
                conflict=fixed.conflict, **refusal_facts(fixed))
-    _store(k, goal, document, tasks)
-    return document
+    stored = document.as_json()
+    _store(k, goal, document, stored, tasks)
+    return stored
 
 
 def _ask(k: Kernel, goal: GoalNode, op: Operation[Out], payload: dict[str, Any]) -> Out:
@@ -90,16 +92,16 @@ def _ask(k: Kernel, goal: GoalNode, op: Operation[Out], payload: dict[str, Any])
     return proposal.output
 
 
-def _store(k: Kernel, goal: GoalNode, document: dict[str, Any],
+def _store(k: Kernel, goal: GoalNode, document: PlanDocument, stored: dict[str, Any],
            tasks: list[PlanTask]) -> None:
     """The plan in the graph: its constraints, the tasks as goals with dependencies, and
     the document as an artifact of the root."""
-    specs = [ConstraintSpec(type=c["type"], domain=c.get("metric") or "general",
-                            title=c["title"], payload={k2: c[k2] for k2 in
-                                                       ("op", "limit", "unit", "aggregation")
-                                                       if c.get(k2) is not None},
+    specs = [ConstraintSpec(type=c.type, domain=c.metric or "general", title=c.title,
+                            payload={name: value for name in ("op", "limit", "unit",
+                                                              "aggregation")
+                                     if (value := getattr(c, name)) is not None},
                             provenance=Provenance(source="resolver", resolver_id=CLAUDE_ID))
-             for c in document["constraints"]]
+             for c in document.constraints]
     ids = k.constraints.upsert(specs)
     k.constraints.add_roles(k.run, goal.id, {"eligible": ids})
     children = {}
@@ -112,7 +114,7 @@ def _store(k: Kernel, goal: GoalNode, document: dict[str, Any],
     k.deps.add(k.run, goal.id, sorted((children[t.id], children[d])
                                          for t in tasks for d in t.depends_on))
     artifact = k.artifacts.register(
-        goal.id, json.dumps(document, indent=2, sort_keys=True), type="plan",
+        goal.id, json.dumps(stored, indent=2, sort_keys=True), type="plan",
         format="json", metadata={"schema": SCHEMA},
         lineage=Lineage(node_id=goal.id, resolver_id=CLAUDE_ID, constraint_ids=ids),
         key=f"plan:{goal.id}")

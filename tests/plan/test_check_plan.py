@@ -111,7 +111,7 @@ def plans(draw: st.DrawFn) -> Doc:
     doc, _ = compose(goal, "run:generated", ExtractedConstraints(constraints=constraints),
                      TaskDag(tasks=tasks, narrative="a plan", claims=[]), survey,
                      verifications)
-    return json.loads(json.dumps(doc))
+    return json.loads(json.dumps(doc.as_json()))
 
 
 def _failed(doc: Doc) -> set[str]:

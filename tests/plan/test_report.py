@@ -96,7 +96,7 @@ def wide_plan() -> dict[str, Any]:
                      "run:wide", ExtractedConstraints(constraints=constraints),
                      TaskDag(tasks=tasks, narrative="ten suppliers in parallel", claims=[]),
                      survey, [])
-    return json.loads(json.dumps(doc))
+    return json.loads(json.dumps(doc.as_json()))
 
 
 def test_the_wide_plan_is_the_case_the_report_must_handle() -> None:
