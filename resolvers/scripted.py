@@ -26,6 +26,7 @@ operation's fallback answers; with none, the run refuses (no proposals).
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 from pathlib import Path
 from typing import Any
@@ -146,12 +147,26 @@ def _check(path: Path, where: str, operation: str, output: dict[str, Any]) -> No
     if operation not in MODEL_OPERATIONS:
         raise ScriptError(f"{path}: {where}: unknown operation {operation!r} "
                           f"(known: {', '.join(sorted(MODEL_OPERATIONS))})")
+    model = MODEL_OPERATIONS[operation].output
     try:
-        MODEL_OPERATIONS[operation].output.model_validate(output)
+        model.model_validate(output)
     except ValidationError as exc:
-        first = exc.errors()[0]
+        errors = exc.errors()
+        # a field the model does not know is the likelier cause of a missing one beside it
+        unknown = [e for e in errors if e["type"] == "extra_forbidden"]
+        first = unknown[0] if unknown else errors[0]
         field = ".".join(str(p) for p in first["loc"])
-        raise ScriptError(f"{path}: {where}.output.{field}: {first['msg']}") from None
+        message = str(first["msg"])
+        if unknown and len(first["loc"]) == 1:
+            known = sorted(model.model_fields)
+            near = difflib.get_close_matches(str(first["loc"][0]), known, n=1, cutoff=0.5)
+            missing = sorted(str(e["loc"][0]) for e in errors
+                             if e["type"] == "missing" and len(e["loc"]) == 1)
+            message = (f"not a field of {operation}'s output"
+                       + (f" (did you mean {near[0]!r}?)" if near else "")
+                       + (f"; it lacks {', '.join(missing)}" if missing else "")
+                       + f"; its fields: {', '.join(known)}")
+        raise ScriptError(f"{path}: {where}.output.{field}: {message}") from None
 
 
 class ScriptedProposer:
@@ -179,8 +194,23 @@ class ScriptedProposer:
             return self.script.fallback[request.operation]
         raise NoProposalError(
             f"the script has no proposal for {request.operation} call #{occurrence + 1} on "
-            f"goal {summary!r}: add an entry or a fallback for {request.operation}",
+            f"goal {summary!r}: {self._why_none(request.operation, len(matching))}; add an "
+            f"entry or a fallback for {request.operation}",
             operation=request.operation, goal=summary)
+
+    def _why_none(self, operation: str, matched: int) -> str:
+        """Why no entry answers: the entries matching the goal are used up, or the
+        operation's entries match other goals (their patterns said), or it has none."""
+        if matched:
+            counted = f"the {operation} entry matching it is" if matched == 1 else \
+                f"the {matched} {operation} entries matching it are"
+            return f"{counted} used up (give one more, or 'repeat: true' on the last)"
+        patterns = sorted({e.goal for e in self.script.proposals if e.operation == operation})
+        if patterns:
+            shown = ", ".join(repr(p) for p in patterns[:5])
+            more = f" and {len(patterns) - 5} more" if len(patterns) > 5 else ""
+            return f"no {operation} entry's goal pattern matches it (they are {shown}{more})"
+        return f"it has no {operation} entry at all"
 
     def person(self, question: dict[str, Any]) -> IntakeAnswer:
         """The scripted person: the n-th intake question gets the n-th ``intake`` answer;

@@ -28,6 +28,7 @@ from kernel.runtime.gate import BudgetDenied
 from kernel.runtime.kernel import Kernel
 from kernel.solve import moves
 from kernel.solve.capability_requests import budget_gap
+from kernel.solve.causes import first_cause
 from kernel.solve.steps import take
 
 S = Status
@@ -162,15 +163,29 @@ def _run_step(k: Kernel, goal_id: str) -> list[str]:
 
 
 def _handled(k: Kernel, goal: GoalNode, name: str, move: moves.Move) -> list[str]:
-    """A turn whose proposals may be missing or unusable: the goal is refused, saying so."""
+    """A turn whose proposals may be missing or unusable: the goal is refused, saying so,
+    led by the failed check that sent it there when an attempt failed first."""
     try:
         return take(k, move)
     except NoProposalError as exc:
-        return k.refuse_goal(goal, RefusalReason.NO_PROPOSALS, str(exc),
-                       operation=exc.operation or name, goal=goal.summary)
+        return k.refuse_goal(goal, RefusalReason.NO_PROPOSALS, _led_by_cause(k, goal, str(exc)),
+                             operation=exc.operation or name, goal=goal.summary)
     except PermanentError as exc:
-        return k.refuse_goal(goal, RefusalReason.INVALID_PROPOSAL, f"{name}: {exc}",
-                       operation=name, failure=exc.failure_mode)
+        return k.refuse_goal(goal, RefusalReason.INVALID_PROPOSAL,
+                             _led_by_cause(k, goal, f"{name}: {exc}"),
+                             operation=name, failure=exc.failure_mode)
+
+
+def _led_by_cause(k: Kernel, goal: GoalNode, detail: str) -> str:
+    """``detail``, after the first cause in the chain (an attempt's failed check)."""
+    now = k.tree.get(goal.id)
+    verification = now.verification
+    if verification is None:
+        return detail
+    titles = {c.id: c.title for c in k.constraints.get_many(
+        [c.constraint_id for c in verification.failed()])}
+    cause = first_cause(now, titles)
+    return detail if cause is None else f"{cause}; then {detail}"
 
 
 def _waiting_on_children(k: Kernel, goal: GoalNode) -> list[str]:

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from resolvers.scripted import ScriptError, check_judgments, load_script
+from kernel.protocol import NoProposalError, ResolveRequest
+from resolvers.scripted import ScriptedProposer, ScriptError, check_judgments, load_script
 
 
 def test_a_judgment_must_name_a_constraint_the_run_can_have(tmp_path: Path) -> None:
@@ -23,3 +24,35 @@ def test_a_judgment_must_name_a_constraint_the_run_can_have(tmp_path: Path) -> N
     with pytest.raises(ScriptError, match=r"checks\.2\.constraint_id: 'is short' names no "
                                           r"constraint .*'is clear'"):
         check_judgments(path, script, set())
+
+
+def test_an_unknown_output_field_is_named_with_the_one_it_likely_meant(tmp_path: Path) -> None:
+    path = tmp_path / "code.yaml"
+    path.write_text("version: 1\nproposals:\n- operation: resolve\n  output:\n"
+                    "    artifact_type: code\n    format: python\n    code: print(1)\n")
+    with pytest.raises(ScriptError) as raised:
+        load_script(path)
+    message = str(raised.value)
+    assert "proposals.0.output.code: not a field of resolve's output" in message
+    assert "(did you mean 'content'?)" in message and "it lacks content" in message
+
+
+def _asked(operation: str, summary: str) -> ResolveRequest:
+    return ResolveRequest(operation=operation, goal_id="goal:x", goal_description=summary,
+                          payload={"goal_summary": summary})
+
+
+def test_a_request_no_entry_answers_says_why(tmp_path: Path) -> None:
+    path = tmp_path / "globs.yaml"
+    path.write_text("version: 1\nproposals:\n"
+                    "- operation: classify_leaf\n  goal: 'write the docs*'\n"
+                    "  output: {is_leaf: true, leaf_kind: atomic, leaf_reason: small}\n")
+    proposer = ScriptedProposer(load_script(path))
+    with pytest.raises(NoProposalError, match=r"no classify_leaf entry's goal pattern matches "
+                                              r"it \(they are 'write the docs\*'\)"):
+        proposer.propose(_asked("classify_leaf", "Write the tests"), 0)
+    with pytest.raises(NoProposalError, match=r"the classify_leaf entry matching it is "
+                                              r"used up"):
+        proposer.propose(_asked("classify_leaf", "Write the docs for it"), 1)
+    with pytest.raises(NoProposalError, match="it has no decompose entry at all"):
+        proposer.propose(_asked("decompose", "Write the docs"), 0)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kernel._views import sandbox_status
+from kernel._views import run_refusals, sandbox_status
 from kernel.cli.solve import report
 from kernel.core.envelopes import ConstraintSpec, Provenance
 from kernel.core.ledger import load_entries, verify_chain
@@ -142,3 +142,24 @@ def test_the_test_counts_are_facts_the_kernel_measured(
                if c.detail.get("expression") == "tests_failed == 0"]
     assert [(c.passed, c.sigma_i, c.detail["facts"]) for c in counted] == [
         (False, 1.0, {"tests_failed": 1.0}), (True, 1.0, {"tests_failed": 0.0})]
+
+
+def test_a_test_name_the_output_lacks_is_named_as_the_cause_of_the_refusal(
+        initialised_graph: GraphStore, tmp_path: Path, workspaces: Path) -> None:
+    """The constraint names a test no output defines; the script has feedback for one
+    failed attempt only. The refusal leads with the missing test, not the missing entry."""
+    garbage = ConstraintSpec(type="logic", domain="software", title="rejects garbage input",
+                             payload={"check": "test", "tests": ["test_reject_garbage"]},
+                             provenance=Provenance(source="human"))
+    proposer = ScriptedProposer.from_file(seeds_dir() / "examples" / "csv-cli.script.yaml")
+    kernel, root = start(initialised_graph, GOAL, [garbage], budget_usd=5.0, time_seconds=600,
+                         proposer=proposer, data_dir=tmp_path, workspace_root=workspaces)
+    outcome = solve(kernel, root)
+    assert outcome.status == "infeasible"
+    (refusal,) = run_refusals(initialised_graph, kernel.run.run_id)
+    assert refusal["reasons"] == ["NO_PROPOSALS"]
+    assert refusal["detail"].startswith(
+        "attempt 2 failed 'rejects garbage input': no test named 'test_reject_garbage' "
+        "among the output's tests")
+    assert "; then the script has no proposal for generate_feedback call #2" in \
+        refusal["detail"]
