@@ -79,6 +79,9 @@ class _Commands(LazyGroup):
         "ledger": Lazy("kernel.cli.ledger", "app", "The hash-chained ledger of proposals."),
         "hire": Lazy("kernel.cli.hire", "app",
                      "Capability requests the kernel asked a human for."),
+        "tools": Lazy("kernel.cli.tools", "app",
+                      "The tools the kernel built or a person supplied: what each provides, "
+                      "who made it, how it fared."),
         "artifact": Lazy("kernel.cli.artifact", "app",
                          "Artifacts out of the store: show one, or save its files."),
     }

@@ -1,4 +1,4 @@
-"""``kernel hire list|answer``: the human side of step 11 (HIRE)."""
+"""``kernel hire list|show|answer``: the human side of step 11 (HIRE)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from kernel import api
@@ -23,12 +24,16 @@ def list_command(
     all_: Annotated[bool, typer.Option("--all", help="answered and declined ones too")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print as JSON")] = False,
 ) -> None:
-    """Requests waiting for an answer (all of them with --all)."""
+    """Requests waiting for an answer (all of them with --all); --json gives each one as
+    `kernel hire show` does."""
     with store_of(ctx) as store:
         rows = api.hire_requests(store, None if all_ else ["requested"])
-    if as_json:
-        print_json(rows)
-        return
+        if as_json:
+            from kernel.hire_view import request_view
+
+            every = api.hire_requests(store)
+            print_json([request_view(store, row["id"], every) for row in rows])
+            return
     if not rows:
         out.print("no capability requests" + ("" if all_ else " waiting for an answer"))
         return
@@ -40,6 +45,50 @@ def list_command(
     out.print(table)
     out.print("answer with: kernel hire answer ID --resolver FILE | --add-budget USD "
               "[--add-time SECONDS] | --decline; a goal_intake question with --intake FILE")
+
+
+@app.command("show")
+def show_command(
+    ctx: typer.Context,
+    request_id: Annotated[str, typer.Argument(help="the request id (capreq:...) or a unique prefix of it")],
+    as_json: Annotated[bool, typer.Option("--json", help="print as JSON")] = False,
+) -> None:
+    """One request, all a person needs to answer it: the goal and its constraints, each
+    attempt and how it ended, the causes, the budget left, similar requests, the commands."""
+    from kernel.hire_view import request_view
+
+    request_id = node_ref(ctx, request_id, "CapabilityRequest")
+    with store_of(ctx) as store:
+        view = request_view(store, request_id)
+    if as_json:
+        print_json(view)
+        return
+    out.rule(escape(f"{view['id']} — {view['capability_tag']} ({view['status']})"))
+    out.print(f"[bold]why[/]: {escape(view['reason'])}: {escape(view.get('rationale') or '')}",
+              highlight=False)
+    goal = view["goal"]
+    if goal is not None:
+        out.print(f"[bold]goal[/]: {escape(str(goal['summary']))} ({goal['id']}, "
+                  f"{goal['status']}, run {goal['run_id']})", highlight=False)
+        for c in goal["constraints"]:
+            out.print(f"  {'core ' if c['core'] else ''}{c['type']}: {escape(c['title'])}",
+                      highlight=False)
+        for a in goal["attempts"]:
+            out.print(f"[bold]attempt {a['index']}[/] by {escape(str(a['proposer'] or a['resolver']))}: "
+                      f"{a['verdict'] or 'open'}  ${a['cost_usd']:.4f}", highlight=False)
+            for failed in a["failed"]:
+                out.print(f"  [red]failed[/] {escape(failed)}", highlight=False)
+        if goal["causes"]:
+            out.print(f"[bold]causes[/]: {escape(', '.join(goal['causes']))}", highlight=False)
+        out.print(f"[bold]left[/]: ${goal['remaining_usd']:.4f} and "
+                  f"{goal['remaining_seconds']:.0f}s", highlight=False)
+    for other in view["similar"]:
+        out.print(f"[bold]similar[/]: {other['id']} {other['status']}"
+                  + (f", answered {other['answered']}" if other["answered"] else "")
+                  + (f" with {other['resolver_id']}" if other["resolver_id"] else ""),
+                  highlight=False)
+    for command in view["answer_with"]:
+        out.print(f"answer: {escape(command)}", highlight=False)
 
 
 @app.command("answer")

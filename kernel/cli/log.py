@@ -39,28 +39,33 @@ def log_command(
     for goal_row in story["goals"]:
         if goal_row["attempts"]:
             out.rule(escape(f"{goal_row['summary'][:60]} — {goal_row['status']}, "
-                            f"${goal_row['spent_usd']:.4f}"))
+                            f"${goal_row['spent_usd']:.4f}, {goal_row['spent_seconds']:.1f}s"))
         for attempt in goal_row["attempts"]:
             _print_attempt(attempt)
     print_refusals(story["refusals"])
 
 
 def _print_attempt(a: dict[str, Any]) -> None:
-    sigma = "-" if a["sigma_v"] is None else f"{a['sigma_v']:.2f}"
-    out.print(f"[bold]attempt {a['index']}[/] by {escape(str(a['resolver']))}: "
-              f"{a['verdict'] or 'open'} "
-              f"σv={sigma}  ${a['cost_usd']:.4f} {a['seconds']:.1f}s", highlight=False)
+    """An attempt as the ledger paid for it: who proposed its output (through which
+    registered resolver), its verdict, σ_v where it passed, and what its calls cost."""
+    who = a["proposer"] or a["resolver"]
+    through = f" as {a['resolver']}" if a["proposer"] and a["resolver"] else ""
+    sigma = f" σv={a['sigma_v']:.2f}" if a["verdict"] == "SAT" and a["sigma_v"] is not None \
+        else ""
+    out.print(f"[bold]attempt {a['index']}[/] by {escape(str(who))}{escape(through)}: "
+              f"{a['verdict'] or 'open'}{sigma}  ${a['cost_usd']:.4f} {a['seconds']:.1f}s",
+              highlight=False)
     for check in a["failed_checks"]:
         detail = dict(check["detail"])
         tail = str(detail.pop("output_tail", "") or "")
-        out.print(f"  [red]failed[/] {escape(check['constraint'])}: {escape(_brief(detail))}",
+        out.print(f"  [red]failed[/] {escape(check['constraint'])}: {escape(check['found'])}",
                   highlight=False)
         for line in [ln for ln in tail.splitlines() if ln.strip()][-8:]:
             out.print(f"    [dim]{escape(line)}[/]", highlight=False)
         if check["repair"]:
             out.print(f"    repair: {escape(_brief(check['repair']))}", highlight=False)
-    if a["feedback"]:
-        out.print(f"  given feedback: {escape(_brief(a['feedback']))}", highlight=False)
+    if a["feedback_text"]:
+        out.print(f"  given feedback: {escape(a['feedback_text'])}", highlight=False)
 
 
 def _brief(value: Any, limit: int = 400) -> str:

@@ -41,7 +41,8 @@ def classify(k: Kernel, move: moves.Leaf) -> list[str] | moves.Gate:
         woken = wake_dependents(k, goal)
         k.run.will_wake(woken)
         k.tree.transition(goal_id, S.RESOLVED, changes)
-        k.log.flow(goal_id, f"resolved as a {leaf.leaf_kind or 'atomic'} leaf "
+        kind = leaf.leaf_kind or "atomic"
+        k.log.flow(goal_id, f"resolved as {'an' if kind[0] in 'aeiou' else 'a'} {kind} leaf "
                             f"(sigma_v={goal.sigma_v})")
         return woken
     return moves.Gate(goal, sigma_path)
