@@ -8,6 +8,7 @@ characters of an id from ``kernel runs`` or a log line gets where they meant.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from kernel.errors import ConfigError
@@ -23,7 +24,7 @@ def resolve_id(store: GraphStore, text: str, label: str, *, listed_by: str = "")
     """The one ``label`` id that ``text`` names; ``ConfigError`` when none or several do."""
     typed = text.strip()
     if not typed:
-        raise ConfigError(f"an empty {label.lower()} id: give an id or a unique prefix of one")
+        raise ConfigError(f"an empty {_words(label)} id: give an id or a unique prefix of one")
     namespace = NAMESPACES.get(label, "")
     if label == "Run" and typed.lower() == "latest":
         latest = views.latest_run(store)
@@ -43,10 +44,10 @@ def resolve_id(store: GraphStore, text: str, label: str, *, listed_by: str = "")
             return ids[0]
         if ids:
             shown = ", ".join(ids[:_SHOWN]) + (", ..." if len(ids) > _SHOWN else "")
-            raise ConfigError(f"{typed!r} matches several {label.lower()}s ({shown}): "
+            raise ConfigError(f"{typed!r} matches several {_words(label)}s ({shown}): "
                               "type more of the id")
     where = f" (see {listed_by})" if listed_by else ""
-    raise ConfigError(f"no {label.lower()} {typed!r} in this graph{where}")
+    raise ConfigError(f"no {_words(label)} {typed!r} in this graph{where}")
 
 
 def resolve_run(store: GraphStore, text: str) -> str:
@@ -88,3 +89,8 @@ def _decoded(value: Any) -> Any:
         except ValueError:
             return value
     return value
+
+
+def _words(label: str) -> str:
+    """A label as words in a sentence: ``CapabilityRequest`` is "capability request"."""
+    return re.sub(r"(?<!^)(?=[A-Z])", " ", label).lower()
