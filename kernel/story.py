@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
@@ -27,8 +28,9 @@ from kernel.store.base import GraphStore
 # steps) and what checked it and diagnosed it. Identification, selection, classification
 # and decomposition belong to the goal.
 ATTEMPT_OPERATIONS = frozenset({"resolve", "run_tests", "verify_semantic", "generate_feedback"})
-_CONSTRAINT_ID = re.compile(r"constraint:[0-9a-f]{8,}")
-_NAMED = re.compile(r"'(constraint:[0-9a-f]{8,})'|(constraint:[0-9a-f]{8,})")
+_ID = r"constraint:[0-9a-f]{8,}"
+_CONSTRAINT_ID = re.compile(_ID)
+_NAMED = re.compile(rf"'({_ID})'|({_ID})")  # quoted in a list, or bare
 
 
 def run_story(store: GraphStore, run_id: str, goal_id: str | None = None) -> dict[str, Any]:
@@ -37,7 +39,9 @@ def run_story(store: GraphStore, run_id: str, goal_id: str | None = None) -> dic
     goal's part only."""
     goals = [g for g in run_tree(store, run_id) if goal_id in (None, g["id"])]
     attempts = {g["id"]: views.attempts_of_goal(store, g["id"]) for g in goals}
-    entries = load_entries(store, run_id)[2]
+    entries: dict[str | None, list[LedgerEntry]] = defaultdict(list)
+    for entry in load_entries(store, run_id)[2]:
+        entries[entry.goal_id].append(entry)
     rows = [row for row in views.log_of_run(store, run_id, max_tier=2)
             if goal_id in (None, row["goal_id"])]
     titles = _titles(store, attempts, [row["summary"] for row in rows])
@@ -49,7 +53,7 @@ def run_story(store: GraphStore, run_id: str, goal_id: str | None = None) -> dic
                    "spent_usd": micros_to_usd(g["cost_spent"] or 0),
                    "spent_seconds": ms_to_seconds(g["time_spent"] or 0),
                    "attempts": [_attempt(a, titles, facts) for a, facts in zip(
-                       attempts[g["id"]], _padded(attempt_facts(entries, g["id"]),
+                       attempts[g["id"]], _padded(attempt_facts(entries[g["id"]], g["id"]),
                                                   len(attempts[g["id"]])), strict=True)]}
                   for g in goals],
         "log": log,

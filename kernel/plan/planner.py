@@ -27,7 +27,6 @@ from kernel.protocol import operations as ops
 from kernel.protocol.plan_models import (
     ApproachSurvey,
     ExtractedConstraints,
-    PlanTask,
     TaskDag,
 )
 from kernel.refusal import RefusalReason, refuse
@@ -65,9 +64,7 @@ def make_plan(k: Kernel, root_id: str, verifications: list[dict[str, Any]] | Non
         refuse(k.ledger, root_id, RefusalReason.NO_FEASIBLE_REPAIR,
                f"no choice of surveyed approaches meets {', '.join(fixed.conflict)} together",
                conflict=fixed.conflict, **refusal_facts(fixed))
-    stored = document.as_json()
-    _store(k, goal, document, stored, tasks)
-    return stored
+    return _store(k, goal, document)
 
 
 def _ask(k: Kernel, goal: GoalNode, op: Operation[Out], payload: dict[str, Any]) -> Out:
@@ -92,10 +89,9 @@ def _ask(k: Kernel, goal: GoalNode, op: Operation[Out], payload: dict[str, Any])
     return proposal.output
 
 
-def _store(k: Kernel, goal: GoalNode, document: PlanDocument, stored: dict[str, Any],
-           tasks: list[PlanTask]) -> None:
-    """The plan in the graph: its constraints, the tasks as goals with dependencies, and
-    the document as an artifact of the root."""
+def _store(k: Kernel, goal: GoalNode, document: PlanDocument) -> dict[str, Any]:
+    """The plan in the graph (its constraints, the tasks as goals with dependencies, and
+    the document as an artifact of the root); returns the document as stored."""
     specs = [ConstraintSpec(type=c.type, domain=c.metric or "general", title=c.title,
                             payload={name: value for name in ("op", "limit", "unit",
                                                               "aggregation")
@@ -106,6 +102,7 @@ def _store(k: Kernel, goal: GoalNode, document: PlanDocument, stored: dict[str, 
     k.constraints.add_roles(k.run, goal.id, {"eligible": ids})
     children = {}
     existing = goals.children_keys(k.store, goal.id)
+    tasks = document.tasks
     for task in tasks:
         key = f"task:{task.id}"
         children[task.id] = existing.get(key) or k.tree.create_child(
@@ -113,9 +110,11 @@ def _store(k: Kernel, goal: GoalNode, document: PlanDocument, stored: dict[str, 
                                  purpose="plan_task"), decomposition_key=key)
     k.deps.add(k.run, goal.id, sorted((children[t.id], children[d])
                                          for t in tasks for d in t.depends_on))
+    stored = document.as_json()
     artifact = k.artifacts.register(
         goal.id, json.dumps(stored, indent=2, sort_keys=True), type="plan",
         format="json", metadata={"schema": SCHEMA},
         lineage=Lineage(node_id=goal.id, resolver_id=CLAUDE_ID, constraint_ids=ids),
         key=f"plan:{goal.id}")
     k.tree.update(goal.id, Status.PENDING, GoalChanges(plan_document_id=artifact.id))
+    return stored

@@ -59,14 +59,19 @@ class RunInputs(BaseModel):
     def of_run(cls, run: Run) -> RunInputs:
         """The inputs ``run`` recorded; a run that recorded none (or inputs this kernel
         cannot read) is named with what is wrong."""
-        recorded = run.config()
+        return cls.read(run.run_id, run.config())
+
+    @classmethod
+    def read(cls, run_id: str, recorded: dict[str, Any]) -> RunInputs:
+        """The inputs in ``recorded`` (what ``run_id``'s Run node holds), read as
+        ``of_run`` does, for a caller that has the record already."""
         if "goal" not in recorded:
-            raise ConfigError(f"{run.run_id} records no inputs (goal, budget) to run from")
+            raise ConfigError(f"{run_id} records no inputs (goal, budget) to run from")
         try:
             return cls.from_record(recorded)
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
-            raise ConfigError(f"{run.run_id}: its recorded input {where!r} cannot be read "
+            raise ConfigError(f"{run_id}: its recorded input {where!r} cannot be read "
                               f"({first['msg']}); it was started by another kernel "
                               "version") from None

@@ -83,9 +83,10 @@ def verification_of(k: Kernel, goal: GoalNode, attempt: Attempt,
 def offered_to(k: Kernel) -> list[Suggestion]:
     """The suggestions recorded with the run's inputs (a run without any may have been
     started by hand, without inputs: it has none)."""
-    if "suggestions" not in k.run.config():
+    recorded = k.run.config()
+    if "suggestions" not in recorded:
         return []
-    return list(RunInputs.of_run(k.run).suggestions)
+    return list(RunInputs.read(k.run.run_id, recorded).suggestions)
 
 
 def weigh(k: Kernel, goal: GoalNode, attempt: Attempt, selected: list[Constraint],

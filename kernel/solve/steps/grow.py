@@ -30,7 +30,7 @@ from kernel.kg import context as kg_context
 from kernel.protocol import ToolDefinition
 from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
-from kernel.repositories import goals, knowledge
+from kernel.repositories import goals
 from kernel.runtime.gate import CLAUDE_ID, ask
 from kernel.runtime.kernel import Kernel
 from kernel.solve import moves
@@ -111,14 +111,15 @@ def gap_record(k: Kernel, goal: GoalNode, gap: models.CapabilityGap) -> dict[str
 def lookup_before_build(k: Kernel, goal: GoalNode, tag: str) -> dict[str, Any]:
     """Registry and history for ``tag``; the tool chosen is the best-ranked one that
     serves the goal's modality and has not been tried on this goal."""
-    row = knowledge.build_history(k.store, tag)
+    found = k.history.lookup_before_build(tag)
     tried = {a.resolver_id for a in k.attempts.of_goal(goal.id)}
     usable = [c for c in k.registry.candidates([tag], goal.modality)
               if c.id not in tried and c.id not in NOT_RESOLVERS]
-    failed_builds = sorted(b["id"] for b in row["builds"] if b["status"] == "infeasible")
-    result: dict[str, Any] = {"tool": usable[0].id if usable else None, "failed_builds": failed_builds,
-              "tools": sorted(t["id"] for t in row["tools"]),
-              "requests": sorted(r["id"] for r in row["requests"])}
+    failed_builds = sorted(b["id"] for b in found.builds if b["status"] == "infeasible")
+    result: dict[str, Any] = {"tool": usable[0].id if usable else None,
+                              "failed_builds": failed_builds,
+                              "tools": sorted(t["id"] for t in found.tools),
+                              "requests": sorted(r["id"] for r in found.requests)}
     k.log.decision(goal.id, "lookup_before_build", candidates=result["tools"],
                    chosen=result["tool"], rationale="registry capability match, then history",
                    capability=tag, tried=sorted(tried), failed_builds=failed_builds,

@@ -80,9 +80,8 @@ def on_answer(k: Kernel, move: moves.HireAnswered) -> list[str] | moves.Hire:
     """A goal parked on a request: apply its answer, or keep waiting; a request that was
     answered meanwhile by someone else goes back through HIRE."""
     goal = move.goal
-    found = requests.get(k.store, goal.require("awaiting"))
-    assert found is not None, goal.awaiting  # a goal parks on a request it raised
-    request = found
+    request = requests.get(k.store, goal.require("awaiting"))
+    assert request is not None, goal.awaiting  # a goal parks on a request it raised
     gap = goal.gap()
     if request["status"] == "declined":
         return moves.Hire(goal, gap, request["reason"], goal.status)
