@@ -118,7 +118,9 @@ def outcome_report(store: GraphStore, outcome: Outcome) -> dict[str, Any]:
             "final_artifact": root.get("final_artifact_id"),
             "waiting_on": list(outcome.waiting_on),
             "refusals": [] if resolved or unfinished else run_refusals(store, outcome.run_id),
-            "weighed": weighed_candidates(store, outcome.root_id) if outcome.root_id else []}
+            "weighed": weighed_candidates(store, outcome.root_id) if outcome.root_id else [],
+            "calls_ahead": {"started": outcome.calls_ahead, "unused": outcome.calls_unused,
+                            "unused_cost_usd": outcome.unused_cost_usd}}
 
 
 def weighed_candidates(store: GraphStore, goal_id: str) -> list[dict[str, Any]]:

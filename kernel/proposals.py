@@ -17,13 +17,13 @@ import hashlib
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from kernel.core.envelopes import canonical_json
 from kernel.core.ledger import EntryKind, Ledger, LedgerEntry
-from kernel.errors import KernelError
+from kernel.errors import KernelError, LookaheadStop
 from kernel.protocol import (
     DeadlineReached,
     Estimate,
@@ -31,6 +31,7 @@ from kernel.protocol import (
     Operation,
     PermanentError,
     Proposer,
+    Resolution,
     ResolveRequest,
     ResolverError,
 )
@@ -145,13 +146,29 @@ class RecordedSource:
                                   goal_id=entry.goal_id)
 
 
+class CallRunner(Protocol):
+    """Where a live call runs (``kernel.runtime.calls.Calls``): now, or started ahead of
+    its turn and answered in it."""
+
+    @property
+    def ahead(self) -> bool: ...
+
+    def start(self, source: Proposer, request: ResolveRequest, fingerprint: str,
+              occurrence: int) -> None: ...
+
+    def answer(self, source: Proposer, request: ResolveRequest, fingerprint: str,
+               occurrence: int) -> Resolution: ...
+
+
 class LiveSource:
     """Asks the run's proposer (or the one a request names) what nothing recorded
     answers, and appends the answer to the ledger before the kernel sees it."""
 
-    def __init__(self, ledger: Ledger, proposer: Proposer | None) -> None:
+    def __init__(self, ledger: Ledger, proposer: Proposer | None,
+                 calls: CallRunner | None = None) -> None:
         self.ledger = ledger
         self.proposer = proposer
+        self.calls = calls
 
     def answerer(self, proposer: Proposer | None) -> Proposer:
         source = proposer or self.proposer
@@ -164,7 +181,8 @@ class LiveSource:
         source = self.answerer(proposer)
         kind: EntryKind = "proposal"
         try:
-            resolution = source.propose(request, occurrence)
+            resolution = source.propose(request, occurrence) if self.calls is None else \
+                self.calls.answer(source, request, wanted["fingerprint"], occurrence)
             response = {"output": resolution.output, "cost_usd": resolution.cost_usd,
                         "seconds": resolution.seconds, "metadata": resolution.metadata}
         except ResolverError as exc:  # nothing usable, but recorded and paid for
@@ -184,15 +202,27 @@ class LiveSource:
     def observation(self, name: str, goal_id: str, rows: Any, source: str) -> LedgerEntry:
         return self.ledger.append("observation", name, source, {"rows": rows}, goal_id=goal_id)
 
+    def ahead(self, request: ResolveRequest, wanted: dict[str, Any], occurrence: int,
+              proposer: Proposer | None) -> None:
+        """Start the call a step taken ahead of its turn has reached, if its proposer may
+        be asked ahead; then the step taken ahead ends here (LookaheadStop)."""
+        source = self.answerer(proposer)
+        if self.calls is not None and self.calls.ahead and \
+                getattr(source, "prefetchable", False):
+            self.calls.start(source, request, wanted["fingerprint"], occurrence)
+        raise LookaheadStop(request.operation)
+
 
 class Proposals:
     """The kernel's single way to obtain a proposal: from what is recorded first, then,
     outside a replay, from a live proposer."""
 
     def __init__(self, ledger: Ledger, proposer: Proposer | None,
-                 recorded: list[LedgerEntry] | None = None) -> None:
+                 recorded: list[LedgerEntry] | None = None,
+                 calls: CallRunner | None = None) -> None:
         """``recorded``: a ledger to replay (every proposal must come from it); otherwise
-        the run's own ledger serves what it already holds and the proposer the rest."""
+        the run's own ledger serves what it already holds and the proposer the rest,
+        its calls run by ``calls`` (None: each in the calling thread)."""
         self.ledger = ledger
         self.run = ledger.run
         self.replaying = recorded is not None
@@ -201,7 +231,8 @@ class Proposals:
         self._own = [e for e in ledger.entries() if e.kind in SERVED]
         self.served = RecordedSource(ledger, recorded if recorded is not None else self._own,
                                      copying=recorded is not None)
-        self.live: LiveSource | None = None if self.replaying else LiveSource(ledger, proposer)
+        self.live: LiveSource | None = None if self.replaying else \
+            LiveSource(ledger, proposer, calls)
         self._calls: Counter[tuple[str, str | None]] = Counter(
             (e.operation, e.goal_id) for e in self._own if e.kind == "proposal")
         # A replay meets the same budget denials as the original: the estimates that led
@@ -257,6 +288,9 @@ class Proposals:
         pending = self._pending_entry()
         if pending is not None:
             entry, replayed = self.served.proposal(pending, wanted), True
+        elif self.run.store.lookahead:  # a step taken ahead goes no further than its call
+            self._live(request).ahead(request, wanted, self._occurrence(request), proposer)
+            raise LookaheadStop(request.operation)
         else:
             entry = self._live(request).proposal(request, wanted, self._occurrence(request),
                                                  proposer, estimate)
@@ -287,7 +321,8 @@ class Proposals:
                                   f"entries; the kernel reads the history {name} for {goal_id}")
         else:
             rows = read()
-            self._record(self.live.observation(name, goal_id, rows, source))
+            if not self.run.store.lookahead:  # a step taken ahead reads, records nothing
+                self._record(self.live.observation(name, goal_id, rows, source))
         self.run.proposals += 1
         return rows
 

@@ -171,6 +171,7 @@ def _check(path: Path, where: str, operation: str, output: dict[str, Any]) -> No
 
 class ScriptedProposer:
     kind = "scripted"
+    prefetchable = True  # an entry depends on the request and its occurrence alone
 
     def __init__(self, script: Script, source: str = "scripted") -> None:
         self.script = script

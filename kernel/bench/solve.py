@@ -48,17 +48,25 @@ def script_for(fanout: int) -> dict[str, Any]:
             "is_leaf": True, "leaf_kind": "atomic", "leaf_reason": "small"}},
         judged("*"),
     ], "fallback": {
+        **done_fallback(),
+        "classify_leaf": {"output": {"is_leaf": False, "leaf_kind": None,
+                                     "leaf_reason": "has parts"}},
+    }}
+
+
+def done_fallback(content: str = "done") -> dict[str, Any]:
+    """Fallback answers that take any goal of a benchmark tree to done: one semantic
+    constraint, ``is done``; a resolve to ``content``; a consistent, assembled root."""
+    return {
         "identify_constraints": {"output": {"required_capabilities": ["generate_code"],
                                             "constraints": [{"type": "semantic",
                                                              "domain": "quality",
                                                              "title": "is done",
                                                              "explicit": True}]}},
-        "resolve": {"output": {"artifact_type": "doc", "format": "text", "content": "done"}},
-        "classify_leaf": {"output": {"is_leaf": False, "leaf_kind": None,
-                                     "leaf_reason": "has parts"}},
+        "resolve": {"output": {"artifact_type": "doc", "format": "text", "content": content}},
         "check_global_consistency": {"output": {"verdict": "SAT", "conflicts": []}},
         "assemble": {"output": {"content": "all parts", "format": "text"}},
-    }}
+    }
 
 
 def bench_solve(store: GraphStore, goals: int) -> list[Figure]:

@@ -14,7 +14,7 @@ import typer
 
 from kernel import api
 from kernel.bench.examples import EXAMPLES
-from kernel.cli.common import out, print_table, settings_of
+from kernel.cli.common import amount, out, print_table, settings_of
 from kernel.errors import ConfigError, KernelError
 
 if TYPE_CHECKING:
@@ -89,6 +89,31 @@ def solve_bench(
     for size in goals or [1000, 10_000]:
         _run_bench(ctx, f"SOLVE benchmark, {size} goals",
                    partial(bench_solve, goals=size), writes="benchmark runs", as_json=as_json)
+
+
+@app.command("concurrency")
+def concurrency_bench(
+    ctx: typer.Context,
+    latency: Annotated[float, typer.Option(
+        help="simulated seconds per call (a model's answer, a sandbox run)")] = 1.0,
+    levels: Annotated[list[int] | None, typer.Option(
+        "--concurrency", help="concurrency levels to run (repeatable); default 1, 2, 4, 8")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the figures as JSON")] = False,
+) -> None:
+    """Wall time of scripted goal trees (a fan-out, a chain, a diamond, the shipped
+    decomposition examples) with a simulated latency per call, at each concurrency level,
+    against the critical-path bound and against N = 1; fails if a level changes a run's
+    summary hash."""
+    from kernel.bench.concurrency import bench_concurrency
+    from kernel.runtime.calls import check_concurrency
+
+    amount(latency, "--latency")
+    chosen = [check_concurrency(n) for n in levels or [1, 2, 4, 8]]
+    if chosen[0] != 1:
+        chosen.insert(0, 1)  # the reference every level is measured against
+    _run_bench(ctx, f"concurrency benchmark, {latency:g} s per call",
+               partial(bench_concurrency, latency=latency, levels=chosen),
+               writes="benchmark runs", as_json=as_json)
 
 
 @app.command("embeddings")

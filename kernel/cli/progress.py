@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from typing import IO, Any, Literal
@@ -29,6 +30,8 @@ from kernel.runtime.progress import CALLS, Event, watching
 from kernel.store.base import GraphStore
 
 Mode = Literal["auto", "live", "plain", "json", "none"]
+PROGRESS_HELP = ("auto (a live view on a terminal, lines on stderr elsewhere) | live | "
+                 "plain | json (JSON lines on stderr) | none")
 MODES = ("auto", "live", "plain", "json", "none")
 
 
@@ -39,7 +42,9 @@ def _describe(event: Event) -> str:
 
 
 class _Status:
-    """The line under the tree: read on every redraw, so its clock keeps running."""
+    """The lines under the tree: read on every redraw, so their clocks keep running. The
+    first is the step being taken; below it, with ``--concurrency`` above 1, one line per
+    other goal whose call is out (calls end on other threads, hence the lock)."""
 
     def __init__(self) -> None:
         self.started = time.monotonic()
@@ -47,6 +52,16 @@ class _Status:
         self.step: Event | None = None
         self.call: Event | None = None
         self.phase = "starting"
+        self.lock = threading.Lock()
+        self.out: dict[tuple[str | None, str], Event] = {}  # calls in flight, by goal and call
+
+    def went_out(self, event: Event) -> None:
+        with self.lock:
+            self.out[(event.goal_id, event.text)] = event
+
+    def came_back(self, event: Event) -> None:
+        with self.lock:
+            self.out.pop((event.goal_id, event.text), None)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         now = time.monotonic()
@@ -60,6 +75,12 @@ class _Status:
         parts.append(f"run {now - self.started:.0f}s")
         self.spinner.text = Text(" · ".join(parts))
         yield self.spinner
+        with self.lock:
+            others = [e for e in self.out.values()
+                      if self.step is None or e.goal_id != self.step.goal_id]
+        for event in sorted(others, key=lambda e: e.at):
+            yield Text(f"  also out: {_describe(event)} for {event.goal_id} "
+                       f"{now - event.at:.1f}s", style="dim")
 
 
 class LiveView:
@@ -82,7 +103,12 @@ class LiveView:
             self.status.phase = event.text
         elif event.kind == "step":
             self.status.step, self.status.call = event, None
+        elif event.kind == "done":  # from the thread that ran the call
+            self.status.came_back(event)
         else:  # a call is where the time goes: show the tree as it stands before it
+            self.status.went_out(event)
+            if self.status.step is not None and event.goal_id != self.status.step.goal_id:
+                return  # another goal's call, started ahead of its turn
             self.status.call = event
             self.last = time.monotonic()
             self.live.update(self._render())
@@ -118,18 +144,25 @@ class LineView:
         self.as_json = as_json
         self.stream = stream or sys.stderr
         self.began = time.monotonic()
+        self.lock = threading.Lock()  # a call ends on the thread that ran it
 
     def __call__(self, event: Event) -> None:
         elapsed = round(event.at - self.began, 3)
         if self.as_json:
-            line = json.dumps({"elapsed_seconds": elapsed, "kind": event.kind, "what": event.text,
-                               "goal_id": event.goal_id, "goal": event.goal,
-                               "attempt": event.attempt}, ensure_ascii=False)
+            fields = {"elapsed_seconds": elapsed, "kind": event.kind, "what": event.text,
+                      "goal_id": event.goal_id, "goal": event.goal, "attempt": event.attempt}
+            if event.took is not None:
+                fields["took_seconds"] = round(event.took, 3)
+            line = json.dumps(fields, ensure_ascii=False)
         else:
             where = f" · '{event.goal[:60]}'" if event.goal else ""
+            if not event.goal and event.goal_id and event.kind in ("call", "done"):
+                where = f" · {event.goal_id}"
             attempt = f" · attempt {event.attempt}" if event.attempt else ""
-            line = f"[{elapsed:7.1f}s] {event.kind} {_describe(event)}{where}{attempt}"
-        print(line, file=self.stream, flush=True)
+            took = f" · {event.took:.1f}s" if event.took is not None else ""
+            line = f"[{elapsed:7.1f}s] {event.kind} {_describe(event)}{where}{attempt}{took}"
+        with self.lock:
+            print(line, file=self.stream, flush=True)
 
     def started(self, kernel: Any, root_id: str) -> None:
         self(Event("phase", f"run {kernel.run.run_id} started"))

@@ -24,8 +24,17 @@ from kernel.cli.common import (
     store_of,
 )
 from kernel.cli.plan import summarize
-from kernel.cli.progress import LineView, LiveView, check_mode, make_view, showing
+from kernel.cli.progress import (
+    PROGRESS_HELP,
+    LineView,
+    LiveView,
+    check_mode,
+    make_view,
+    showing,
+)
 from kernel.errors import ConfigError
+from kernel.runtime.calls import check_concurrency, process_limit
+from kernel.settings import KernelSettings
 from kernel.solve.constraint_text import CONSTRAINT_HELP
 from kernel.solve.suggestion_text import SUGGEST_HELP, parse_suggestion
 from kernel.store.base import GraphStore
@@ -53,8 +62,7 @@ def _prompt(interactive: bool, view: LiveView | LineView | None,
     return ask
 
 
-_PROGRESS_HELP = ("auto (a live view on a terminal, lines on stderr elsewhere) | live | "
-                  "plain | json (JSON lines on stderr) | none")
+_PROGRESS_HELP = PROGRESS_HELP
 
 
 # Exit codes of solve and resume, so scripts can tell the outcomes apart.
@@ -99,6 +107,7 @@ def report(store: GraphStore, outcome: Outcome, as_json: bool,
     elif outcome.stopped:
         out.print(f"continue with: kernel resume {outcome.run_id}")
     print_refusals(data["refusals"])
+    _note_unused_calls(outcome)
     out.print(f"summary hash {data['summary_hash']}")
     return code
 
@@ -116,6 +125,15 @@ def _print_candidates(candidates: list[dict[str, Any]]) -> None:
         for v in c["violations"]:
             out.print(f"       failed {v['constraint']!r}: {v['why']}", highlight=False,
                       soft_wrap=True)
+
+
+def _note_unused_calls(outcome: Outcome) -> None:
+    """Calls started ahead that no step used were paid for outside the run's budget."""
+    if outcome.calls_unused:
+        err_console.print(
+            f"note: {outcome.calls_unused} call(s) started ahead of their turn were not used "
+            f"(${outcome.unused_cost_usd:.4f}, outside the run's budget; --concurrency 1 "
+            "starts none)", highlight=False, soft_wrap=True)
 
 
 def _save_final(store: GraphStore, artifact_id: str, data_dir: Path,
@@ -160,6 +178,10 @@ MaxAttempts = Annotated[int, typer.Option(help="T_max per goal")]
 AsJson = Annotated[bool, typer.Option("--json", help="print the outcome as JSON")]
 Progress = Annotated[str, typer.Option(help=_PROGRESS_HELP)]
 Suggest = Annotated[list[str] | None, typer.Option("--suggest", help=SUGGEST_HELP)]
+Concurrency = Annotated[int | None, typer.Option(
+    help="calls (model calls, sandbox runs) in flight at once: the goals behind the one "
+         "taking its step start their next calls early; what the run commits is the same "
+         "at any value (default: KERNEL_CONCURRENCY, 4)")]
 SuggestedBy = Annotated[str | None, typer.Option(
     help="the name recorded with the suggestions (default: your login name); never used "
          "to rank them")]
@@ -184,6 +206,7 @@ def solve_command(
     progress: Progress = "auto",
     suggest: Suggest = None,
     suggested_by: SuggestedBy = None,
+    concurrency: Concurrency = None,
 ) -> None:
     """Solve GOAL: constraints, resolvers, verification, decomposition, until done or refused.
 
@@ -193,7 +216,8 @@ def solve_command(
     request = _request(goal, constraint, budget, time_limit, proposer, script, max_attempts,
                        max_wall, interactive if intake is None else intake, progress,
                        _suggestions(suggest, suggested_by))
-    _start(ctx, request, interactive, as_json, out_dir, progress, stop_after_intake=False)
+    _start(ctx, request, interactive, as_json, out_dir, progress, stop_after_intake=False,
+           concurrency=concurrency)
 
 
 def intake_command(
@@ -240,6 +264,15 @@ def _request(goal: str, constraint: list[str] | None, budget: float, time_limit:
     return request
 
 
+def with_concurrency(settings: KernelSettings, concurrency: int | None) -> KernelSettings:
+    """The settings with ``--concurrency`` in place of KERNEL_CONCURRENCY, when given;
+    a bound a run cannot use is said before anything starts."""
+    process_limit()
+    if concurrency is None:
+        return settings
+    return settings.model_copy(update={"concurrency": check_concurrency(concurrency)})
+
+
 def _suggestions(given: list[str] | None, author: str | None) -> list[Suggestion]:
     """``--suggest`` values as candidates by ``author`` (default: the login name)."""
     if not given:
@@ -255,8 +288,9 @@ def _suggestions(given: list[str] | None, author: str | None) -> list[Suggestion
 
 
 def _start(ctx: typer.Context, request: api.SolveRequest, interactive: bool, as_json: bool,
-           out_dir: Path | None, progress: str, stop_after_intake: bool) -> None:
-    settings = settings_of(ctx)
+           out_dir: Path | None, progress: str, stop_after_intake: bool,
+           concurrency: int | None = None) -> None:
+    settings = with_concurrency(settings_of(ctx), concurrency)
     with store_of(ctx) as store:
         with showing(make_view(progress, store, as_json)) as view:
             outcome = api.solve(
@@ -279,6 +313,7 @@ def resume_command(
     max_wall: Annotated[float | None, typer.Option(
         help="wall-time cap in seconds for this stretch (default: the run's own)")] = None,
     progress: Annotated[str, typer.Option(help=_PROGRESS_HELP)] = "auto",
+    concurrency: Concurrency = None,
 ) -> None:
     """Continue a run that stopped (a crash, a cap, a parked HIRE) from its committed state;
     a planning run plans on, served what it had already recorded.
@@ -292,7 +327,7 @@ def resume_command(
     from kernel.plan.session import is_planning_run, resume_plan
     from kernel.solve.session import resume
 
-    settings = settings_of(ctx)
+    settings = with_concurrency(settings_of(ctx), concurrency)
     with store_of(ctx) as store:
         if is_planning_run(store, run_id):
             document = resume_plan(store, settings.data_dir, run_id)
@@ -301,7 +336,8 @@ def resume_command(
                 outcome = resume(store, run_id, settings.data_dir,
                                  on_step=view.step if view else None,
                                  human_prompt=_prompt(interactive, view),
-                                 max_wall_seconds=max_wall)
+                                 max_wall_seconds=max_wall,
+                                 concurrency=settings.concurrency)
             raise typer.Exit(report(store, outcome, as_json,
                                     (settings.data_dir, out_dir) if out_dir else None))
     if as_json:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kernel.core.envelopes import canonical_json
 from kernel.core.run import GENESIS, Run
-from kernel.errors import KernelError
+from kernel.errors import KernelError, LookaheadStop
 from kernel.store.base import GraphStore
 
 EntryKind = Literal["proposal", "observation", "denial", "decision", "refusal", "failure"]
@@ -91,6 +91,8 @@ class Ledger:
         resumed run asks again. The chain head is read once, then kept: the storing
         statement checks the stored size, so a chain another writer moved is refused,
         not forked."""
+        if self.store.lookahead:
+            raise LookaheadStop("ledger/append")
         if self._head is None:
             head, size, _ = self._state()
         else:

@@ -11,6 +11,7 @@ from kernel.protocol.errors import (
     PermanentError,
     ResolverError,
     RetryableError,
+    RetryClock,
     with_retries,
 )
 from kernel.protocol.hire_models import HireAnswer, ToolDefinition
@@ -21,5 +22,6 @@ from kernel.protocol.requests import Estimate, Resolution, ResolveRequest
 __all__ = [
     "BACKOFF_SECONDS", "MODEL_OPERATIONS", "AccessRefused", "DeadlineReached", "EnvironmentFault", "Estimate",
     "HireAnswer", "NoProposalError", "Operation", "PermanentError", "Proposer", "Resolution",
-    "ResolveRequest", "ResolverError", "RetryableError", "ToolDefinition", "with_retries",
+    "ResolveRequest", "ResolverError", "RetryClock", "RetryableError", "ToolDefinition",
+    "with_retries",
 ]

@@ -8,6 +8,7 @@ run at once, resumable); a permanent one
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import TypeVar
@@ -77,16 +78,58 @@ BACKOFF_SECONDS: tuple[float, ...] = (1.0, 4.0, 16.0)
 MAX_RETRY_AFTER_SECONDS = 120.0
 
 
+class RetryClock:
+    """One clock for every call of a run: a 429 or 529 met by one call holds them all
+    until the wait it asked for is over (the provider's Retry-After, or the backoff
+    delay), so calls that run side by side pause together instead of each pressing a
+    provider that asked for a pause."""
+
+    def __init__(self, sleep: Callable[[float], None] = time.sleep,
+                 now: Callable[[], float] = time.monotonic) -> None:
+        self._sleep = sleep
+        self._now = now
+        self._lock = threading.Lock()
+        self._until = 0.0
+
+    def hold(self, seconds: float) -> None:
+        """No call of the run goes out for ``seconds`` from now (a longer hold stands)."""
+        with self._lock:
+            self._until = max(self._until, self._now() + seconds)
+
+    def wait(self) -> None:
+        """Return once no hold stands (at once when none does)."""
+        while True:
+            with self._lock:
+                until = self._until
+            left = until - self._now()
+            if left <= 0:
+                return
+            self._sleep(left)
+            with self._lock:
+                if self._until <= until:  # no call asked for a longer pause meanwhile
+                    return
+
+
 def with_retries(call: Callable[[], T], delays: Sequence[float] = BACKOFF_SECONDS,
-                 sleep: Callable[[float], None] = time.sleep) -> T:
+                 sleep: Callable[[float], None] = time.sleep,
+                 clock: RetryClock | None = None) -> T:
     """Call, retrying RetryableError after each delay (longer when the error carries a
     provider's retry-after, up to two minutes); the last error propagates, and so does one
-    that waiting cannot mend (:class:`AccessRefused`)."""
+    that waiting cannot mend (:class:`AccessRefused`). With a ``clock`` shared by several
+    calls, the delay holds all of them, and each waits out any hold before it goes."""
     for delay in delays:
+        if clock is not None:
+            clock.wait()
         try:
             return call()
         except RetryableError as exc:
             if not exc.backoff:
                 raise
-            sleep(min(max(delay, exc.retry_after or 0.0), MAX_RETRY_AFTER_SECONDS))
+            pause = min(max(delay, exc.retry_after or 0.0), MAX_RETRY_AFTER_SECONDS)
+            if clock is None:
+                sleep(pause)
+            else:
+                clock.hold(pause)
+    if clock is not None:
+        clock.wait()
     return call()

@@ -12,7 +12,6 @@ from kernel.core.units import seconds_to_ms, usd_to_micros
 from kernel.errors import KernelError
 from kernel.proposals import FailedProposal, Out, Proposal
 from kernel.protocol import Operation, Proposer, ResolveRequest
-from kernel.runtime import progress
 from kernel.runtime.kernel import Kernel
 
 CLAUDE_ID = "resolver:claude-code-0"
@@ -49,7 +48,6 @@ def ask(k: Kernel, goal_id: str, operation: Operation[Out], request: ResolveRequ
         k.log.flow(goal_id, f"{request.operation}: budget pre-check DENIED "
                             f"(needs {needed}, has {check.remaining})")
         raise BudgetDenied(goal_id, request.operation, needed, check.remaining)
-    progress.report("call", request.operation, goal_id)
     proposal = k.proposals.get(operation, request, proposer, estimate)
     spent = amount(proposal.cost_usd, proposal.seconds)
     if isinstance(proposal, FailedProposal):  # billed all the same (B1), then the step ends

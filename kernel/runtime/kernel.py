@@ -28,6 +28,7 @@ from kernel.kg.patterns import Patterns
 from kernel.proposals import Proposals
 from kernel.protocol import Proposer
 from kernel.refusal import RefusalReason, refuse
+from kernel.runtime.calls import Calls
 from kernel.store.base import GraphStore
 from resolvers.sandbox.policy import Constitution
 
@@ -87,6 +88,8 @@ class Kernel:
     policy: Constitution = field(default_factory=Constitution)
     # Asks a person in the terminal (--interactive); None parks goals on HIRE instead.
     human_prompt: Callable[[dict[str, Any]], Any] | None = None
+    # The run's calls in flight (``--concurrency``): how many at once, never what they decide.
+    calls: Calls = field(default_factory=Calls)
     started: float = field(default_factory=time.monotonic)
 
     @property
@@ -101,17 +104,20 @@ class Kernel:
     def build(cls, run: Run, proposer: Proposer | None, data_dir: Path, workspace_root: Path,
               config: SolveConfig | None = None,
               recorded: list[LedgerEntry] | None = None,
-              human_prompt: Callable[[dict[str, Any]], Any] | None = None) -> Kernel:
-        """The run's context: its proposals (``recorded``: a ledger to replay) and every
-        service over its graph."""
+              human_prompt: Callable[[dict[str, Any]], Any] | None = None,
+              concurrency: int = 1) -> Kernel:
+        """The run's context: its proposals (``recorded``: a ledger to replay; its calls,
+        up to ``concurrency`` at once) and every service over its graph."""
         config = config or SolveConfig()
+        calls = Calls(concurrency)
         store = run.store
         blobs = BlobStore.of_data_dir(data_dir)
         patterns = Patterns(store, Encoder(blobs.root.parent / "embeddings.sqlite"),
                             threshold=config.similarity_threshold)
         return cls(
             run=run, config=config, blobs=blobs, workspace_root=workspace_root,
-            proposals=Proposals(Ledger(run), proposer, recorded=recorded),
+            proposals=Proposals(Ledger(run), proposer, recorded=recorded, calls=calls),
+            calls=calls,
             tree=GoalTree(run, config.tau_local, config.tau_global),
             constraints=ConstraintEngine(store), budget=BudgetEnforcer(run),
             deps=Dependencies(store), attempts=Attempts(run), artifacts=Artifacts(run, blobs),

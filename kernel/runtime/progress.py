@@ -1,11 +1,14 @@
 """What a run is doing right now, told to whoever watches it (the CLI's live view).
 
 Progress is an observation, never an input: nothing here is stored or recorded, and no
-decision reads it. The kernel reports three kinds of moments: a start-up *phase* (before
+decision reads it. The kernel reports four kinds of moments: a start-up *phase* (before
 the first step, e.g. loading the proposer), a *step* beginning on a goal (its name and
-attempt), and a *call* going out (a model operation, or tests in the sandbox), which is
-where a step spends its time. A watcher is installed for a block of code with
-``watching``; with none, reporting costs a context-variable read.
+attempt), a *call* going out (a model operation, or tests in the sandbox), which is
+where a step spends its time, and that call *done* (with how long it took). With
+``--concurrency`` above 1 several goals' calls are out at once, and a call ends on the
+thread that ran it: a watcher must take events from any thread. A watcher is installed
+for a block of code with ``watching``; with none, reporting costs a context-variable
+read.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Literal
 
-Kind = Literal["phase", "step", "call"]
+Kind = Literal["phase", "step", "call", "done"]
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,7 @@ class Event:
     goal: str | None = None  # the goal's summary
     attempt: int | None = None  # for a step that makes an attempt (resolve, verify)
     at: float = field(default_factory=time.monotonic)
+    took: float | None = None  # a call done: its seconds
 
 
 Watcher = Callable[[Event], None]
@@ -39,11 +43,22 @@ CALLS = {"run_tests": "running the tests in the sandbox", "run_tool": "running a
 
 
 def report(kind: Kind, text: str, goal_id: str | None = None, goal: str | None = None,
-           attempt: int | None = None) -> None:
+           attempt: int | None = None, took: float | None = None) -> None:
     """Tell the watcher, if there is one."""
     watcher = _watcher.get()
     if watcher is not None:
-        watcher(Event(kind, text, goal_id, goal, attempt))
+        watcher(Event(kind, text, goal_id, goal, attempt, took=took))
+
+
+def current() -> Watcher | None:
+    """The watcher of this thread's block, to hand to a thread that reports for it."""
+    return _watcher.get()
+
+
+def tell(watcher: Watcher | None, event: Event) -> None:
+    """Report ``event`` to ``watcher`` (from any thread)."""
+    if watcher is not None:
+        watcher(event)
 
 
 @contextlib.contextmanager

@@ -23,13 +23,17 @@ from kernel.store.base import GraphStore
 def start(store: GraphStore, inputs: RunInputs, proposer: Proposer | None, data_dir: Path,
           workspace_root: Path, *, ulid: ULID | None = None,
           recorded: list[LedgerEntry] | None = None,
-          human_prompt: Callable[[dict[str, Any]], Any] | None = None) -> tuple[Kernel, str]:
+          human_prompt: Callable[[dict[str, Any]], Any] | None = None,
+          concurrency: int = 1) -> tuple[Kernel, str]:
     """Create the run (its inputs recorded on it), the root goal and its budget; a replay
-    passes the recorded run's ``ulid`` and ledger."""
+    passes the recorded run's ``ulid`` and ledger. ``concurrency`` is how many calls may
+    be in flight at once: it changes how long a run takes, never what it commits, so it
+    is not one of the run's inputs."""
     run = Run.start(store, inputs.goal[:80], inputs.record(), ulid=ulid,
                     proposed_by=provenance(proposer))
     kernel = Kernel.build(run, proposer, data_dir, workspace_root, inputs.solve,
-                          recorded=recorded, human_prompt=human_prompt)
+                          recorded=recorded, human_prompt=human_prompt,
+                          concurrency=concurrency)
     return kernel, finish_start(kernel, inputs)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kernel.core.goal_node import GoalNode
 from kernel.core.run import advance
@@ -29,6 +29,7 @@ from kernel.runtime.kernel import Kernel
 from kernel.solve import moves
 from kernel.solve.capability_requests import budget_gap
 from kernel.solve.causes import first_cause
+from kernel.solve.lookahead import look_ahead
 from kernel.solve.steps import take
 
 S = Status
@@ -52,6 +53,11 @@ class Outcome:
     steps: int
     stopped: str | None = None
     waiting_on: tuple[str, ...] = ()  # capability requests a human has yet to answer
+    # Calls started ahead of their turn (--concurrency), and those their turn did not
+    # use, with what the unused ones cost: money spent outside the run's budget.
+    calls_ahead: int = 0
+    calls_unused: int = 0
+    unused_cost_usd: float = 0.0
 
 
 def solve(k: Kernel, root_id: str, on_step: Callable[[str], None] | None = None, *,
@@ -67,11 +73,15 @@ def solve(k: Kernel, root_id: str, on_step: Callable[[str], None] | None = None,
         with k.store.read_cache():
             outcome = _drive(k, root_id, queue, on_step, stop_after_intake)
     except BaseException:
+        k.calls.close(wait_for_calls=False)
         with contextlib.suppress(KernelError):  # what went wrong is the error to show
             k.run.flush()
         raise
+    k.calls.close()
     k.run.flush()
-    return outcome
+    unused = k.calls.unused
+    return replace(outcome, calls_ahead=k.calls.asked_ahead, calls_unused=len(unused),
+                   unused_cost_usd=round(sum(u.cost_usd for u in unused), 6))
 
 
 def _drive(k: Kernel, root_id: str, queue: list[str], on_step: Callable[[str], None] | None,
@@ -83,6 +93,7 @@ def _drive(k: Kernel, root_id: str, queue: list[str], on_step: Callable[[str], N
                 continue
             return _capped(k, root_id, count)
         goal_id = queue[0]
+        look_ahead(k, queue, _step)
         k.run.begin_step(queue)
         try:
             queue = advance(queue[1:], _step(k, goal_id))
@@ -100,6 +111,7 @@ def _drive(k: Kernel, root_id: str, queue: list[str], on_step: Callable[[str], N
             k.run.end_step(queue)
             return _outcome(k, root_id, count, stopped=str(exc))
         k.run.end_step(queue)
+        k.calls.stepped(goal_id)
         count += 1
         if on_step is not None:
             on_step(goal_id)

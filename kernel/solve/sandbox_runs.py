@@ -3,23 +3,29 @@ per request, its report recorded in the ledger like any other proposal."""
 
 from __future__ import annotations
 
+from kernel.proposals import fingerprint
 from kernel.protocol import Estimate, Resolution, ResolveRequest
 from kernel.runtime.kernel import Kernel
 from resolvers.codex_tools import RESOLVER_ID as CODEX_ID
 from resolvers.codex_tools import CodexTools
+from resolvers.sandbox.runner import stop_all
 
 
 class SandboxProposer:
     """Runs commands for verification in a fresh sandbox workspace per request."""
 
     source = CODEX_ID
+    prefetchable = True  # a report depends on the commands and files it is given alone
+    runs_locally = True  # on this machine's cores
+
 
     def __init__(self, k: Kernel) -> None:
         self.k = k
 
-    def _tools(self, request: ResolveRequest) -> CodexTools:
+    def _tools(self, request: ResolveRequest, occurrence: int) -> CodexTools:
+        # named by the request, not by when it runs: it may run ahead of its turn
         name = f"{self.k.run.run_id.removeprefix('run:')}-{request.goal_id[-10:]}-" \
-               f"{self.k.run.proposals:05d}"
+               f"{fingerprint(request)[:12]}-{occurrence}"
         return CodexTools(self.k.workspace_root / name, self.k.policy,
                           deadline=self.k.started + self.k.config.max_wall_seconds)
 
@@ -28,4 +34,8 @@ class SandboxProposer:
         return Estimate(cost_usd=0.01 * commands, seconds=5.0 * commands)
 
     def propose(self, request: ResolveRequest, occurrence: int) -> Resolution:
-        return self._tools(request).resolve(request)
+        return self._tools(request, occurrence).resolve(request)
+
+    def interrupt(self) -> None:
+        """The run is stopping: end its sandboxes now (each cleans up after itself)."""
+        stop_all()

@@ -37,9 +37,10 @@ def resume(store: GraphStore, run_id: str, data_dir: Path,
            proposer: Proposer | None = None,
            on_step: Callable[[str], None] | None = None,
            human_prompt: Callable[[dict[str, Any]], Any] | None = None,
-           max_wall_seconds: float | None = None) -> Outcome:
+           max_wall_seconds: float | None = None, concurrency: int = 1) -> Outcome:
     """Continue a run where its committed state stands (recorded proposals first);
-    ``max_wall_seconds`` replaces the run's wall-time cap for this stretch."""
+    ``max_wall_seconds`` replaces the run's wall-time cap for this stretch, and up to
+    ``concurrency`` calls are in flight at once."""
     Run.load(store, run_id)  # an unknown run is named as such
     with Lease(store, run_id) as lease:
         run = Run.load(store, run_id)  # read again under the lease
@@ -53,7 +54,8 @@ def resume(store: GraphStore, run_id: str, data_dir: Path,
         if max_wall_seconds is not None:
             solve_config = replace(solve_config, max_wall_seconds=max_wall_seconds)
         kernel = Kernel.build(run, proposer or proposer_from(inputs), data_dir,
-                              workspaces, solve_config, human_prompt=human_prompt)
+                              workspaces, solve_config, human_prompt=human_prompt,
+                              concurrency=concurrency)
         root = finish_start(kernel, inputs)
         # `kernel intake` stops once the goal is confirmed, by whichever resume confirms it
         stop_after_intake = inputs.stop_after_intake and kernel.tree.get(root).intake != "done"
@@ -238,7 +240,7 @@ def start_and_solve(settings: KernelSettings, store: GraphStore, inputs: RunInpu
     """Start a run with ``inputs`` and drive it under its lease."""
     init_schema(store)
     kernel, root = start(store, inputs, proposer, settings.data_dir, default_workspace_root(),
-                         human_prompt=human_prompt)
+                         human_prompt=human_prompt, concurrency=settings.concurrency)
     with Lease(store, kernel.run.run_id) as lease:
         if on_start is not None:
             on_start(kernel, root)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernel.errors import LookaheadStop
 from kernel.store.queries import NamedQuery, QueryCatalog
 from kernel.store.read_cache import ReadCache
 from kernel.store.stats import StatementStats
@@ -43,6 +44,8 @@ class GraphStore(ABC):
 
     def __init__(self, catalog: QueryCatalog) -> None:
         self.catalog = catalog
+        # While a step is taken ahead of its turn, a write ends it (see LookaheadStop).
+        self.lookahead = False
         self.stats = StatementStats()
         self.reads = ReadCache(lambda name: self.catalog.get(name), self.stats,
                                lambda query, text, values: self._execute(query, text, values),
@@ -58,6 +61,8 @@ class GraphStore(ABC):
         """Run the named statement with its parameters; identifiers fill template slots.
         While a run holds ``read_cache``, the cache answers what it can."""
         query = self.catalog.get(name)
+        if self.lookahead and query.mode != "read":
+            raise LookaheadStop(name)
         values = dict(params or {})
         query.check_parameters(values)
         text = query.render(identifiers, values)

@@ -12,6 +12,7 @@ from kernel.protocol import (
     Resolution,
     ResolveRequest,
     ResolverError,
+    RetryClock,
     with_retries,
 )
 from resolvers.claude.adapter import ClaudeCode
@@ -22,12 +23,15 @@ class ClaudeProposer:
     the failed tries cost is added to the answer (or to the error that ends them)."""
 
     kind = "anthropic"
+    prefetchable = True  # an answer depends on its request alone: it may be asked ahead
 
     def __init__(self, claude: ClaudeCode, delays: Sequence[float] = BACKOFF_SECONDS) -> None:
         self.claude = claude
         self.source = claude.id
         self.model = str(getattr(claude, "model", claude.id))
         self.delays = delays
+        # One clock for the run's calls: a rate limit met by one pauses all of them.
+        self.clock = RetryClock()
 
     def estimate(self, request: ResolveRequest, occurrence: int) -> Estimate:
         return self.claude.estimate_cost_time(request)
@@ -44,6 +48,6 @@ class ClaudeProposer:
                 exc.cost_usd, exc.seconds = spent[0], spent[1]
                 raise
 
-        resolution = with_retries(once, self.delays)
+        resolution = with_retries(once, self.delays, clock=self.clock)
         return resolution.model_copy(update={"cost_usd": resolution.cost_usd + spent[0],
                                              "seconds": resolution.seconds + spent[1]})

@@ -38,6 +38,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -256,10 +257,14 @@ class Sandbox:
             os.close(notice)
             if report is not None:
                 report.close_write_end()  # only the supervisor in the sandbox holds it now
+        with _RUNNING_LOCK:
+            _RUNNING.add(proc)
         try:
             out, err, total, reason = _collect(proc, request, policy, start + decision.timeout,
                                                report)
         finally:  # whatever happens to the kernel meanwhile, the sandbox goes with it
+            with _RUNNING_LOCK:
+                _RUNNING.discard(proc)
             os.close(lifeline)  # the guardian sweeps everything the command started
             for stream in (proc.stdin, proc.stdout, proc.stderr):
                 if stream is not None:
@@ -541,6 +546,21 @@ def _rlimits(policy: Constitution, nproc_base: int) -> dict[str, list[int]]:
             "RLIMIT_NPROC": [nproc, nproc],
             "RLIMIT_FSIZE": [policy.max_file_bytes, policy.max_file_bytes],
             "RLIMIT_CORE": [0, 0]}
+
+
+# The sandboxes this process is running, on whichever thread: a run stopped by Ctrl-C
+# ends those its other threads started (``stop_all``), so they clean up before it exits.
+_RUNNING: set[subprocess.Popen[bytes]] = set()
+_RUNNING_LOCK = threading.Lock()
+
+
+def stop_all() -> None:
+    """End every sandbox this process is running; each run then returns as killed and
+    removes what it made, on its own thread."""
+    with _RUNNING_LOCK:
+        running = list(_RUNNING)
+    for proc in running:
+        _kill_group(proc)
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
