@@ -130,6 +130,9 @@ def load_script(path: Path) -> Script:
         raise ScriptError(f"{path}: a script is a YAML mapping with 'version: 1' and a "
                           "'proposals' list (docs/scripted-proposals.md); this file holds "
                           f"{'nothing' if data is None else type(data).__name__}")
+    surprise = yaml_surprise(data)
+    if surprise:
+        raise ScriptError(f"{path}: {surprise}")
     try:
         script = Script.model_validate(data)
     except ValidationError as exc:
@@ -141,6 +144,32 @@ def load_script(path: Path) -> Script:
     for operation, fallback in script.fallback.items():
         _check(path, f"fallback.{operation}", operation, fallback.output)
     return script
+
+
+def yaml_surprise(value: Any, where: str = "") -> str:
+    """What YAML read differently from what a person wrote, where a key says so: ``on:``,
+    ``yes:`` or ``no:`` read as a boolean, or a value in ``{...}`` cut at a comma (``title:
+    under $15,000`` becomes ``under $15`` and a key ``0``). Empty when nothing is."""
+    if isinstance(value, list):
+        return next((found for number, item in enumerate(value)
+                     if (found := yaml_surprise(item, f"{where}{number}."))), "")
+    if not isinstance(value, dict):
+        return ""
+    previous: tuple[Any, Any] | None = None
+    for key, item in value.items():
+        if isinstance(key, bool):
+            return (f"{where}{str(key).lower()}: YAML reads the key on, off, yes or no as "
+                    f"{str(key).lower()}; quote it ('on': [...])")
+        if not isinstance(key, str) and item is None and previous is not None \
+                and isinstance(previous[1], str):
+            return (f"{where}{previous[0]}: {previous[1]!r} is followed by a key {key!r} "
+                    "with no value: inside {...} a comma ends a value, so quote the whole "
+                    f"value ({previous[0]}: '{previous[1]},...')")
+        found = yaml_surprise(item, f"{where}{key}.")
+        if found:
+            return found
+        previous = (key, item)
+    return ""
 
 
 def _check(path: Path, where: str, operation: str, output: dict[str, Any]) -> None:

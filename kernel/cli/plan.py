@@ -22,6 +22,7 @@ from kernel.cli.common import (
     to_stdout,
     write_output,
 )
+from kernel.cli.progress import PROGRESS_HELP, check_mode, make_view, showing
 from kernel.errors import ConfigError
 from kernel.plan.examples import example_names
 
@@ -38,10 +39,12 @@ def plan_command(
     output: Annotated[Path | None, typer.Option(
         "--out", help="write the plan JSON here ('-' for standard output)")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the plan as JSON")] = False,
+    progress: Annotated[str, typer.Option(help=PROGRESS_HELP)] = "auto",
 ) -> None:
     """Plan GOAL against its constraints before anything runs (offline: --example NAME)."""
     amount(budget, "--budget")
     amount(time_limit, "--time")
+    check_mode(progress)
     if output is not None:
         output_file(output, "--out")  # before anything is paid for
     if goal is not None and not goal.strip():
@@ -66,7 +69,8 @@ def plan_command(
     from kernel.runtime.proposers import make_proposer
 
     chosen, recorded = make_proposer(proposer, script)
-    with store_of(ctx) as store:
+    with store_of(ctx) as store, showing(make_view(
+            progress, store, as_json or (output is not None and to_stdout(output)))):
         document = plan_goal(store, settings_of(ctx).data_dir, goal, chosen, recorded, budget,
                              time_limit, verifications)
     if output is not None:

@@ -174,7 +174,41 @@ def critical_path(doc: dict[str, Any]) -> list[Result]:
         results.append(Result("6.3", "the repaired plan's critical path is its longest",
                                all(r.passed for r in revised),
                                "; ".join(r.detail for r in revised if not r.passed)))
-    return results
+    return [*results, _row_paths(doc)]
+
+
+def _row_paths(doc: dict[str, Any]) -> Result:
+    """Every rollup row's critical path (the plan's, the repair's, the closest one's) is a
+    longest mid chain of its time constraint, the one the critical-path section shows
+    for that constraint; a sum or projection row has none."""
+    by_id = {c["id"]: c for c in doc["constraints"]}
+    repair = doc.get("repair") or {}
+    closest = ((doc.get("refusal") or {}).get("closest") or {})
+    tables = [("rollup", doc["rollup"], doc["tasks"], doc.get("critical_path"))]
+    if repair.get("rollup"):
+        tables.append(("repair rollup", repair["rollup"], repair.get("tasks") or [],
+                       repair.get("critical_path")))
+    if closest.get("rollup"):
+        tables.append(("closest rollup", closest["rollup"], [], None))
+    wrong = []
+    for where, rows, tasks, section in tables:
+        for row in rows:
+            c = by_id.get(row["constraint_id"])
+            chain = list(row.get("critical_path") or [])
+            if c is None or c.get("aggregation") != "critical_path":
+                wrong += [f"{where} {row['constraint_id']}: a path, but not a time rollup"] \
+                    if chain else []
+                continue
+            if section and section.get("constraint_id") == c["id"] and \
+                    chain != list(section.get("tasks") or []):
+                wrong.append(f"{where} {c['id']}: {chain} is not the critical path's "
+                             f"{section.get('tasks')}")
+            elif tasks and not _path_is_longest({"tasks": chain, "totals": row["totals"],
+                                                 "metric": c["metric"],
+                                                 "constraint_id": c["id"]}, c, tasks)[1]:
+                wrong.append(f"{where} {c['id']}: {chain} is not a longest chain")
+    return Result("6.4", "each time rollup row's path is the critical path", not wrong,
+                  "; ".join(wrong))
 
 
 def _path_is_longest(path: dict[str, Any], constraint: dict[str, Any],

@@ -21,6 +21,7 @@ from kernel.plan.recompute import (
     triggers,
     u,
     walls,
+    zero_time_build,
 )
 from kernel.plan.verdict import Result
 
@@ -33,8 +34,7 @@ def _surveys_of(doc: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _clusters(doc: dict[str, Any], tasks: list[dict[str, Any]],
               rolled: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    critical = list((doc.get("critical_path") or {}).get("tasks") or [])
-    return walls(doc["constraints"], tasks, rolled, critical)
+    return walls(doc["constraints"], tasks, rolled)
 
 
 def surveys(doc: dict[str, Any]) -> list[Result]:
@@ -71,7 +71,23 @@ def _wrong_walls(doc: dict[str, Any], clusters: dict[str, list[str]]) -> list[st
     wrong = [f"{cid}: {reported.get(cid)} != {cluster}" for cid, cluster in clusters.items()
              if reported.get(cid) != cluster]
     return wrong + [f"{cid}: a wall, but it is not UNSAT" for cid in reported
-                    if cid not in clusters]
+                    if cid not in clusters] + _wrong_excess(doc)
+
+
+def _wrong_excess(doc: dict[str, Any]) -> list[str]:
+    """A wall's excess is its constraint's mid total less its limit."""
+    by_id = {c["id"]: c for c in doc["constraints"]}
+    rolled = rollup(doc["constraints"], doc["tasks"])
+    wrong = []
+    for w in doc.get("walls") or []:
+        c, r = by_id.get(w["constraint_id"]), rolled.get(w["constraint_id"])
+        if c is None or r is None or w.get("excess") is None:
+            continue
+        excess = u(r["totals"]["mid"]) - u(c["limit"])
+        if u(w["excess"]) != excess:
+            wrong.append(f"{w['constraint_id']}: excess {w['excess']:g}, recomputed "
+                         f"{excess / 1000:g}")
+    return wrong
 
 
 def _not_cheaper(doc: dict[str, Any], given: list[dict[str, Any]],
@@ -104,9 +120,46 @@ def repair(doc: dict[str, Any]) -> list[Result]:
     given = _surveys_of(doc)
     count = combination_count(given)
     found = list(combinations(constraints, tasks, given)) if count <= ENUMERATION_LIMIT else None
+    coverage = [_coverage(doc, count), _one_outcome(doc)]
     if not fixed or not fixed.get("feasible"):
-        return _refusal(doc, found, count)
-    return _feasible(doc, fixed, before, found, count)
+        return [*_refusal(doc, found, count), *coverage]
+    return [*_feasible(doc, fixed, before, found, count), *coverage]
+
+
+def _coverage(doc: dict[str, Any], count: int) -> Result:
+    """What the search says it covered: all the combinations there are, or as many as
+    MAX_COMBINATIONS allows, and then the flag that says it stopped."""
+    from kernel.plan.feasibility import MAX_COMBINATIONS
+
+    said = [(where, part) for where, part in (("repair", doc.get("repair")),
+                                              ("refusal", doc.get("refusal"))) if part]
+    searched = min(count, MAX_COMBINATIONS)
+    wrong = [f"{where}: {part.get('searched')} of {part.get('combinations')}, recomputed "
+             f"{searched} of {count}" for where, part in said
+             if part.get("combinations") != count or part.get("searched") != searched]
+    flagged = any("repair search stopped after" in str(f) for f in doc.get("flags") or [])
+    if said and (searched < count) != flagged:
+        wrong.append("cut short, but not flagged" if not flagged else
+                     "flagged as cut short, but every combination was searched")
+    return Result("5.9", "the search covered what it says, and says when it stopped short",
+                  not wrong, "; ".join(wrong) or f"{searched:,} of {count:,}")
+
+
+def _one_outcome(doc: dict[str, Any]) -> Result:
+    """A plan is repaired or refused, never both: a refusal beside a feasible repair
+    flips a report's headline while each part looks fine alone."""
+    fixed, refusal = doc.get("repair"), doc.get("refusal")
+    feasible = bool(fixed and fixed.get("feasible"))
+    problems = []
+    if feasible and refusal:
+        problems.append("a refusal beside a feasible repair")
+    if fixed and not feasible and not refusal:
+        problems.append("an infeasible repair without its refusal")
+    if refusal and refusal.get("reason") != "NO_FEASIBLE_REPAIR":
+        problems.append(f"a refusal for {refusal.get('reason')!r}, not NO_FEASIBLE_REPAIR")
+    return Result("5.10", "repaired or refused, never both", not problems,
+                  "; ".join(problems) or ("refused" if refusal else "repaired" if fixed
+                                          else "nothing to repair"))
 
 
 def _feasible(doc: dict[str, Any], fixed: dict[str, Any], before: dict[str, dict[str, Any]],
@@ -150,9 +203,7 @@ def _picks(doc: dict[str, Any], fixed: dict[str, Any]) -> tuple[list[str], dict[
 
 def _implausible(tasks: list[dict[str, Any]]) -> list[str]:
     bad = [f"{t['id']}.{m}" for t in tasks for m, r in t["estimates"].items() if not range_ok(r)]
-    return bad + [f"{t['id']}: a zero-time build" for t in tasks if t.get("type") == "build"
-                  and any(m in ("hours", "time_hours", "days") and float(r["mid"]) == 0
-                          for m, r in t["estimates"].items())]
+    return bad + [f"{t['id']}: a zero-time build" for t in tasks if zero_time_build(t)]
 
 
 def _revised_wrong(fixed: dict[str, Any], after: dict[str, dict[str, Any]], constraints: list[dict[str, Any]],

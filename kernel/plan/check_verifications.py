@@ -16,9 +16,24 @@ from kernel.plan.verdict import Result
 
 
 def _find(items: list[dict[str, Any]], needle: str, key: str = "title") -> list[dict[str, Any]]:
+    """The items whose id is ``needle``; with none, those whose title contains it."""
     needle = needle.lower()
-    return [i for i in items if i.get("id", "").lower() == needle
-            or needle in str(i.get(key, "")).lower()]
+    exact = [i for i in items if str(i.get("id", "")).lower() == needle]
+    return exact or [i for i in items if needle in str(i.get(key, "")).lower()]
+
+
+def verification_problem(check: dict[str, Any], constraints: list[dict[str, Any]]) -> str:
+    """Why ``check`` cannot hold on any plan of ``constraints`` (the script's own), said
+    before anything is planned; empty when it can."""
+    if check.get("check") != "approach_split" or not constraints:
+        return ""
+    found = _find(constraints, str(check.get("constraint", "")))
+    kinds = sorted({str(c.get("aggregation")) for c in found})
+    if found and kinds != ["sum"]:
+        return (f"approach_split compares each approach's total of a summed constraint, but "
+                f"{check.get('constraint')!r} is rolled up as {' and '.join(kinds)}; name a "
+                "sum constraint (a cost), or check a projection with 'status'")
+    return ""
 
 
 def verification(doc: dict[str, Any], index: int, v: Any) -> Result:

@@ -10,12 +10,13 @@ A plan's own verification list (a shipped example's, or a user script's) is chec
 
 from __future__ import annotations
 
-import json
+import math
 from collections.abc import Callable
 from typing import Any
 
 from kernel.plan.check_numbers import arithmetic, critical_path, decomposition
 from kernel.plan.check_repair import repair, surveys
+from kernel.plan.check_strict import StrictText, strict
 from kernel.plan.check_verifications import verification
 from kernel.plan.digest import SCHEMA, inputs_digest
 from kernel.plan.recompute import expected_status, measurable
@@ -28,25 +29,30 @@ Section = Callable[[dict[str, Any]], list[Result]]
 
 
 def check_text(text: str) -> list[Result]:
-    """Judge a file's text: one that is not JSON, or not an object, fails assertion 0."""
+    """Judge a file's text: one that is not JSON, or not an object, fails assertion 0; a
+    repeated key or a number that is not finite fails 0.5."""
+    reading = StrictText()
     try:
-        doc = json.loads(text)
+        doc = reading.load(text)
     except ValueError as exc:
         return [Result("0", "document structure", False,
                        f"not JSON (truncated or damaged?): {exc}")]
     if not isinstance(doc, dict):
         return [Result("0", "document structure", False,
                        f"a plan document is a JSON object, not {type(doc).__name__}")]
-    return check_plan(doc)
+    return check_plan(doc, reading.problems)
 
 
-def check_plan(doc: dict[str, Any]) -> list[Result]:
+def check_plan(doc: dict[str, Any], read: list[str] | None = None) -> list[Result]:
+    """Every assertion on ``doc`` (``read``: what reading its file found, see
+    ``check_strict.StrictText``)."""
     problem = _shape(doc)
     if problem:
         return [Result("0", "document structure", False, problem)]
     results = [Result("0", "document structure", True,
                       f"{len(doc['tasks'])} tasks, {len(doc['constraints'])} constraints")]
     results += _guarded("0", _identity, doc)
+    results += strict(doc, read or [])
     results += _guarded("1", _completeness, doc)
     dag = _guarded("2", decomposition, doc)
     results += dag
@@ -65,7 +71,7 @@ def _guarded(prefix: str, section: Section, doc: dict[str, Any]) -> list[Result]
     """A section that meets a malformed part of the document fails, naming it."""
     try:
         return section(doc)
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
         return [Result(prefix, f"section {prefix} is well-formed", False,
                        f"malformed: {type(exc).__name__}: {exc}")]
 
@@ -110,7 +116,8 @@ def _rollup_shape(r: Any) -> str:
 
 
 def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    return isinstance(value, int | float) and not isinstance(value, bool) and \
+        math.isfinite(value)
 
 
 def _duplicates(ids: list[Any]) -> list[str]:

@@ -61,13 +61,15 @@ def compose(goal: str, run_id: str, extracted: ExtractedConstraints, dag: TaskDa
             "constraints": fixed.blocking, "closest": fixed.closest,
             "searched": fixed.searched, "combinations": fixed.combinations,
             "to_proceed": [remedy(RefusalReason.NO_FEASIBLE_REPAIR, run_id,
-                                  **refusal_facts(fixed))]})})
+                                  **refusal_facts(fixed, walls, surveys))]})})
     return document, fixed
 
 
-def refusal_facts(fixed: f.Repair) -> dict[str, Any]:
+def refusal_facts(fixed: f.Repair, walls: list[dict[str, Any]],
+                  surveys: list[TaskSurvey]) -> dict[str, Any]:
     """The words of a NO_FEASIBLE_REPAIR refusal: the conflict, what each of its members
-    reaches at best while the others are met, and whether the search was cut short."""
+    reaches at best while the others are met, whether the search was cut short, and the
+    tasks of the conflict's walls to survey (or, all surveyed, to find other ways for)."""
     names = [f"'{b['constraint_id']}'" for b in fixed.blocking]
     what = f"constraint {names[0]}" if len(names) == 1 else \
         f"constraints {', '.join(names[:-1])} and {names[-1]} together"
@@ -78,7 +80,23 @@ def refusal_facts(fixed: f.Repair) -> dict[str, Any]:
         f" (the search stopped after {fixed.searched:,} of {fixed.combinations:,} "
         "combinations, so one beyond them may work)")
     return {"what": what, "reached": lead + "; ".join(reached), "searched": searched,
-            "which": "it" if len(names) == 1 else "one of them"}
+            "which": "it" if len(names) == 1 else "one of them",
+            "more": _more_approaches(fixed.conflict, walls, surveys)}
+
+
+def _more_approaches(conflict: list[str], walls: list[dict[str, Any]],
+                     surveys: list[TaskSurvey]) -> str:
+    """Which tasks more approaches would help: the conflict's wall tasks no survey
+    covered, named first."""
+    in_walls = [t for w in walls if w["constraint_id"] in conflict for t in w["cluster"]]
+    in_walls = list(dict.fromkeys(in_walls))
+    surveyed = {s.task_id for s in surveys if s.approaches}
+    missing = [t for t in in_walls if t not in surveyed]
+    if missing:
+        return f"survey the wall's tasks not surveyed yet: {', '.join(missing)}"
+    if in_walls:
+        return f"add other approaches for the tasks in its walls: {', '.join(in_walls)}"
+    return "add approaches for the tasks that carry it"
 
 
 def _repair_flags(fixed: f.Repair | None, flags: list[str]) -> None:

@@ -26,7 +26,10 @@ Estimates = dict[Literal["low", "mid", "high"], Number]
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+Op = Literal["<=", "<", ">=", ">"]
 
 
 class CheckedClaim(_Section):
@@ -44,8 +47,8 @@ class RollupRow(_Section):
 
     constraint_id: str
     metric: str
-    aggregation: str
-    op: str
+    aggregation: Literal["sum", "critical_path", "projection"]
+    op: Op
     limit: Number
     totals: Estimates
     status: Literal["SAT", "TIGHT", "UNSAT"]
@@ -100,7 +103,7 @@ class SideEffect(_Section):
     before: str
     after: str
     totals: Estimates
-    op: str
+    op: Op
     limit: Number
 
 
@@ -122,7 +125,7 @@ class Blocking(_Section):
     others are met."""
 
     constraint_id: str
-    op: str
+    op: Op
     limit: Number
     best_mid: Number
     before_mid: Number

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -142,8 +143,11 @@ def waterfall(tasks: Sequence[PlanTask], metric: str, limit: float) -> list[dict
 
 
 def walls(rollups: Sequence[Rollup], tasks: Sequence[PlanTask]) -> list[dict[str, Any]]:
-    """For each UNSAT constraint, the tasks pushing it there, largest contribution first,
-    and the smallest set of them whose removal would bring the mid estimate back."""
+    """For each UNSAT constraint, the tasks pushing it there (largest contribution first)
+    and its wall: a smallest set of them whose removal brings the mid estimate within the
+    limit (docs/planning.md, "Walls"). For a sum that is its largest contributors; for a
+    critical path broken on parallel branches it holds a task of each branch, since
+    removing one branch's task leaves the other over the limit."""
     by_id = {t.id: t for t in tasks}
     result: list[dict[str, Any]] = []
     for r in rollups:
@@ -152,23 +156,80 @@ def walls(rollups: Sequence[Rollup], tasks: Sequence[PlanTask]) -> list[dict[str
                 result.append({"constraint_id": r.constraint_id, "tasks": [], "cluster": [],
                                "note": "a projected property of the result, not a task sum"})
             continue
-        members = r.path if r.aggregation == "critical_path" else [t.id for t in tasks]
+        members = [t.id for t in tasks]
+        if r.aggregation == "critical_path":
+            members = over_the_limit(tasks, r) if r.op in ("<=", "<") else r.path
         contributions = sorted(((units(estimate(by_id[m], r.metric, "mid")), m)
                                 for m in members), key=lambda x: (-x[0], x[1]))
         contributions = [(c, m) for c, m in contributions if c > 0]
-        excess = units(r.totals["mid"]) - units(r.limit)
-        cluster: list[str] = []
-        removed = 0
-        for amount, task_id in contributions:
-            if meets(plain(units(r.totals["mid"]) - removed), r.op, r.limit):
-                break
-            cluster.append(task_id)
-            removed += amount
         result.append({"constraint_id": r.constraint_id,
                        "tasks": [{"task_id": m, "contribution": plain(c)}
                                  for c, m in contributions],
-                       "cluster": cluster, "excess": plain(excess)})
+                       "cluster": wall(tasks, r, [m for _, m in contributions]),
+                       "excess": plain(units(r.totals["mid"]) - units(r.limit))})
     return result
+
+
+MAX_WALL_CHECKS = 20_000  # sets tried before the wall is built greedily instead
+
+
+def wall(tasks: Sequence[PlanTask], r: Rollup, candidates: list[str]) -> list[str]:
+    """The first set, by size and then in ``candidates``' order (largest contribution
+    first), whose tasks at zero bring ``r``'s mid within its limit; none frees a lower
+    limit (removing work never raises a total), so then every candidate is listed."""
+    def frees(removed: frozenset[str]) -> bool:
+        return meets(plain(_mid_without(tasks, r, removed)), r.op, r.limit)
+
+    if r.op in (">=", ">"):
+        return list(candidates)
+    checks = 0
+    for size in range(1, len(candidates) + 1):
+        for chosen in itertools.combinations(candidates, size):
+            checks += 1
+            if checks > MAX_WALL_CHECKS:
+                return _greedy_wall(candidates, frees)
+            if frees(frozenset(chosen)):
+                return list(chosen)
+    return list(candidates)
+
+
+def _greedy_wall(candidates: list[str], frees: Callable[[frozenset[str]], bool]) -> list[str]:
+    """Too many sets to try: the largest contributors, one at a time, until freed."""
+    chosen: list[str] = []
+    for task_id in candidates:
+        chosen.append(task_id)
+        if frees(frozenset(chosen)):
+            break
+    return chosen
+
+
+def _mid_without(tasks: Sequence[PlanTask], r: Rollup, removed: frozenset[str]) -> int:
+    """``r``'s mid total, in thousandths, with the ``removed`` tasks at zero."""
+    if r.aggregation == "sum":
+        return sum(units(estimate(t, r.metric, "mid")) for t in tasks if t.id not in removed)
+    nodes = [DagNode(n.id, n.seq, n.depends_on, 0 if n.id in removed else n.duration)
+             for n in dag_nodes(tasks, r.metric, "mid")]
+    return critical_path(nodes)[1]
+
+
+def over_the_limit(tasks: Sequence[PlanTask], r: Rollup) -> list[str]:
+    """The tasks on some dependency chain whose mid length misses ``r``'s limit."""
+    nodes = {n.id: n for n in dag_nodes(tasks, r.metric, "mid")}
+    ordered = topological_order(nodes.values())
+    into: dict[str, int] = {}
+    for node_id in ordered:
+        into[node_id] = nodes[node_id].duration + max(
+            (into[d] for d in nodes[node_id].depends_on), default=0)
+    out_of: dict[str, int] = {}
+    after: dict[str, list[str]] = {n: [] for n in nodes}
+    for n in nodes.values():
+        for d in n.depends_on:
+            after[d].append(n.id)
+    for node_id in reversed(ordered):
+        out_of[node_id] = nodes[node_id].duration + max(
+            (out_of[a] for a in after[node_id]), default=0)
+    return [t.id for t in tasks if not meets(
+        plain(into[t.id] + out_of[t.id] - nodes[t.id].duration), r.op, r.limit)]
 
 
 def survey_triggers(tasks: Sequence[PlanTask], wall_list: Sequence[dict[str, Any]]) -> dict[str, list[str]]:
@@ -272,12 +333,33 @@ def _cost_metrics(constraints: Sequence[PlanConstraint]) -> list[str]:
     return sorted({m for m in summed if m.startswith("cost")}) or sorted(summed)
 
 
+TIME_WORDS = frozenset({"time", "duration", "second", "minute", "hour", "day", "week",
+                        "month", "year"})
+
+
+def is_time_metric(metric: str) -> bool:
+    """A metric measured in time: a word of its name is a unit of time (``hours``,
+    ``time_weeks``, ``duration_days``), singular or plural."""
+    words = [w.removesuffix("s") for w in re.split(r"[^a-z]+", metric.lower()) if w]
+    return any(w in TIME_WORDS for w in words)
+
+
+def zero_time_builds(tasks: Sequence[PlanTask]) -> list[str]:
+    """Build tasks that would take no time at all, in any unit: no approach builds
+    something in zero hours, days or weeks, so a repair may not choose one."""
+    return [t.id for t in tasks if t.type == "build" and any(
+        is_time_metric(m) and r.mid == 0 for m, r in t.estimates.items())]
+
+
 def _try(constraints: Sequence[PlanConstraint], tasks: Sequence[PlanTask],
          combo: tuple[Approach | None, ...], chosen: dict[str, Approach | None],
          cost_metrics: list[str], search: _Search) -> None:
-    """Roll up one combination of approaches and keep what the search needs of it."""
+    """Roll up one combination of approaches and keep what the search needs of it (a
+    combination that makes a build take no time is searched, and never kept)."""
     search.searched += 1
     revised = apply(tasks, chosen)
+    if zero_time_builds(revised) and any(a is not None for a in combo):
+        return
     projections = {cid: p for a in combo if a is not None for cid, p in a.projections.items()}
     rolled = rollup(constraints, revised, projections)
     unmet = frozenset(r.constraint_id for r in rolled if r.status == "UNSAT")

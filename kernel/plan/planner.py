@@ -63,7 +63,8 @@ def make_plan(k: Kernel, root_id: str, verifications: list[dict[str, Any]] | Non
     if fixed is not None and not fixed.feasible:
         refuse(k.ledger, root_id, RefusalReason.NO_FEASIBLE_REPAIR,
                f"no choice of surveyed approaches meets {', '.join(fixed.conflict)} together",
-               conflict=fixed.conflict, **refusal_facts(fixed))
+               conflict=fixed.conflict, **refusal_facts(
+                   fixed, [w.model_dump() for w in document.walls], document.survey.surveys))
     return _store(k, goal, document)
 
 

@@ -10,6 +10,7 @@ status rule, the waterfall in dependency order, walls, survey triggers, the repa
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +18,20 @@ from typing import Any
 SCALE = 1000
 WHICH = ("low", "mid", "high")
 LOW_CONFIDENCE = 0.3
+
+
+TIME_UNITS = ("time", "duration", "second", "minute", "hour", "day", "week", "month", "year")
+
+
+def time_metric(metric: str) -> bool:
+    """Whether a metric counts time: one of the words of its name is a unit of time."""
+    return any(word.rstrip("s") in TIME_UNITS
+               for word in re.findall(r"[a-z]+", metric.lower()))
+
+
+def zero_time_build(task: dict[str, Any]) -> bool:
+    return task.get("type") == "build" and any(
+        time_metric(m) and float(r["mid"]) == 0 for m, r in task["estimates"].items())
 
 
 def u(value: Any) -> int:
@@ -101,27 +116,95 @@ def cost_metrics(constraints: list[dict[str, Any]]) -> list[str]:
     return sorted(m for m in summed if str(m).startswith("cost")) or sorted(summed)
 
 
-def walls(constraints: list[dict[str, Any]], tasks: list[dict[str, Any]], rolled: dict[str, dict[str, Any]],
-          critical: list[str]) -> dict[str, list[str]]:
-    """Per UNSAT task-based constraint, the largest contributors whose removal would bring
-    the mid estimate within the limit (``critical``: the time constraint's members)."""
+MAX_WALL_SETS = 20_000  # sets tried before the wall is taken greedily (as the planner does)
+
+
+def walls(constraints: list[dict[str, Any]], tasks: list[dict[str, Any]],
+          rolled: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
+    """Per UNSAT task-based constraint, its wall: the first set, by size and then by
+    contribution (largest first, ties by id), whose tasks at zero bring the mid estimate
+    within the limit. Candidates: every contributing task of a sum; of a critical path
+    (upper limit), every task on a chain over the limit, so that parallel branches each
+    give one; a lower limit cannot be freed by removing work (all of them)."""
     found = {}
     for c in constraints:
         r = rolled.get(c["id"])
         if r is None or r["status"] != "UNSAT" or c["aggregation"] == "projection":
             continue
+        metric, op, limit = c["metric"], c["op"], float(c["limit"])
+        upper = op in ("<=", "<")
+        if c["aggregation"] == "sum":
+            members = [t["id"] for t in tasks]
+        elif upper:
+            members = _over(tasks, metric, op, limit)
+        else:
+            members = _mid_chain(tasks, metric)
         by_id = {t["id"]: t for t in tasks}
-        members = critical if c["aggregation"] == "critical_path" else list(by_id)
-        parts = sorted(((u(est(by_id[m], c["metric"], "mid")), m) for m in members
-                        if m in by_id), key=lambda x: (-x[0], x[1]))
-        mid, removed, cluster = u(r["totals"]["mid"]), 0, []
-        for amount, task_id in parts:
-            if amount <= 0 or meets((mid - removed) / SCALE, c["op"], float(c["limit"])):
-                break
-            cluster.append(task_id)
-            removed += amount
-        found[c["id"]] = cluster
+        parts = [m for _, m in sorted(((u(est(by_id[m], metric, "mid")), m) for m in members),
+                                      key=lambda x: (-x[0], x[1])) if _ > 0]
+        found[c["id"]] = _smallest_freeing(tasks, c, parts) if upper else parts
     return found
+
+
+def _without(tasks: list[dict[str, Any]], removed: set[str], metric: str) -> list[dict[str, Any]]:
+    return [{**t, "estimates": {**t["estimates"], metric: {w: 0 for w in WHICH}}}
+            if t["id"] in removed else t for t in tasks]
+
+
+def _mid_of(tasks: list[dict[str, Any]], c: dict[str, Any]) -> int:
+    if c["aggregation"] == "sum":
+        return sum(u(est(t, c["metric"], "mid")) for t in tasks)
+    return longest(tasks, c["metric"], "mid")
+
+
+def _smallest_freeing(tasks: list[dict[str, Any]], c: dict[str, Any], parts: list[str]) -> list[str]:
+    def frees(chosen: tuple[str, ...]) -> bool:
+        mid = _mid_of(_without(tasks, set(chosen), c["metric"]), c)
+        return meets(mid / SCALE, c["op"], float(c["limit"]))
+
+    tried = 0
+    for size in range(1, len(parts) + 1):
+        for chosen in itertools.combinations(parts, size):
+            tried += 1
+            if tried > MAX_WALL_SETS:
+                greedy: list[str] = []
+                for task_id in parts:
+                    greedy.append(task_id)
+                    if frees(tuple(greedy)):
+                        break
+                return greedy
+            if frees(chosen):
+                return list(chosen)
+    return parts
+
+
+def _over(tasks: list[dict[str, Any]], metric: str, op: str, limit: float) -> list[str]:
+    """Tasks on a chain whose mid length misses the limit: the longest chain through a
+    task is the longest ending at it plus the longest starting at it, less itself."""
+    ids = order(tasks)
+    by_id = {t["id"]: t for t in tasks}
+    own = {i: u(est(by_id[i], metric, "mid")) for i in ids}
+    ending: dict[str, int] = {}
+    for i in ids:
+        ending[i] = own[i] + max((ending[d] for d in by_id[i]["depends_on"]), default=0)
+    starting: dict[str, int] = {}
+    for i in reversed(ids):
+        starting[i] = own[i] + max((starting[t["id"]] for t in tasks if i in t["depends_on"]),
+                                   default=0)
+    return [t["id"] for t in tasks
+            if not meets((ending[t["id"]] + starting[t["id"]] - own[t["id"]]) / SCALE, op, limit)]
+
+
+def _mid_chain(tasks: list[dict[str, Any]], metric: str) -> list[str]:
+    """The tasks of a longest mid chain."""
+    ids = order(tasks)
+    by_id = {t["id"]: t for t in tasks}
+    best: dict[str, tuple[int, list[str]]] = {}
+    for i in ids:
+        before = max((best[d] for d in by_id[i]["depends_on"]), default=(0, []),
+                     key=lambda b: b[0])
+        best[i] = (before[0] + u(est(by_id[i], metric, "mid")), [*before[1], i])
+    return max(best.values(), default=(0, []), key=lambda b: b[0])[1]
 
 
 def triggers(tasks: list[dict[str, Any]], clusters: dict[str, list[str]]) -> set[str]:
@@ -156,6 +239,8 @@ def combinations(constraints: list[dict[str, Any]], tasks: list[dict[str, Any]],
     for combo in itertools.product(*[[None, *s["approaches"]] for s in ordered]):
         chosen = {s["task_id"]: a for s, a in zip(ordered, combo, strict=True)}
         revised = applied(tasks, chosen)
+        if any(a for a in combo) and any(zero_time_build(t) for t in revised):
+            continue  # no repair may make a build take no time
         projections = {cid: p for a in combo if a for cid, p in
                        (a.get("projections") or {}).items()}
         rolled = rollup(constraints, revised, projections)

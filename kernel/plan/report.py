@@ -11,7 +11,7 @@ from html import escape
 from typing import Any
 
 from kernel.plan.report_chart import waterfall_svg
-from kernel.plan.report_dag import dag_svg, duration
+from kernel.plan.report_dag import dag_svg, duration, quantity
 from kernel.plan.report_sections import (
     chosen_list,
     constraints_table,
@@ -52,6 +52,7 @@ svg text { font: 13px system-ui, sans-serif; fill: #1d2330; }
 .limit { stroke: #c0392b; stroke-dasharray: 6 4; stroke-width: 2; }
 .limit-label { fill: #c0392b; font-weight: 600; } .chart-title { font-weight: 600; }
 .tick, .value { font-size: 12px; } .nowrap { white-space: nowrap; } figure { margin: .5rem 0; }
+.value, .limit-label { paint-order: stroke; stroke: #fff; stroke-width: 3px; }
 """
 
 
@@ -101,13 +102,24 @@ def render_html(doc: Doc) -> str:
 
 
 def _verdict(doc: Doc) -> str:
+    """The headline, from the statuses the plan ends with (after its repair, if any)."""
     if doc.get("refusal"):
         return "Refused: no surveyed choice of approaches meets every constraint."
-    if (doc.get("repair") or {}).get("feasible"):
-        return "Feasible after repair: the chosen approaches bring every constraint to SAT."
-    statuses = {r["status"] for r in doc.get("rollup", [])}
-    return "Feasible as planned" + (", with constraints at TIGHT." if "TIGHT" in statuses
-                                    else ".")
+    repair = doc.get("repair") or {}
+    repaired = bool(repair.get("feasible"))
+    final = repair.get("rollup", []) if repaired else doc.get("rollup", [])
+    lead = "Feasible after repair" if repaired else "Feasible as planned"
+    tight = [r["constraint_id"] for r in final if r["status"] == "TIGHT"]
+    if not final:
+        return f"{lead}: no constraint is measured."
+    if not tight:
+        return f"{lead}: every measured constraint is SAT, even at its pessimistic estimate."
+    if len(tight) == len(final):
+        which = "every measured constraint is TIGHT"
+    else:
+        which = f"{', '.join(tight)} {'is' if len(tight) == 1 else 'are'} TIGHT"
+    return (f"{lead}, but {which}: the mid estimates meet the limits, the pessimistic ones "
+            "do not.")
 
 
 def _time_unit(doc: Doc) -> tuple[str | None, str]:
@@ -132,7 +144,7 @@ def _wall_tasks(doc: Doc) -> dict[str, list[str]]:
 def _path_note(path: Mapping[str, Any] | None, unit: str) -> str:
     if not path:
         return " (no time constraint)"
-    return f" ({path['totals']['mid']:g} {unit} at the mid estimate)"
+    return f" ({quantity(path['totals']['mid'], unit)} at the mid estimate)"
 
 
 def _critical_path(path: Mapping[str, Any] | None, doc: Doc, metric: str | None, unit: str,
@@ -144,7 +156,7 @@ def _critical_path(path: Mapping[str, Any] | None, doc: Doc, metric: str | None,
     totals = path["totals"]
     items = "".join(f"<li>{named(t, names)}: {escape(duration(tasks[t], metric, unit))}</li>"
                     for t in path["tasks"] if t in tasks)
-    return (f"<h3>{escape(heading)}: {totals['mid']:g} {escape(unit)} "
+    return (f"<h3>{escape(heading)}: {escape(quantity(totals['mid'], unit))} "
             f"(low {totals['low']:g}, high {totals['high']:g})</h3><ol>{items}</ol>")
 
 

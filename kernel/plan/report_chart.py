@@ -22,6 +22,17 @@ def nice_ticks(top: float, count: int = 5) -> list[float]:
     return [i * step for i in range(math.ceil(top / step - 1e-9) + 1)]
 
 
+LABEL_H = 12  # a value label's height above its baseline
+
+
+def _clear_of(baseline: float, line: float) -> float:
+    """A label's baseline moved off the limit line it would sit on: above the line when
+    the line would strike through it, keeping it next to its bar."""
+    if baseline - LABEL_H - 2 < line < baseline + 3:
+        return line - 4
+    return baseline
+
+
 def waterfall_svg(waterfall: Mapping[str, Any] | None, unit: str,
                   titles: Mapping[str, str], caption: str) -> str:
     if not waterfall or not waterfall.get("rows"):
@@ -59,7 +70,8 @@ def waterfall_svg(waterfall: Mapping[str, Any] | None, unit: str,
                      f"height='{max(bottom - top, 1):.1f}'><title>{name}: +"
                      f"{cumulative - previous:g}, total {cumulative:g}</title></rect>")
         if len(rows) <= 16:
-            parts.append(f"<text class='value' x='{x + bar_w / 2:.1f}' y='{top - 4:.1f}' "
+            parts.append(f"<text class='value' x='{x + bar_w / 2:.1f}' "
+                         f"y='{_clear_of(top - 4, y(limit)):.1f}' "
                          f"text-anchor='middle'>{cumulative:g}</text>")
         label_x, label_y = x + bar_w / 2, TOP + PLOT_H + 14
         parts.append(f"<text class='tick' x='{label_x:.1f}' y='{label_y}' text-anchor='end' "

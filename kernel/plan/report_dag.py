@@ -33,12 +33,25 @@ def layers(tasks: Sequence[Task]) -> dict[str, int]:
     return depth
 
 
+SINGULAR = {"seconds": "second", "minutes": "minute", "hours": "hour", "days": "day",
+            "weeks": "week", "months": "month", "years": "year"}
+PLURAL = {one: many for many, one in SINGULAR.items()}
+
+
+def quantity(value: float, unit: str) -> str:
+    """'1 week', '2 weeks', '0.5 weeks': a unit of time agrees with its number."""
+    if not unit:
+        return f"{value:g}"
+    word = SINGULAR.get(unit, unit) if value == 1 else PLURAL.get(unit, unit)
+    return f"{value:g} {word}"
+
+
 def duration(task: Task, metric: str | None, unit: str) -> str:
-    """'12 h (8-20)': the mid estimate with its range, in the time constraint's unit."""
+    """'12 hours (8-20)': the mid estimate with its range, in the time constraint's unit."""
     if metric is None or metric not in task.get("estimates", {}):
         return ""
     r = task["estimates"][metric]
-    return f"{r['mid']:g} {unit} ({r['low']:g}-{r['high']:g})"
+    return f"{quantity(r['mid'], unit)} ({r['low']:g}-{r['high']:g})"
 
 
 def dag_svg(tasks: Sequence[Task], critical: Sequence[str], walls: Mapping[str, list[str]],
@@ -66,11 +79,14 @@ def dag_svg(tasks: Sequence[Task], critical: Sequence[str], walls: Mapping[str, 
              "<defs><marker id='arrow' viewBox='0 0 10 10' refX='10' refY='5' "
              "markerWidth='7' markerHeight='7' orient='auto-start-reverse'>"
              "<path d='M 0 0 L 10 5 L 0 10 z' fill='#8592a6'/></marker></defs>"]
+    row_of = {task_id: r for r, row in enumerate(rows) for task_id in row}
     for t in tasks:
         for d in t.get("depends_on", []):
             if d in position:
+                between = rows[row_of[d] + 1:row_of[t["id"]]]
+                lane = _lane(between, position, position[d], position[t["id"]], width)
                 parts.append(_edge(position[d], position[t["id"]], node_h, d, t["id"],
-                                   (d, t["id"]) in path_edges))
+                                   (d, t["id"]) in path_edges, lane))
     for t in tasks:
         parts.append(_node(t, position[t["id"]], node_h, titles[t["id"]], t["id"] in on_path,
                            walls.get(t["id"], []), duration(t, metric, unit)))
@@ -90,14 +106,42 @@ def _rows(tasks: Sequence[Task]) -> list[list[str]]:
     return rows
 
 
+CLEARANCE = 8  # how far a routed edge keeps from a node it passes
+
+
+def _lane(between: list[list[str]], position: Mapping[str, tuple[float, float]],
+          start: tuple[float, float], end: tuple[float, float], width: float) -> float | None:
+    """Where an edge that skips rows runs down, clear of every node of the rows it
+    passes (None: it skips none, and curves straight from one row to the next): the
+    free x nearest the middle of its two ends."""
+    if not between:
+        return None
+    blocked = [(position[n][0] - CLEARANCE, position[n][0] + NODE_W + CLEARANCE)
+               for row in between for n in row]
+    middle = (start[0] + end[0] + NODE_W) / 2
+
+    def free(x: float) -> bool:
+        return MARGIN / 2 <= x <= width - MARGIN / 2 and \
+            not any(low < x < high for low, high in blocked)
+
+    candidates = [middle, *(edge for span in blocked for edge in span), MARGIN / 2]
+    return min((x for x in candidates if free(x)), key=lambda x: (abs(x - middle), x))
+
+
 def _edge(start: tuple[float, float], end: tuple[float, float], node_h: float, source: str,
-          target: str, critical: bool) -> str:
+          target: str, critical: bool, lane: float | None = None) -> str:
     (x1, y1), (x2, y2) = start, end
     x1, y1, x2 = x1 + NODE_W / 2, y1 + node_h, x2 + NODE_W / 2
-    bend = max((y2 - y1) / 2, GAP_Y / 2)
     css = "edge critical" if critical else "edge"
+    if lane is None:
+        bend = max((y2 - y1) / 2, GAP_Y / 2)
+        d = f"M {x1:g} {y1:g} C {x1:g} {y1 + bend:g}, {x2:g} {y2 - bend:g}, {x2:g} {y2:g}"
+    else:  # down into the gap below its row, along the lane, then into the target's gap
+        below, above = y1 + GAP_Y / 2, y2 - GAP_Y / 2
+        d = (f"M {x1:g} {y1:g} V {below:g} H {lane:g} V {above:g} H {x2:g} V {y2:g}")
+        css += " routed"
     return (f"<path class='{css}' data-from='{escape(source)}' data-to='{escape(target)}' "
-            f"d='M {x1:g} {y1:g} C {x1:g} {y1 + bend:g}, {x2:g} {y2 - bend:g}, {x2:g} {y2:g}'/>")
+            f"d='{d}'/>")
 
 
 def _node(task: Task, at: tuple[float, float], node_h: float, title: list[str], critical: bool,

@@ -8,6 +8,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
 
+from kernel.plan.report_dag import quantity
+
 Doc = Mapping[str, Any]
 
 
@@ -48,7 +50,7 @@ def constraints_table(doc: Doc) -> str:
     rows = []
     for c in doc.get("constraints", []):
         r, a = rolled.get(c["id"]), after.get(c["id"])
-        limit = f"{r['op']} {r['limit']:g} {c.get('unit', '')}" if r else ""
+        limit = f"{r['op']} {quantity(r['limit'], c.get('unit', ''))}" if r else ""
         kind = f"{c['kind']}, {c.get('type', '')}"
         if c.get("removal_consequence"):
             kind += f"; without it: {c['removal_consequence']}"

@@ -46,17 +46,23 @@ def script_goal(path: Path) -> tuple[str | None, list[dict[str, Any]]]:
     """The goal and the verification list a planning script carries under ``example:``
     (a user's script as much as a shipped one); an unknown check is bad input, refused
     before anything is paid for."""
-    from kernel.plan.check_verifications import VERIFICATIONS
+    from kernel.plan.check_verifications import VERIFICATIONS, verification_problem
 
-    example = load_script(path).example
+    script = load_script(path)
+    example = script.example
     if example is None:
         return None, []
+    planned = [c for e in script.proposals if e.operation == "plan_constraints"
+               for c in e.output.get("constraints") or []]
     for number, check in enumerate(example.verifications):
         if check.get("check") not in VERIFICATIONS:
             raise ConfigError(
                 f"{path}: example.verifications.{number}.check: {check.get('check')!r} is "
                 f"not a verification; use one of {', '.join(sorted(VERIFICATIONS))} "
                 "(docs/planning.md)")
+        problem = verification_problem(check, planned)
+        if problem:
+            raise ConfigError(f"{path}: example.verifications.{number}: {problem}")
     return example.goal, list(example.verifications)
 
 

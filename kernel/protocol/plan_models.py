@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class _Out(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 def _offsets_schema(schema: dict[str, Any]) -> None:
@@ -29,7 +29,8 @@ class Range(_Out):
     """An estimate: low <= mid <= high. A model gives it as ``low``, ``to_mid`` and
     ``to_high`` (steps up, never negative); scripts and stored plans as the three values."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=_offsets_schema)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False,
+                              json_schema_extra=_offsets_schema)
 
     low: float = Field(ge=0)
     mid: float = Field(ge=0)
@@ -71,8 +72,17 @@ class PlanConstraint(_Out):
     unit: str = Field(default="", description="USD, days, ms, ...")
     projection: Range | None = Field(default=None,
                                      description="the plan's estimate of the metric")
-    source_text: str = Field(default="", description="the words of the goal it comes from")
+    source_text: str = Field(default="", description="the words of the goal it comes from "
+                                                     "(required for an explicit constraint)")
     removal_consequence: str = Field(default="", description="what goes wrong without it")
+
+    @model_validator(mode="after")
+    def _quoted(self) -> PlanConstraint:
+        if self.kind == "explicit" and not self.source_text.strip():
+            raise ValueError(f"constraint {self.id!r} is explicit, so source_text must give "
+                             "the words of the goal it comes from (or make it implicit, "
+                             "with a removal_consequence)")
+        return self
 
 
 class ExtractedConstraints(_Out):

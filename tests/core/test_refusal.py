@@ -39,6 +39,7 @@ FACTS = {"operation": "resolve", "goal": "Ship it", "needed_usd": 1.5, "needed_s
          "failure": "invalid_output", "children": "node:1, node:2", "best": 700, "op": "<=",
          "what": "constraints 'c2' and 'c3' together", "searched": "",
          "reached": "'c2' reaches at best 35.5 against <= 24", "which": "one of them",
+         "more": "survey the wall's tasks not surveyed yet: t4",
          "figure": "cost_usd = 0.026"}
 
 

@@ -52,10 +52,11 @@ def _paths(tasks: list[PlanTask]) -> list[list[str]]:
 
 def _constraints(cost_limit: int, time_limit: int) -> list[PlanConstraint]:
     return [PlanConstraint(id="cost", title="cost", kind="explicit", type="logic",
-                           metric="cost_usd", aggregation="sum", op="<=", limit=cost_limit),
+                           metric="cost_usd", aggregation="sum", op="<=", limit=cost_limit,
+                           source_text=f"under ${cost_limit}"),
             PlanConstraint(id="time", title="time", kind="explicit", type="logic",
                            metric="hours", aggregation="critical_path", op="<=",
-                           limit=time_limit)]
+                           limit=time_limit, source_text=f"within {time_limit} hours")]
 
 
 @settings(max_examples=150, deadline=None)

@@ -179,3 +179,95 @@ def test_plan_report_takes_a_plan_file_and_refuses_anything_else(tmp_path: Path)
         plan.write_text(text)
         refused = CliRunner().invoke(app, ["plan-report", str(plan), "--html", str(page)])
         assert isinstance(refused.exception, ConfigError), text  # main() exits 2
+
+
+# Appended to the page under test only: what a reader would trip over.
+OBSTACLES = """<script>
+const rects = [...document.querySelectorAll('g[data-task]')].map(g => {
+  const r = g.querySelector('rect').getBoundingClientRect();
+  return {id: g.dataset.task, left: r.left, right: r.right, top: r.top, bottom: r.bottom};
+});
+const crossings = [];
+for (const edge of document.querySelectorAll('#dag path.edge')) {
+  const svg = edge.ownerSVGElement, m = edge.getScreenCTM();
+  for (let s = 0; s <= edge.getTotalLength(); s += 2) {
+    const p = edge.getPointAtLength(s).matrixTransform(m);
+    for (const r of rects) {
+      if (r.id === edge.dataset.from || r.id === edge.dataset.to) continue;
+      if (p.x > r.left && p.x < r.right && p.y > r.top && p.y < r.bottom)
+        crossings.push(edge.dataset.from + '->' + edge.dataset.to + ' under ' + r.id);
+    }
+  }
+}
+const line = document.querySelector('svg.waterfall line.limit').getBoundingClientRect();
+const struck = [...document.querySelectorAll('svg.waterfall text.value')].filter(t => {
+  const b = t.getBoundingClientRect();
+  return b.top < line.top + 1 && b.bottom > line.top - 1;
+}).map(t => t.textContent);
+const pre = document.createElement('pre');
+pre.id = 'obstacles';
+pre.textContent = JSON.stringify({verdict: document.querySelector('.verdict').textContent,
+                                  crossings: [...new Set(crossings)], struck,
+                                  lengths: [...document.querySelectorAll('text.length')]
+                                    .map(t => t.textContent)});
+document.body.appendChild(pre);
+</script>"""
+
+
+def _migration_plan(tmp_path: Path) -> dict[str, Any]:
+    """The docs' own script: two branches side by side, TIGHT after its repair."""
+    import os
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    plan = tmp_path / "migration.json"
+    done = subprocess.run(
+        [sys.executable, "-c", "from kernel.cli.app import main; main()", "plan",
+         "--proposer", "scripted", "--script",
+         str(root / "docs" / "examples" / "db-migration.plan.yaml"), "--out", str(plan),
+         "--progress", "none"], capture_output=True, text=True, check=False,
+        env={**os.environ, "KERNEL_DATA_DIR": str(tmp_path / "data")})
+    assert done.returncode == 0, done.stderr
+    doc: dict[str, Any] = json.loads(plan.read_text())
+    return doc
+
+
+@needs_chromium
+def test_a_tight_plan_on_two_branches_reads_true_in_the_browser(tmp_path: Path) -> None:
+    from PIL import Image
+
+    doc = _migration_plan(tmp_path)
+    assert [r["status"] for r in doc["repair"]["rollup"] if r["constraint_id"] == "time"] \
+        == ["TIGHT"]
+    page = tmp_path / "plan.html"
+    page.write_text(render_html(doc).replace("</body>", OBSTACLES + "</body>"))
+    dom = _chromium(tmp_path, "--window-size=1000,1800", "--virtual-time-budget=5000",
+                    "--dump-dom", page.as_uri())
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    found = re.search(r'<pre id="obstacles">(.*?)</pre>', dom.stdout, re.S)
+    assert found, "the measuring script did not run"
+    seen = json.loads(html.unescape(found.group(1)))
+    assert seen["verdict"].startswith("Feasible after repair, but time, downtime are TIGHT")
+    assert "SAT, even" not in seen["verdict"]
+    assert seen["crossings"] == []  # apptest -> rehearsal goes round replicate, not under it
+    assert 'class="edge routed"' in dom.stdout
+    assert seen["struck"] == []
+    assert "1 week (0.8-1.3)" in seen["lengths"] and not any(
+        length.startswith("1 weeks") for length in seen["lengths"])
+    shot = tmp_path / "plan.png"
+    result = _chromium(tmp_path, f"--screenshot={shot}", "--window-size=1000,1800",
+                       page.as_uri())
+    assert result.returncode == 0 and shot.exists(), result.stderr[-2000:]
+    image = Image.open(shot).convert("RGB")
+    pixels = image.load()
+    reds = sum(1 for x in range(0, image.size[0], 2) for y in range(0, image.size[1], 2)
+               if all(abs(a - b) <= 12 for a, b in zip(pixels[x, y], CRITICAL_RED, strict=True)))
+    assert reds > 125, "the critical path is not drawn in red"
+
+
+def test_units_agree_with_their_numbers() -> None:
+    from kernel.plan.report_dag import quantity
+
+    assert [quantity(v, u) for v, u in [(1, "weeks"), (2, "week"), (0.5, "weeks"),
+                                        (1, "hours"), (1, "USD"), (3, "")]] == \
+        ["1 week", "2 weeks", "0.5 weeks", "1 hour", "1 USD", "3"]
