@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -21,21 +22,24 @@ SCRIPT = ROOT / "docs" / "examples" / "db-migration.plan.yaml"
 KERNEL = [sys.executable, "-c", "from kernel.cli.app import main; main()"]
 
 
-def _kernel(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _kernel(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``kernel ARGS`` on the session's embedded server, in a graph of its own."""
     return subprocess.run([*KERNEL, *args], capture_output=True, text=True, check=False,
-                          env={**os.environ, "KERNEL_DATA_DIR": str(tmp_path / "data")})
+                          env={**os.environ, "KERNEL_DATA_DIR": str(data_dir),
+                               "KERNEL_GRAPH_NAME": f"plan-inputs-{uuid.uuid4().hex[:8]}"})
 
 
-def test_the_docs_script_plans_a_wall_on_each_branch_and_checks_clean(tmp_path: Path) -> None:
+def test_the_docs_script_plans_a_wall_on_each_branch_and_checks_clean(
+        tmp_path: Path, data_dir: Path) -> None:
     plan = tmp_path / "plan.json"
-    done = _kernel(tmp_path, "plan", "--proposer", "scripted", "--script", str(SCRIPT),
+    done = _kernel(data_dir, "plan", "--proposer", "scripted", "--script", str(SCRIPT),
                    "--out", str(plan), "--progress", "none")
     assert done.returncode == 0, done.stderr
     doc = json.loads(plan.read_text())
     (wall,) = doc["walls"]
     assert set(wall["cluster"]) == {"replicate", "app_changes"}  # one per branch
     assert doc["repair"]["chosen"] == {"app_changes": "shim", "replicate": "logical"}
-    checked = _kernel(tmp_path, "check-plan", str(plan))
+    checked = _kernel(data_dir, "check-plan", str(plan))
     assert checked.returncode == 0, checked.stdout[-2000:]
     assert "7.3" in checked.stdout  # the 'on': check ran
 
@@ -59,26 +63,25 @@ def _mutated(tmp_path: Path, old: str, new: str) -> Path:
      "{check: approach_split, match: logical, constraint: time,",
      "approach_split compares each approach's total of a summed constraint"),
 ])
-def test_a_mistake_in_a_plan_script_is_bad_input(tmp_path: Path, old: str, new: str,
-                                                  said: str) -> None:
-    done = _kernel(tmp_path, "plan", "--proposer", "scripted", "--script",
+def test_a_mistake_in_a_plan_script_is_bad_input(tmp_path: Path, data_dir: Path, old: str,
+                                                  new: str, said: str) -> None:
+    done = _kernel(data_dir, "plan", "--proposer", "scripted", "--script",
                    str(_mutated(tmp_path, old, new)), "--progress", "none")
     assert done.returncode == 2, (done.returncode, done.stderr)
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and said in lines[0], done.stderr
-    assert not (tmp_path / "data" / "blobs").exists() or not any(
-        (tmp_path / "data" / "blobs").iterdir())
+    assert done.stdout == ""  # nothing planned, nothing paid for
 
 
-def test_plan_takes_progress_like_solve(tmp_path: Path) -> None:
-    done = _kernel(tmp_path, "plan", "--proposer", "scripted", "--script", str(SCRIPT),
+def test_plan_takes_progress_like_solve(data_dir: Path) -> None:
+    done = _kernel(data_dir, "plan", "--proposer", "scripted", "--script", str(SCRIPT),
                    "--progress", "json", "--json")
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stderr.splitlines()]
     assert {e["what"] for e in events if e["kind"] == "call"} >= {
         "plan_constraints", "plan_tasks", "survey_approaches"}
     assert json.loads(done.stdout)["schema"] == "kernel-plan/2"
-    bad = _kernel(tmp_path, "plan", "--example", "sensor-kits", "--progress", "loud")
+    bad = _kernel(data_dir, "plan", "--example", "sensor-kits", "--progress", "loud")
     assert bad.returncode == 2 and "--progress must be one of" in bad.stderr
 
 

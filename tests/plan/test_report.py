@@ -214,8 +214,9 @@ document.body.appendChild(pre);
 </script>"""
 
 
-def _migration_plan(tmp_path: Path) -> dict[str, Any]:
-    """The docs' own script: two branches side by side, TIGHT after its repair."""
+def _migration_plan(tmp_path: Path, data_dir: Path) -> dict[str, Any]:
+    """The docs' own script: two branches side by side, TIGHT after its repair (planned
+    on the session's embedded server, in a graph of its own)."""
     import os
     import sys
 
@@ -226,17 +227,19 @@ def _migration_plan(tmp_path: Path) -> dict[str, Any]:
          "--proposer", "scripted", "--script",
          str(root / "docs" / "examples" / "db-migration.plan.yaml"), "--out", str(plan),
          "--progress", "none"], capture_output=True, text=True, check=False,
-        env={**os.environ, "KERNEL_DATA_DIR": str(tmp_path / "data")})
+        env={**os.environ, "KERNEL_DATA_DIR": str(data_dir),
+             "KERNEL_GRAPH_NAME": "report-migration"})
     assert done.returncode == 0, done.stderr
     doc: dict[str, Any] = json.loads(plan.read_text())
     return doc
 
 
 @needs_chromium
-def test_a_tight_plan_on_two_branches_reads_true_in_the_browser(tmp_path: Path) -> None:
+def test_a_tight_plan_on_two_branches_reads_true_in_the_browser(tmp_path: Path,
+                                                                 data_dir: Path) -> None:
     from PIL import Image
 
-    doc = _migration_plan(tmp_path)
+    doc = _migration_plan(tmp_path, data_dir)
     assert [r["status"] for r in doc["repair"]["rollup"] if r["constraint_id"] == "time"] \
         == ["TIGHT"]
     page = tmp_path / "plan.html"
