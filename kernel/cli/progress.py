@@ -79,7 +79,8 @@ class _Status:
             others = [e for e in self.out.values()
                       if self.step is None or e.goal_id != self.step.goal_id]
         for event in sorted(others, key=lambda e: e.at):
-            yield Text(f"  also out: {_describe(event)} for {event.goal_id} "
+            whose = f"'{event.goal[:40]}'" if event.goal else event.goal_id
+            yield Text(f"  also out: {_describe(event)} for {whose} "
                        f"{now - event.at:.1f}s", style="dim")
 
 

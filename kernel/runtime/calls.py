@@ -147,13 +147,13 @@ class Calls:
             return started.future.result()
         # The turn's own call runs on the run's thread, as at concurrency 1 (Ctrl-C,
         # signals and the store's client behave as they always did), in one of its places.
-        progress.report("call", request.operation, request.goal_id)
+        progress.report("call", request.operation, request.goal_id, _summary(request))
         began = time.monotonic()
         try:
             with self._slots:
                 return _bounded(source, request, occurrence)
         finally:
-            progress.report("done", request.operation, request.goal_id,
+            progress.report("done", request.operation, request.goal_id, _summary(request),
                             took=time.monotonic() - began)
 
     def drop(self, keep: Callable[[str | None], bool]) -> None:
@@ -208,7 +208,7 @@ class Calls:
                         self._running.pop(future, None)
                     return  # dropped before it went out
                 progress.tell(watcher, progress.Event("call", request.operation,
-                                                      request.goal_id))
+                                                      request.goal_id, _summary(request)))
                 began = time.monotonic()
                 try:
                     future.set_result(_bounded(source, request, occurrence))
@@ -218,12 +218,18 @@ class Calls:
                     with self._lock:
                         self._running.pop(future, None)
                     progress.tell(watcher, progress.Event(
-                        "done", request.operation, request.goal_id,
+                        "done", request.operation, request.goal_id, _summary(request),
                         took=time.monotonic() - began))
 
         threading.Thread(target=run, name=f"kernel-call-{request.operation}",
                          daemon=True).start()
         return future
+
+
+def _summary(request: ResolveRequest) -> str | None:
+    """The goal's short name, as the request carries it (for the progress lines)."""
+    summary = request.payload.get("goal_summary")
+    return str(summary) if summary else None
 
 
 def _cost(future: Future[Resolution]) -> float:
