@@ -120,4 +120,5 @@ def answer_command(
                 out.print(f"resume with: kernel resume {run_id}")
             return
         for run_id in runs:
-            report(store, api.resume(store, run_id, settings.data_dir), as_json=False)
+            report(store, api.resume(store, run_id, settings.data_dir,
+                                     concurrency=settings.concurrency), as_json=False)
