@@ -62,9 +62,6 @@ def _prompt(interactive: bool, view: LiveView | LineView | None,
     return ask
 
 
-_PROGRESS_HELP = PROGRESS_HELP
-
-
 # Exit codes of solve and resume, so scripts can tell the outcomes apart.
 EXIT_RESOLVED, EXIT_REFUSED, EXIT_UNFINISHED = 0, 1, 3
 
@@ -176,7 +173,7 @@ ProposerKind = Annotated[str, typer.Option(help="auto | anthropic | scripted")]
 ScriptFile = Annotated[Path | None, typer.Option(help="scripted proposals (YAML)")]
 MaxAttempts = Annotated[int, typer.Option(help="T_max per goal")]
 AsJson = Annotated[bool, typer.Option("--json", help="print the outcome as JSON")]
-Progress = Annotated[str, typer.Option(help=_PROGRESS_HELP)]
+Progress = Annotated[str, typer.Option(help=PROGRESS_HELP)]
 Suggest = Annotated[list[str] | None, typer.Option("--suggest", help=SUGGEST_HELP)]
 Concurrency = Annotated[int | None, typer.Option(
     help="calls (model calls, sandbox runs) in flight at once: the goals behind the one "
@@ -312,7 +309,7 @@ def resume_command(
     out_dir: Annotated[Path | None, typer.Option("--out", help=_OUT_HELP)] = None,
     max_wall: Annotated[float | None, typer.Option(
         help="wall-time cap in seconds for this stretch (default: the run's own)")] = None,
-    progress: Annotated[str, typer.Option(help=_PROGRESS_HELP)] = "auto",
+    progress: Progress = "auto",
     concurrency: Concurrency = None,
 ) -> None:
     """Continue a run that stopped (a crash, a cap, a parked HIRE) from its committed state;

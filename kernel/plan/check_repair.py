@@ -41,7 +41,7 @@ def surveys(doc: dict[str, Any]) -> list[Result]:
     tasks = doc["tasks"]
     rolled = rollup(doc["constraints"], tasks)
     clusters = _clusters(doc, tasks, rolled)
-    wrong_walls = _wrong_walls(doc, clusters)
+    wrong_walls = _wrong_walls(doc, clusters, rolled)
     due = triggers(tasks, clusters)
     given = _surveys_of(doc)
     surveyed = {s["task_id"] for s in given}
@@ -65,19 +65,19 @@ def surveys(doc: dict[str, Any]) -> list[Result]:
     ]
 
 
-def _wrong_walls(doc: dict[str, Any], clusters: dict[str, list[str]]) -> list[str]:
+def _wrong_walls(doc: dict[str, Any], clusters: dict[str, list[str]],
+                 rolled: dict[str, dict[str, Any]]) -> list[str]:
     reported = {w["constraint_id"]: list(w.get("cluster") or []) for w in doc.get("walls") or []
                 if w.get("cluster") or w["constraint_id"] in clusters}
     wrong = [f"{cid}: {reported.get(cid)} != {cluster}" for cid, cluster in clusters.items()
              if reported.get(cid) != cluster]
     return wrong + [f"{cid}: a wall, but it is not UNSAT" for cid in reported
-                    if cid not in clusters] + _wrong_excess(doc)
+                    if cid not in clusters] + _wrong_excess(doc, rolled)
 
 
-def _wrong_excess(doc: dict[str, Any]) -> list[str]:
-    """A wall's excess is its constraint's mid total less its limit."""
+def _wrong_excess(doc: dict[str, Any], rolled: dict[str, dict[str, Any]]) -> list[str]:
+    """A wall's excess is its constraint's mid total (``rolled``) less its limit."""
     by_id = {c["id"]: c for c in doc["constraints"]}
-    rolled = rollup(doc["constraints"], doc["tasks"])
     wrong = []
     for w in doc.get("walls") or []:
         c, r = by_id.get(w["constraint_id"]), rolled.get(w["constraint_id"])

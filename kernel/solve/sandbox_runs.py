@@ -18,7 +18,6 @@ class SandboxProposer:
     prefetchable = True  # a report depends on the commands and files it is given alone
     runs_locally = True  # on this machine's cores
 
-
     def __init__(self, k: Kernel) -> None:
         self.k = k
 
