@@ -96,6 +96,9 @@ def test_the_start_up_bench_times_each_command_beside_its_libraries(data_dir: Pa
     assert figures["import of the libraries, median"] > 0
     solve = figures["ingest example, scripted, fresh data dir, median"]
     assert solve > figures["kernel status, median"]
+    imports = [name for name in figures if name.startswith("kernel solve (ingest example) imports ")]
+    assert 0 < len(imports) <= 5 and not [n for n in imports if " anthropic" in n]
+    assert any(name.startswith("kernel status imports ") for name in figures)
     assert not [p for p in Path("/proc").glob("[0-9]*/cmdline")  # its server was stopped
                 if b"kernel-startup-" in _read(p)]
 
@@ -111,3 +114,27 @@ def test_the_start_up_bench_stops_on_a_command_that_fails(tmp_path: Path) -> Non
     assert done.returncode == 2 and done.stdout == ""
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("error: 'kernel status' exited with 2: error: cannot use")
+
+
+def test_a_scripted_solve_never_imports_the_model_sdk(tmp_path: Path) -> None:
+    """A run that will never call a model does not pay for the model SDK's import (about
+    1.7 s): ``-X importtime`` of the ingest example's scripted solve names no anthropic
+    module, and it did resolve."""
+    from kernel.bench.examples import EXAMPLES
+
+    example = next(e for e in EXAMPLES if e.name == "ingest-pipeline")
+    env = {**os.environ, "KERNEL_DATA_DIR": str(tmp_path), "KERNEL_GRAPH": "embedded"}
+    try:
+        done = subprocess.run([sys.executable, "-X", "importtime", "-c",
+                               "from kernel.cli.app import main; main()", *example.command()],
+                              capture_output=True, text=True, cwd=ROOT, env=env, timeout=300,
+                              check=False)
+    finally:
+        from kernel.store.embedded_server import EmbeddedServer
+
+        EmbeddedServer(tmp_path).stop()
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported = [line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()
+                if line.startswith("import time:")]
+    assert "kernel.solve.session" in imported  # the probe sees the solve's own imports
+    assert not [m for m in imported if m.split(".")[0] == "anthropic"]

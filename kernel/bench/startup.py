@@ -2,7 +2,9 @@
 runs`` as a person runs them (a new process each time), beside the time to import the
 libraries every command that reads the store needs, measured in the same sitting; and
 the ingest example's scripted solve in a fresh data dir (a new embedded server, no
-embedding cache), where start-up is most of the run.
+embedding cache), where start-up is most of the run. Each command's heaviest top-level
+imports (``-X importtime``, one extra run) are listed beside it, so a library that a
+command loads without needing it shows up by name.
 
 Start-up on a shared machine moves with its load; the ratio to the libraries' own import
 time, sampled in turn with the commands, is what stays comparable between sittings.
@@ -10,6 +12,7 @@ time, sampled in turn with the commands, is what stays comparable between sittin
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import statistics
@@ -26,6 +29,7 @@ from kernel.settings import KernelSettings
 from kernel.store.embedded_server import EmbeddedServer
 
 COMMANDS = (("--help",), ("status",), ("runs",))
+TOP_IMPORTS = 5
 # What `kernel status` cannot start without: the CLI framework, its renderer, the
 # settings and the store's client.
 LIBRARIES = "import typer, rich.console, rich.table, pydantic_settings, falkordb"
@@ -77,13 +81,51 @@ def bench_startup(settings: KernelSettings, samples: int, solves: int) -> list[F
         if name.startswith("kernel "):
             figures.append(Figure(f"{name} / import of the libraries (medians)",
                                   statistics.median(taken) / floor, "x"))
+    for name, argv in runs.items():
+        if name.startswith("kernel "):
+            figures.extend(_heaviest_imports(name, argv, env))
     if solves:
         taken = [_fresh_solve(kernel, env) for _ in range(solves)]
         figures.append(Figure("ingest example, scripted, fresh data dir, median",
                               statistics.median(taken), "s"))
         figures.append(Figure("ingest example, scripted, fresh data dir, fastest",
                               min(taken), "s"))
+        figures.extend(_fresh_solve_imports(kernel, env))
     return figures
+
+
+def top_imports(importtime: str, count: int = TOP_IMPORTS) -> list[tuple[str, float]]:
+    """The ``count`` top-level imports that took longest (cumulative seconds), read from
+    the ``-X importtime`` lines on a process's stderr."""
+    found: list[tuple[str, float]] = []
+    for line in importtime.splitlines():
+        if not line.startswith("import time:"):
+            continue
+        _, cumulative, module = line.split("|", 2)
+        if module.startswith(" ") and not module.startswith("  "):  # one space: top level
+            with contextlib.suppress(ValueError):
+                found.append((module.strip(), int(cumulative) / 1e6))
+    return sorted(found, key=lambda item: -item[1])[:count]
+
+
+def _heaviest_imports(name: str, argv: list[str], env: dict[str, str]) -> list[Figure]:
+    done = subprocess.run(argv, env={**env, "PYTHONPROFILEIMPORTTIME": "1"},
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          check=False)
+    return [Figure(f"{name} imports {module}", seconds, "s")
+            for module, seconds in top_imports(done.stderr)]
+
+
+def _fresh_solve_imports(kernel: list[str], env: dict[str, str]) -> list[Figure]:
+    example = next(e for e in EXAMPLES if e.name == "ingest-pipeline")
+    with tempfile.TemporaryDirectory(prefix="kernel-startup-") as data_dir:
+        fresh = {**env, "KERNEL_DATA_DIR": data_dir, "KERNEL_GRAPH": "embedded",
+                 "KERNEL_GRAPH_NAME": "kernel"}
+        try:
+            return _heaviest_imports("kernel solve (ingest example)",
+                                     [*kernel, *example.command()], fresh)
+        finally:
+            EmbeddedServer(Path(data_dir)).stop()
 
 
 def _fresh_solve(kernel: list[str], env: dict[str, str]) -> float:

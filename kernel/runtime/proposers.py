@@ -10,7 +10,6 @@ from kernel.errors import ConfigError
 from kernel.protocol import Proposer
 from kernel.runtime.inputs import RunInputs
 from kernel.settings import KernelSettings
-from resolvers.claude.proposer import ClaudeProposer
 from resolvers.scripted import ScriptedProposer, check_judgments
 
 PROPOSERS = ("auto", "anthropic", "scripted")
@@ -43,8 +42,10 @@ def make_proposer(kind: str, script: Path | None, settings: KernelSettings | Non
         raise ConfigError("no ANTHROPIC_API_KEY is set: export it to solve with Claude, or run "
                           "offline with --proposer scripted --script FILE "
                           "(examples in seeds/examples/)")
-    # Imported here: the SDK loads only for a run that talks to a model.
+    # Imported here: the SDK (about 1.7 s of imports) loads only for a run that talks to
+    # a model, never for a scripted or replayed one.
     from resolvers.claude.adapter import ClaudeCode, ClaudeSettings
+    from resolvers.claude.proposer import ClaudeProposer
 
     claude = ClaudeSettings(model=settings.claude_model, max_retries=settings.claude_sdk_retries,
                             api_key=settings.anthropic_api_key)
