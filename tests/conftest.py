@@ -69,9 +69,25 @@ def _docker_problem() -> str | None:
 
 
 CHECKOUT = Path(__file__).resolve().parent.parent
-# The suite's own local server (neo4j/ctl.py): tests empty its graph, so never the user's.
-TEST_NEO4J = ["--home", str(CHECKOUT / ".neo4j" / "test"), "--bolt-port", "7688",
-              "--http-port", "7475"]
+
+
+def worker_number() -> int:
+    """This process's pytest-xdist worker (gw0, gw1, ...) as a number; 0 without xdist."""
+    return int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+
+
+def neo4j_test_args(worker: int) -> list[str]:
+    """The suite's own local server for one worker (neo4j/ctl.py): tests empty its graph, so
+    never the user's, and each xdist worker has its own (Community has one user database),
+    so workers never empty each other's. Ports: TEST_NEO4J_BOLT_PORT / TEST_NEO4J_HTTP_PORT
+    (7688 / 7475) plus the worker's number; homes .neo4j/test, .neo4j/test-1, ..."""
+    bolt = int(os.environ.get("TEST_NEO4J_BOLT_PORT") or 7688) + worker
+    http = int(os.environ.get("TEST_NEO4J_HTTP_PORT") or 7475) + worker
+    home = CHECKOUT / ".neo4j" / ("test" if worker == 0 else f"test-{worker}")
+    return ["--home", str(home), "--bolt-port", str(bolt), "--http-port", str(http)]
+
+
+TEST_NEO4J = neo4j_test_args(worker_number())
 
 
 def _local_neo4j() -> tuple[str, str] | str:
@@ -189,9 +205,19 @@ def _recording_run(self, name, params=None, identifiers=None):  # type: ignore[n
 GraphStore.run = _recording_run  # type: ignore[method-assign]
 
 
+def pytest_testnodedown(node: object, error: object) -> None:
+    """Under xdist, the statements each worker ran come back to the controller."""
+    _RAN.update(getattr(node, "workeroutput", {}).get("ran_statements", ()))
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """With KERNEL_CHECK_QUERY_COVERAGE=1 (``make test``), fail a green full run that left
-    a statement of the embedded dialect unexercised."""
+    a statement of the embedded dialect unexercised (checked once, by the controller, over
+    what every worker ran)."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: hand its statements to the controller
+        workeroutput["ran_statements"] = sorted(_RAN)
+        return
     if os.environ.get("KERNEL_CHECK_QUERY_COVERAGE") != "1" or exitstatus != 0:
         return
     known = set(QueryCatalog(cypher_dir(), "falkordb").names())
