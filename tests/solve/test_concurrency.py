@@ -20,7 +20,7 @@ import yaml
 from rich.console import Console
 
 from kernel.bench.concurrency import TREES, Delayed, Tree, bench_concurrency, run_tree
-from kernel.bench.crash import EXAMPLES, _Child, _outcome
+from kernel.bench.crash import EXAMPLES, Example, _Child, _outcome
 from kernel.bench.examples import EXAMPLES_DIR
 from kernel.cli.progress import LineView, _Status
 from kernel.core.summary import summary_hash
@@ -33,6 +33,7 @@ from kernel.runtime.kernel import SolveConfig
 from kernel.runtime.progress import Event
 from kernel.runtime.start import start
 from kernel.schema import init_schema
+from kernel.settings import KernelSettings
 from kernel.solve.dispatch import solve
 from kernel.store import GraphStore
 from resolvers.sandbox.runner import default_workspace_root
@@ -41,24 +42,26 @@ from tests.conftest import store_env, store_settings
 from tests.test_golden_histories import GOLDEN, PINNED
 
 LEVELS = (1, 2, 4, 8)
+# What a run uses unless told otherwise, and so what the golden-history test runs at.
+DEFAULT_CONCURRENCY = KernelSettings.model_fields["concurrency"].default
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("level", [level for level in LEVELS if level != DEFAULT_CONCURRENCY])
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: e.name)
 def test_every_shipped_example_commits_its_golden_graph_at_every_concurrency(
-        store: GraphStore, data_dir: Path) -> None:
-    """The golden histories were recorded one call at a time; at 2, 4 and 8 calls in
-    flight each example commits the same graph (summary hash, attempts, spends)."""
+        store: GraphStore, data_dir: Path, example: Example, level: int) -> None:
+    """The golden histories were recorded one call at a time; at 1, 2 and 8 calls in
+    flight each example commits the same graph (summary hash, attempts, spends). The
+    default, 4, is what tests/test_golden_histories.py runs each example at."""
     golden = json.loads(GOLDEN.read_text())["solve"]
     settings, env = store_settings(store, data_dir), store_env(store, data_dir)
-    for example in EXAMPLES:
-        for level in LEVELS:
-            store.drop_all()
-            done = _Child(data_dir, PINNED, sys.executable).run(
-                str(settings.graph_name), [*example.command(), "--concurrency", str(level)],
-                store_env=env)
-            assert done.returncode == 0, done.stderr[-800:]
-            outcome = _outcome(settings, f"run:{PINNED}", example.measured)
-            assert outcome.__dict__ == golden[example.name], (example.name, level)
+    done = _Child(data_dir, PINNED, sys.executable).run(
+        str(settings.graph_name), [*example.command(), "--concurrency", str(level)],
+        store_env=env)
+    assert done.returncode == 0, done.stderr[-800:]
+    outcome = _outcome(settings, f"run:{PINNED}", example.measured)
+    assert outcome.__dict__ == golden[example.name], (example.name, level)
 
 
 @pytest.mark.slow
