@@ -128,7 +128,7 @@ lint: $(BIN)/.installed-lint
 TEST_WORKERS ?= 4
 test: $(BIN)/.installed-test tests/cypher_lint/node_modules/.installed sandbox system-venv chromium lint neo4j-test
 	KERNEL_CHECK_QUERY_COVERAGE=1 KERNEL_REQUIRE_SANDBOX=1 $(BIN)/python -m pytest -m 'slow or not slow' \
-	  -n $(TEST_WORKERS) --dist worksteal --durations=15
+	  -n $(TEST_WORKERS) --dist loadgroup --durations=15
 
 bench: $(BIN)/.installed
 	$(BIN)/kernel bench store

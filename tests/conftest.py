@@ -37,6 +37,26 @@ _EXTERNAL_NEO4J = (os.environ.get("TEST_NEO4J_URI"), os.environ.get("TEST_NEO4J_
 _graph_numbers = itertools.count()
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto`` (the default, see pyproject.toml): TEST_WORKERS workers (4) for the suite
+    or a directory of it; none (one process, no start-up cost) when files or single tests
+    are named."""
+    named = [a for a in config.args if "::" in a or a.endswith(".py")]
+    if config.args_source == pytest.Config.ArgsSource.ARGS and named:
+        return 0
+    return int(os.environ.get("TEST_WORKERS") or 4)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under xdist (``--dist loadgroup``), the tests of a module that share a module-scoped
+    fixture (a venv built, a flywheel solved) stay on one worker, which builds it once."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        defs = info.name2fixturedefs.values() if info is not None else ()
+        if any(d[-1].scope in ("module", "class") for d in defs if d):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
 # -- tests that cannot run beside others -------------------------------------------
 # A test marked `alone` measures the machine (host memory growth, timing), which a test on
 # another xdist worker would disturb. Every other test holds a shared lock while it runs;
