@@ -1,6 +1,7 @@
-"""An export taken while a solve writes is one committed state of the graph: it
-imports cleanly, every ledger in it verifies, and a run caught half-way resumes in
-the new deployment to the outcome the uninterrupted run reached."""
+"""An export taken while a solve writes is one committed state of the graph, on either
+store: it imports cleanly, every ledger in it verifies (the chain, and the committed
+state against a replay), and a run caught half-way resumes in the new deployment to the
+outcome the uninterrupted run reached."""
 
 from __future__ import annotations
 
@@ -17,12 +18,14 @@ from ulid import ULID
 
 from kernel.bench.crash import EXAMPLES, _Child, _drop, _outcome
 from kernel.core.ledger import load_entries, verify_chain
+from kernel.core.summary import summary_hash
 from kernel.graph_io import export_graph, import_graph
 from kernel.schema import init_schema
 from kernel.settings import KernelSettings
+from kernel.solve.session import replay
 from kernel.store import open_store
 from kernel.store.base import GraphStore
-from tests.conftest import embedded_settings
+from tests.conftest import embedded_settings, store_env, store_settings
 
 LAUNCH = next(e for e in EXAMPLES if e.name == "launch-plan")
 
@@ -94,19 +97,88 @@ def test_exports_taken_during_a_solve_import_verify_and_resume(data_dir: Path,
         _drop(source)
 
 
-def test_writes_wait_while_an_export_holds_the_graph(embedded_store: GraphStore) -> None:
-    """The pause is real: a write from another thread lands only after the export."""
-    init_schema(embedded_store)
-    landed = threading.Event()
+def test_writes_wait_while_an_export_holds_the_graph(store: GraphStore, data_dir: Path) -> None:
+    """The pause is real on each store, opened as the kernel opens it: a write from
+    another thread lands only after the export."""
+    with open_store(store_settings(store, data_dir)) as gated:
+        init_schema(gated)
+        landed = threading.Event()
 
-    def write() -> None:
-        embedded_store.run("admin/create_graph")
-        landed.set()
+        def write() -> None:
+            gated.run("admin/create_graph")
+            landed.set()
 
-    with embedded_store.writes_paused() as paused:
-        assert paused
-        writer = threading.Thread(target=write)
-        writer.start()
-        assert not landed.wait(0.5), "a write landed while writes were paused"
-    writer.join(timeout=10)
-    assert landed.is_set()
+        with gated.writes_paused() as paused:
+            assert paused
+            writer = threading.Thread(target=write)
+            writer.start()
+            assert not landed.wait(0.5), "a write landed while writes were paused"
+        writer.join(timeout=10)
+        assert landed.is_set()
+
+
+EXPORTS = 50
+
+
+def _solving(settings: KernelSettings, data_dir: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    """The launch plan solved by another process, writing to the graph ``settings`` opens."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "kernel.cli.crash_child", *LAUNCH.command()],
+        env={**os.environ, "KERNEL_GRAPH": "embedded", **env, "KERNEL_DATA_DIR": str(data_dir),
+             "KERNEL_CRASH_ULID": str(ULID()), "KERNEL_CRASH_AT": "0"},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _state_problems(target: KernelSettings, run_id: str) -> list[str]:
+    """What `kernel ledger verify RUN` checks: the chain, then the committed state against
+    the run replayed from its ledger (proposals recorded but not committed are pending)."""
+    with open_store(target) as store:
+        head, size, entries = load_entries(store, run_id)
+        problems = [str(p) for p in verify_chain(entries, head=head, size=size)]
+    if problems:
+        return problems
+    result = replay(target, run_id)
+    return [f"tampered: {result.tampered}"] if result.tampered else list(result.differences)
+
+
+@pytest.mark.slow
+def test_every_export_taken_in_a_tight_loop_during_runs_imports_and_verifies(
+        store: GraphStore, data_dir: Path, tmp_path: Path) -> None:
+    """Exports back to back while runs write, on each store, each imported into an empty
+    graph: every one is a commit boundary, so every run in it verifies."""
+    init_schema(store)
+    settings = store_settings(store, data_dir)
+    exports: list[Path] = []
+    with open_store(settings) as source:  # as `kernel graph export` opens it
+        while len(exports) < EXPORTS:
+            solving = _solving(settings, data_dir, store_env(store, data_dir))
+            try:
+                while solving.poll() is None and len(exports) < EXPORTS:
+                    if not any(r["status"] != "resolved" for r in source.run("run/list")):
+                        time.sleep(0.05)  # the process is still starting
+                        continue
+                    path = tmp_path / f"export-{len(exports)}.jsonl"
+                    with path.open("w", encoding="utf-8") as handle:
+                        assert export_graph(source, handle).consistent
+                    exports.append(path)
+                    time.sleep(0.02)  # a writer waiting on the gate gets its turn
+            finally:
+                _, err = solving.communicate(timeout=600)
+            assert solving.returncode == 0, err[-500:]
+
+    target = embedded_settings(data_dir, "export-verify")
+    verified: set[str] = set()  # summary hashes of run states already verified
+    unfinished = 0
+    try:
+        for path in exports:
+            for run in _import_and_verify(target, path):
+                with open_store(target) as imported:
+                    state = summary_hash(imported, run["id"])
+                if state in verified:
+                    continue
+                assert _state_problems(target, run["id"]) == [], path.name
+                verified.add(state)
+                unfinished += run["status"] not in ("resolved", None)
+    finally:
+        _drop(target)
+    assert unfinished >= EXPORTS // 2, f"only {unfinished} distinct states caught mid-run"

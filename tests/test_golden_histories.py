@@ -24,6 +24,7 @@ from kernel.bench.crash import EXAMPLES, Example, _Child, _outcome
 from kernel.paths import cypher_dir
 from kernel.store import GraphStore
 from tests.conftest import store_env, store_settings
+from tests.graph_round_trip import assert_export_round_trips
 
 GOLDEN = Path(__file__).parent / "golden" / "examples.json"
 PINNED = ULID.from_str("01JZZZZZZZZZZZZZZZZZZZZZZZ")
@@ -43,8 +44,10 @@ def _expect(section: str, name: str, actual: object) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: e.name)
 def test_a_shipped_solve_example_commits_its_golden_graph(store: GraphStore, data_dir: Path,
-                                                        example: Example) -> None:
-    """The same golden graph on either backend: the kernel decides, not the store."""
+                                                        example: Example,
+                                                        tmp_path: Path) -> None:
+    """The same golden graph on either backend: the kernel decides, not the store; and
+    what the example left exports, and round-trips byte for byte."""
     settings, env = store_settings(store, data_dir), store_env(store, data_dir)
     done = _Child(data_dir, PINNED, sys.executable).run(str(settings.graph_name),
                                                         example.command(), store_env=env)
@@ -53,6 +56,7 @@ def test_a_shipped_solve_example_commits_its_golden_graph(store: GraphStore, dat
     _expect("solve", example.name, outcome)
     if not example.measured:  # a measured run's durations differ between any two runs
         _expect("analytics", example.name, _analytics_digest(store, data_dir))
+    assert_export_round_trips(store, data_dir, tmp_path)
 
 
 def _analytics_digest(store: GraphStore, data_dir: Path) -> dict[str, str]:

@@ -22,6 +22,7 @@ from kernel.schema import init_schema
 from kernel.settings import KernelSettings
 from kernel.solve.session import replay
 from kernel.store import GraphStore, open_store
+from tests.graph_round_trip import assert_export_round_trips
 
 TOP_ROWS = "Print the top 5 rows of inventory.csv by stock"
 ROWS_FAILURE = "failure:row_count_ignores_goal"
@@ -201,3 +202,17 @@ def test_provenance_answers_which_proposer_failed_how_in_one_statement(
         {}, write=False).records()
     assert runs == [{"proposer": "scripted", "model": "script.yaml",
                      "actor": "actor:scripted:script.yaml"}]
+
+
+@pytest.mark.slow
+def test_the_flywheel_graph_exports_and_round_trips(flywheel: Flywheel, tmp_path: Path) -> None:
+    """Forty runs with tools built and hired: `kernel graph export` exits 0, and the file
+    imported into an empty graph exports the same bytes."""
+    with open_store(KernelSettings(graph="embedded", data_dir=flywheel.data_dir,
+                                   graph_name="test-flywheel-copy")) as copy:
+        try:
+            lines = assert_export_round_trips(flywheel.store, flywheel.data_dir, tmp_path,
+                                              into=copy)
+        finally:
+            copy.drop_all()
+    assert sum('"label":"Run"' in line for line in lines) == 40

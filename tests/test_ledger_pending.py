@@ -163,3 +163,23 @@ def test_a_run_stopped_right_after_a_hire_answer_verifies_as_pending_and_resumes
     after = CliRunner().invoke(app, ["ledger", "verify", run_id, "--json"], env=env)
     assert after.exit_code == 0 and json.loads(after.output)["pending"] == [], after.output
     assert "hire" in [e.operation for e in load_entries(store, run_id)[2]]
+
+
+@pytest.mark.slow
+def test_a_run_stopped_before_its_root_goal_verifies_and_resumes(
+        initialised_graph: GraphStore, data_dir: Path) -> None:
+    """Between the run's creation and its root goal's commit (a kill -9, or an export taken
+    then) the run has no goal left to do, yet is not finished: intact, and resumable."""
+    store, example = initialised_graph, BY_NAME["launch-plan"]
+    child, run_id = _Child(data_dir, PINNED, sys.executable), f"run:{PINNED}"
+    killed = child.run(str(store.describe().get("graph", "")), example.command(),
+                       kill_at=1, when="before", only="goal/create",
+                       store_env=store_env(store, data_dir))
+    assert killed.returncode == -9, killed.stderr[-800:]
+    verified = _kernel(child, store, data_dir, "ledger", "verify", run_id, "--json")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    resumed = _kernel(child, store, data_dir, "resume", run_id, "--json")
+    assert resumed.returncode == 0, resumed.stderr[-800:]
+    from dataclasses import asdict
+    assert asdict(_outcome(store_settings(store, data_dir), run_id, False)) == \
+        GOLDEN["launch-plan"]

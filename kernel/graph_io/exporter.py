@@ -1,8 +1,8 @@
 """Stream the graph to a ``kernel-graph`` file in a deterministic order, in constant memory.
 
 An export is one committed state of the graph even while runs write to it: the
-store pauses writes while it reads (the embedded store always can; where a
-backend cannot, the report says so). A run's lease is process state, not
+store pauses writes while it reads (both stores do, through the data directory's
+write gate; a store opened without one cannot, and the report says so). A run's lease is process state, not
 knowledge, so it is left out: a run exported mid-way imports as interrupted, and
 ``kernel resume`` continues it there.
 

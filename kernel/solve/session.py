@@ -20,7 +20,7 @@ from kernel.disk_space import STORE_HEADROOM, full_message, out_of_space
 from kernel.errors import ConfigError, RunInterrupted, StoreUnavailableError
 from kernel.proposals import SERVED, DivergenceError
 from kernel.protocol import Proposer
-from kernel.repositories import goals
+from kernel.repositories import goals, runs
 from kernel.runtime.inputs import RunInputs
 from kernel.runtime.kernel import Kernel
 from kernel.runtime.proposers import proposer_from
@@ -124,7 +124,11 @@ def replay(settings: KernelSettings, run_id: str, ledger_file: Path | None = Non
         head, size, recorded = load_entries(original, run_id)
         committed = summary(original, run_id)
         original_hash = summary_hash(original, run_id)
-        finished = not goals.unfinished(original, run_id)
+        # A run stopped (or exported) before its root goal's commit has no goal left to
+        # do, yet is not finished: resume creates the root and goes on.
+        record = runs.get(original, run_id)
+        started = record is not None and record["root_id"] is not None
+        finished = started and not goals.unfinished(original, run_id)
         pending = () if finished else pending_proposals(recorded, run.proposals)
     if ledger_file is None:
         problems = verify_chain(recorded, head=head, size=size)

@@ -23,7 +23,10 @@ def open_store(settings: KernelSettings | None = None) -> GraphStore:
         return FalkorDBStore(QueryCatalog(cypher_dir(), "falkordb"), server, target.database)
 
     from kernel.store.neo4j_backend import Neo4jStore
+    from kernel.store.write_gate import WriteGate
 
     password = settings.neo4j_password.get_secret_value() if settings.neo4j_password else None
+    # Keyed by database, not by URI: one server reached by two spellings is one graph.
+    gate = WriteGate(settings.data_dir, f"neo4j:{target.database or '(default)'}")
     return Neo4jStore(QueryCatalog(cypher_dir(), "neo4j"), target.uri, settings.neo4j_user,
-                      password, target.database)
+                      password, target.database, gate=gate)

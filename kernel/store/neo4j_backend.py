@@ -2,11 +2,18 @@
 
 Each named statement runs in its own managed transaction (read routing for
 ``read`` statements, which the server enforces as read-only).
+
+Neo4j reads at read-committed isolation: a transaction of many reads sees each commit
+that lands between them, so no read transaction is a snapshot. An export holds the
+graph still the way the embedded store does: every write statement of a kernel process
+passes the data directory's write gate (``kernel.store.write_gate``), which the export
+holds alone while it reads.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import contextlib
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import neo4j
@@ -14,6 +21,7 @@ from kernel.errors import StatementError, StoreUnavailableError
 from kernel.store.base import GraphStore, QueryResult, Row
 from kernel.store.queries import NamedQuery, QueryCatalog
 from kernel.store.values import plain
+from kernel.store.write_gate import WriteGate
 from neo4j import GraphDatabase, RoutingControl
 from neo4j import exceptions as neo4j_errors
 
@@ -31,10 +39,13 @@ class Neo4jStore(GraphStore):
     dialect = "neo4j"
 
     def __init__(self, catalog: QueryCatalog, uri: str, user: str, password: str | None,
-                 database: str | None = None) -> None:
+                 database: str | None = None, gate: WriteGate | None = None) -> None:
+        """``gate``: the write gate of the data directory the kernel's processes share
+        (``open_store`` passes it); without one, an export cannot pause writes."""
         super().__init__(catalog)
         self.uri = uri
         self.database = database
+        self._gate = gate
         if password is None:
             raise StoreUnavailableError(f"no password for Neo4j at {uri}: {HOW_TO_START}")
         # No server notifications: the driver logs each as a warning on stderr, where they
@@ -65,10 +76,13 @@ class Neo4jStore(GraphStore):
 
     def _call(self, name: str, text: str, params: dict[str, Any], *, read_only: bool) -> QueryResult:
         routing = RoutingControl.READ if read_only else RoutingControl.WRITE
+        gated = self._gate.writing() if self._gate is not None and not read_only \
+            else contextlib.nullcontext()
         try:
-            records, summary, keys = self._driver.execute_query(
-                text, params, routing_=routing, database_=self.database,
-            )
+            with gated:  # held until the commit is acknowledged, so it lands whole
+                records, summary, keys = self._driver.execute_query(
+                    text, params, routing_=routing, database_=self.database,
+                )
         except neo4j_errors.ServiceUnavailable as exc:
             raise StoreUnavailableError(f"lost Neo4j at {self.uri} ({exc}); {HOW_TO_START}") from exc
         except neo4j_errors.Neo4jError as exc:
@@ -82,6 +96,14 @@ class Neo4jStore(GraphStore):
             if isinstance(count, int) and not isinstance(count, bool) and count and
             not name.startswith("_")}
         return QueryResult(list(keys), rows, counters)
+
+    @contextlib.contextmanager
+    def writes_paused(self) -> Iterator[bool]:
+        if self._gate is None:
+            yield False
+            return
+        with self._gate.paused():
+            yield True
 
     # -- schema ------------------------------------------------------------------
     def ensure_unique_id(self, label: str) -> None:
@@ -121,6 +143,8 @@ class Neo4jStore(GraphStore):
         }
 
     def close(self) -> None:
+        if self._gate is not None:
+            self._gate.close()
         self._driver.close()
 
 

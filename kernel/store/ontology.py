@@ -60,6 +60,7 @@ REL_TYPES: tuple[str, ...] = (
     "BUILT_BY",         # Resolver -> Resolver | Actor
     "CHARGED_TO",       # BudgetEvent -> Goal
     "CHILD_OF",         # Goal -> Goal
+    "CHOSE",            # Attempt -> Artifact (the person's suggestion it chose)
     "COMPOSED_OF",      # Resolver -> Resolver {order, role}
     "DEPENDS_ON",       # Goal -> Goal (siblings)
     "DERIVED_FROM",     # Artifact -> Artifact, Constraint -> Constraint

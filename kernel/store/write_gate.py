@@ -1,11 +1,15 @@
-"""A file lock that every write to one embedded graph passes, so an export can hold
-the graph still.
+"""A file lock that every write to one graph passes, so an export can hold the graph
+still.
 
-The embedded server has no snapshot reads, and copying a graph (``GRAPH.COPY``)
-forks the server, which can block it for good while another process writes. Each
-kernel state change is one statement, so pausing statements between two of them
-leaves a graph that is one committed state: writers take the lock shared for one
-statement; an export takes it exclusive while it reads, and writers wait.
+Neither backend gives an export a snapshot: the embedded server has no snapshot
+reads, and copying a graph (``GRAPH.COPY``) forks the server, which can block it for
+good while another process writes; Neo4j reads at read-committed isolation, so a
+transaction of many reads sees the commits landing between them. Each kernel state
+change is one statement, so pausing statements between two of them leaves a graph
+that is one committed state: writers take the lock shared for one statement (until
+its commit is acknowledged); an export takes it exclusive while it reads, and
+writers wait. The lock lives in the data directory, which every kernel process of
+one deployment shares (the artifacts' contents are there too).
 """
 
 from __future__ import annotations

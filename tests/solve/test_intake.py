@@ -20,6 +20,7 @@ from kernel.errors import ConfigError
 from kernel.solve.session import replay
 from kernel.store import GraphStore
 from tests.conftest import store_env, store_settings
+from tests.graph_round_trip import assert_export_round_trips
 from tests.solve import scripts as s
 
 RAW = "fix the auth thing"
@@ -237,7 +238,7 @@ def test_the_dialogue_in_a_terminal_refuses_a_contradiction_naming_its_unsat_cor
 
 
 def test_the_shipped_intake_example_resolves(initialised_graph: GraphStore,
-                                             data_dir: Path) -> None:
+                                             data_dir: Path, tmp_path: Path) -> None:
     from kernel.paths import seeds_dir
 
     script = seeds_dir() / "examples" / "intake.script.yaml"
@@ -246,3 +247,4 @@ def test_the_shipped_intake_example_resolves(initialised_graph: GraphStore,
     assert out["status"] == "resolved"
     assert [e.operation for e in _intake_entries(initialised_graph, out["run"])] == \
         ["extract_goal", "intake", "extract_goal", "intake"]
+    assert_export_round_trips(initialised_graph, data_dir, tmp_path)

@@ -23,6 +23,7 @@ from kernel.solve.session import replay
 from kernel.solve.suggestions import Candidate, Weighed, pooled_tests, rank
 from kernel.store import GraphStore
 from tests.conftest import store_env, store_settings
+from tests.graph_round_trip import assert_export_round_trips
 from tests.solve import scripts as s
 
 GOAL = "write the release note"
@@ -296,7 +297,7 @@ def test_a_run_killed_while_weighing_resumes_to_the_same_state(
 
 
 def test_the_shipped_suggestion_example_chooses_the_clean_note(
-        initialised_graph: GraphStore, data_dir: Path) -> None:
+        initialised_graph: GraphStore, data_dir: Path, tmp_path: Path) -> None:
     from kernel.paths import seeds_dir
 
     example = seeds_dir() / "examples" / "suggest"
@@ -310,6 +311,10 @@ def test_the_shipped_suggestion_example_chooses_the_clean_note(
     assert sorted(rest, key=str) == [(2, "rejected"), (None, "rejected")]
     assert {v["constraint"] for c in out["weighed"] for v in c["violations"]} == \
         {"words <= 50", "typos == 0"}
+    # The graph it leaves exports, and the record of the choice survives the round trip.
+    lines = assert_export_round_trips(initialised_graph, data_dir, tmp_path)
+    chose = [json.loads(line) for line in lines if '"type":"CHOSE"' in line]
+    assert [(c["from"]["label"], c["to"]["label"]) for c in chose] == [("Attempt", "Artifact")]
 
 
 def test_a_run_stopped_after_the_weighing_reads_the_winner_s_verification_back(
