@@ -37,8 +37,8 @@ class RefusalReason(StrEnum):
 
 REMEDIES: dict[RefusalReason, str] = {
     RefusalReason.NO_FEASIBLE_REPAIR:
-        "{what} cannot be met by any surveyed choice of approaches{searched}: {reached}; "
-        "relax {which} to the value it reaches, or {more}",
+        "{what} cannot be met by any surveyed choice of approaches{searched}: {reached}"
+        "{also}; relax {which}, or {more}",
     RefusalReason.NO_PROPOSALS:
         "give a proposal for {operation} on goal '{goal}': add a script entry or a fallback "
         "for {operation}, or run with --proposer anthropic and ANTHROPIC_API_KEY set",

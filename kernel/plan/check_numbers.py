@@ -149,10 +149,14 @@ def waterfall_checks(prefix: str, waterfall: dict[str, Any] | None, tasks: list[
 def _claims(doc: dict[str, Any], computed: dict[str, dict[str, Any]]) -> Result:
     """A claim's computed value and whether it agrees, recomputed."""
     wrong = []
+    known = {c["id"] for c in doc["constraints"]}
     for c in doc.get("claims") or []:
         mine = computed.get(c["constraint_id"])
+        if mine is None and c["constraint_id"] in known:
+            wrong.append(f"a claim about {c['constraint_id']}, which is not measured: "
+                         "nothing computes it, so no claim about it can be checked")
         if mine is None:
-            continue  # 1.3 names it
+            continue  # an unknown constraint: 1.3 names it
         value = mine["totals"][c["estimate"]]
         agrees = u(c["value"]) == u(value)
         if u(c["computed"]) != u(value) or c["agrees"] is not agrees:

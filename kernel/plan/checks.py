@@ -192,12 +192,27 @@ def _named(doc: dict[str, Any]) -> list[tuple[str, Any]]:
               for section in ("critical_path", "waterfall") if doc.get(section)]
     repair = doc.get("repair") or {}
     named += [("repair rollup", r.get("constraint_id")) for r in repair.get("rollup") or []]
-    return named + [("refusal", c) for c in (doc.get("refusal") or {}).get("conflict") or []]
+    named += [("refusal", c) for c in (doc.get("refusal") or {}).get("conflict") or []]
+    return named + _projected(doc)
+
+
+def _projected(doc: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(where, constraint id) for every projection a surveyed approach gives."""
+    return [(f"approach {s.get('task_id')}/{a.get('id')}'s projection", cid)
+            for s in (doc.get("survey") or {}).get("surveys") or []
+            for a in s.get("approaches") or [] for cid in a.get("projections") or {}]
+
+
+MEASURE = ("metric", "aggregation", "op", "limit")
 
 
 def _rolled_as_stated(c: dict[str, Any], r: dict[str, Any] | None) -> list[str]:
     if not measurable(c):
-        return [] if r is None else [f"{c['id']} is rolled up but not measurable"]
+        given = [k for k in MEASURE if c.get(k) is not None]
+        lacking = [k for k in MEASURE if c.get(k) is None] or ["projection"]
+        partial = [f"{c['id']} gives its {', '.join(given)} but no {', '.join(lacking)}: "
+                   "a measure without its number"] if given else []
+        return partial + ([] if r is None else [f"{c['id']} is rolled up but not measurable"])
     if r is None:
         return [f"{c['id']} is measurable but not rolled up"]
     differs = [k for k in ("metric", "aggregation", "op") if r.get(k) != c[k]]

@@ -19,6 +19,7 @@ from kernel.plan.digest import SCHEMA, inputs_digest
 from kernel.plan.document import PlanDocument, PlanRefusal
 from kernel.plan.z3check import longest_chain_is, sum_is
 from kernel.protocol.plan_models import (
+    Approach,
     ApproachSurvey,
     ExtractedConstraints,
     PlanConstraint,
@@ -33,6 +34,16 @@ SurveyAsk = Callable[[dict[str, list[str]], list[f.Rollup]], ApproachSurvey]
 
 class PlanRefused(Refused):
     """The planner cannot produce a plan (budget, an unusable proposal)."""
+
+
+class SurveyUnusable(PlanRefused):
+    """The survey leaves a task that must be surveyed without a usable survey: a plan
+    written from it would fail check-plan, so none is written. ``problems`` name each
+    task with what to add."""
+
+    def __init__(self, problems: list[str], unsat: str) -> None:
+        self.problems = problems
+        super().__init__(f"survey_approaches: {'; '.join(problems)} ({unsat})")
 
 
 def compose(goal: str, run_id: str, extracted: ExtractedConstraints, dag: TaskDag,
@@ -50,6 +61,9 @@ def compose(goal: str, run_id: str, extracted: ExtractedConstraints, dag: TaskDa
     surveys: list[TaskSurvey] = []
     if triggers:
         surveys = _usable_surveys(ask_survey(triggers, rollups), triggers, flags)
+        problems = survey_problems(constraints, tasks, rollups, walls, triggers, surveys)
+        if problems:
+            raise SurveyUnusable(problems, _unsat_words(rollups))
     fixed = f.repair(constraints, tasks, surveys) if any(
         r.status == "UNSAT" for r in rollups) else None
     _repair_flags(fixed, flags)
@@ -61,15 +75,15 @@ def compose(goal: str, run_id: str, extracted: ExtractedConstraints, dag: TaskDa
             "constraints": fixed.blocking, "closest": fixed.closest,
             "searched": fixed.searched, "combinations": fixed.combinations,
             "to_proceed": [remedy(RefusalReason.NO_FEASIBLE_REPAIR, run_id,
-                                  **refusal_facts(fixed, walls, surveys))]})})
+                                  **refusal_facts(fixed, walls))]})})
     return document, fixed
 
 
-def refusal_facts(fixed: f.Repair, walls: list[dict[str, Any]],
-                  surveys: list[TaskSurvey]) -> dict[str, Any]:
+def refusal_facts(fixed: f.Repair, walls: list[dict[str, Any]]) -> dict[str, Any]:
     """The words of a NO_FEASIBLE_REPAIR refusal: the conflict, what each of its members
-    reaches at best while the others are met, whether the search was cut short, and the
-    tasks of the conflict's walls to survey (or, all surveyed, to find other ways for)."""
+    reaches at best while the others are met, every other constraint the closest choice
+    leaves UNSAT, whether the search was cut short, and the tasks of their walls to find
+    other ways for."""
     names = [f"'{b['constraint_id']}'" for b in fixed.blocking]
     what = f"constraint {names[0]}" if len(names) == 1 else \
         f"constraints {', '.join(names[:-1])} and {names[-1]} together"
@@ -79,21 +93,41 @@ def refusal_facts(fixed: f.Repair, walls: list[dict[str, Any]],
     searched = "" if not fixed.truncated else (
         f" (the search stopped after {fixed.searched:,} of {fixed.combinations:,} "
         "combinations, so one beyond them may work)")
+    also, relax_also = _also_unsat(fixed)
     return {"what": what, "reached": lead + "; ".join(reached), "searched": searched,
-            "which": "it" if len(names) == 1 else "one of them",
-            "more": _more_approaches(fixed.conflict, walls, surveys)}
+            "also": also, "which": ("it" if len(names) == 1 else "one of them")
+            + " to the value it reaches" + relax_also,
+            "more": _more_approaches(fixed.conflict + [r["constraint_id"] for r in
+                                                       _left_unsat(fixed)], walls)}
 
 
-def _more_approaches(conflict: list[str], walls: list[dict[str, Any]],
-                     surveys: list[TaskSurvey]) -> str:
-    """Which tasks more approaches would help: the conflict's wall tasks no survey
-    covered, named first."""
+def _left_unsat(fixed: f.Repair) -> list[dict[str, Any]]:
+    """The rollup rows the closest choice leaves UNSAT outside the conflict: a minimal
+    conflict is one reason a plan fails, and these are the others."""
+    return [r for r in (fixed.closest or {}).get("rollup") or []
+            if r["status"] == "UNSAT" and r["constraint_id"] not in fixed.conflict]
+
+
+def _also_unsat(fixed: f.Repair) -> tuple[str, str]:
+    """The words naming every constraint the closest choice leaves UNSAT beside the
+    conflict (what it reaches there), and what relaxing them means."""
+    left = _left_unsat(fixed)
+    if not left:
+        return "", ""
+    named = [f"'{r['constraint_id']}'" for r in left]
+    values = [f"{n} (mid {r['totals']['mid']:g} against {r['op']} {r['limit']:g})"
+              for n, r in zip(named, left, strict=True)]
+    return (f"; the closest choice leaves {' and '.join(values)} UNSAT too",
+            " and " + " and ".join(f"{n} to {r['totals']['mid']:g}"
+                                   for n, r in zip(named, left, strict=True)))
+
+
+def _more_approaches(conflict: list[str], walls: list[dict[str, Any]]) -> str:
+    """Which tasks more approaches would help: those of the walls of the constraints
+    named (every one was surveyed: a plan with a wall task unsurveyed is refused before
+    its repair, see ``survey_problems``)."""
     in_walls = [t for w in walls if w["constraint_id"] in conflict for t in w["cluster"]]
     in_walls = list(dict.fromkeys(in_walls))
-    surveyed = {s.task_id for s in surveys if s.approaches}
-    missing = [t for t in in_walls if t not in surveyed]
-    if missing:
-        return f"survey the wall's tasks not surveyed yet: {', '.join(missing)}"
     if in_walls:
         return f"add other approaches for the tasks in its walls: {', '.join(in_walls)}"
     return "add approaches for the tasks that carry it"
@@ -165,14 +199,72 @@ def _usable_surveys(survey: ApproachSurvey, triggers: dict[str, list[str]],
         if s.task_id not in triggers:
             flags.append(f"survey of {s.task_id} ignored: the task did not trigger one")
             continue
-        distinct = {a.id for a in s.approaches}
-        if len(distinct) < 2 or len(distinct) != len(s.approaches):
-            flags.append(f"survey of {s.task_id}: fewer than two distinct approaches")
         usable.append(s)
-    missing = sorted(set(triggers) - {s.task_id for s in usable})
-    for task_id in missing:
-        flags.append(f"{task_id} triggered a survey the proposal did not give")
     return usable
+
+
+def survey_problems(constraints: list[PlanConstraint], tasks: list[PlanTask],
+                    rollups: list[f.Rollup], walls: list[dict[str, Any]],
+                    triggers: dict[str, list[str]], surveys: list[TaskSurvey]) -> list[str]:
+    """What keeps the surveys from being the ones check-plan accepts (its 1.3, 4.2, 4.3
+    and 4.4), each with what to add: a triggered task without a survey, a survey with
+    fewer than two distinct approaches or none cheaper on the metric that triggered it,
+    an approach projecting a constraint the plan does not have."""
+    by_task = {s.task_id: s for s in surveys}
+    by_id = {t.id: t for t in tasks}
+    problems = [p for task_id, why in triggers.items() for p in _task_survey_problems(
+        by_id[task_id], why, _survey_metrics(task_id, constraints, rollups, walls),
+        by_task.get(task_id))]
+    known = {c.id for c in constraints}
+    return problems + [
+        f"approach {s.task_id}/{a.id} projects {cid}, which is not a constraint of the "
+        f"plan: use one of {', '.join(sorted(known))}"
+        for s in surveys for a in s.approaches for cid in a.projections if cid not in known]
+
+
+def _task_survey_problems(task: PlanTask, why: list[str], metrics: list[str],
+                          survey: TaskSurvey | None) -> list[str]:
+    below = " or ".join(f"{m} {f.estimate(task, m, 'mid'):g}" for m in metrics)
+    if survey is None:
+        return [f"{task.id} has no survey ({', '.join(why)}): add a survey with task_id "
+                f"{task.id} to the survey_approaches proposal, with at least two approaches"
+                + (f", one below its mid {below}" if below else "")]
+    problems = []
+    ids = [a.id for a in survey.approaches]
+    if len(set(ids)) < len(ids):
+        problems.append(f"the survey of {task.id} gives an approach id twice: give each "
+                        "approach its own id")
+    if len(set(ids)) < 2 or len({a.title for a in survey.approaches}) < 2:
+        problems.append(f"the survey of {task.id} has fewer than two distinct approaches "
+                        "(by id and title): add another")
+    if not any(_approach_mid(a, m) < f.estimate(task, m, "mid")
+               for a in survey.approaches for m in metrics):
+        problems.append(f"no approach for {task.id} is below its mid {below or '(none)'}: "
+                        "add one that is")
+    return problems
+
+
+def _survey_metrics(task_id: str, constraints: list[PlanConstraint],
+                    rollups: list[f.Rollup], walls: list[dict[str, Any]]) -> list[str]:
+    """The metrics a survey of the task must improve: those of the walls holding it, or,
+    surveyed for its low confidence alone, the cost metric the waterfall shows."""
+    metric = {c.id: c.metric for c in constraints}
+    held = sorted({m for w in walls if task_id in w["cluster"]
+                   if (m := metric.get(w["constraint_id"]))})
+    cost = _cost_rollup(rollups)
+    return held or ([cost.metric] if cost else [])
+
+
+def _approach_mid(approach: Approach, metric: str) -> float:
+    found = approach.estimates.get(metric)
+    return found.mid if found is not None else 0.0
+
+
+def _unsat_words(rollups: list[f.Rollup]) -> str:
+    """Every UNSAT constraint, with its mid total against its limit."""
+    unsat = [f"'{r.constraint_id}' mid {r.totals['mid']:g} against {r.op} {r.limit:g}"
+             for r in rollups if r.status == "UNSAT"]
+    return f"UNSAT as planned: {', '.join(unsat)}" if unsat else "nothing is UNSAT as planned"
 
 
 def _document(goal: str, run_id: str, constraints: list[PlanConstraint], questions: list[str],

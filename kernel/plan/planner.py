@@ -18,7 +18,7 @@ from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.core.goals import GoalSpec
 from kernel.core.state_machine import Status
 from kernel.plan import feasibility as f
-from kernel.plan.compose import PlanRefused, compose, refusal_facts
+from kernel.plan.compose import PlanRefused, SurveyUnusable, compose, refusal_facts
 from kernel.plan.digest import SCHEMA
 from kernel.plan.document import PlanDocument
 from kernel.proposals import Out, ProposerUnavailable
@@ -58,13 +58,20 @@ def make_plan(k: Kernel, root_id: str, verifications: list[dict[str, Any]] | Non
             "planned_constraints": [c.model_dump(mode="json") for c in constraints],
             "rollup": [r.as_dict() for r in rollups]})
 
-    document, fixed = compose(goal.description, goal.run_id, extracted, dag, ask_survey,
-                              verifications)
+    try:
+        document, fixed = compose(goal.description, goal.run_id, extracted, dag, ask_survey,
+                                  verifications)
+    except SurveyUnusable as unusable:  # a plan from it would fail check-plan: none is written
+        refuse(k.ledger, root_id, RefusalReason.INVALID_PROPOSAL, str(unusable),
+               operation=ops.SURVEY_APPROACHES.name, failure="; ".join(unusable.problems))
+        raise
     if fixed is not None and not fixed.feasible:
+        unmet = (fixed.closest or {}).get("unmet") or []
         refuse(k.ledger, root_id, RefusalReason.NO_FEASIBLE_REPAIR,
-               f"no choice of surveyed approaches meets {', '.join(fixed.conflict)} together",
+               f"no choice of surveyed approaches meets {', '.join(fixed.conflict)} together"
+               f" (the closest leaves {', '.join(unmet)} UNSAT)",
                conflict=fixed.conflict, **refusal_facts(
-                   fixed, [w.model_dump() for w in document.walls], document.survey.surveys))
+                   fixed, [w.model_dump() for w in document.walls]))
     return _store(k, goal, document)
 
 

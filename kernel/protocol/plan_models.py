@@ -84,6 +84,23 @@ class PlanConstraint(_Out):
                              "with a removal_consequence)")
         return self
 
+    @model_validator(mode="after")
+    def _measured_whole(self) -> PlanConstraint:
+        """A constraint is measured in full (metric, aggregation, op, limit, and a
+        projection when projected) or not at all: a part of a measure is a number lost,
+        and the plan would silently leave the constraint unchecked."""
+        measure = {"metric": self.metric, "aggregation": self.aggregation, "op": self.op,
+                   "limit": self.limit}
+        lacking = [k for k, v in measure.items() if v is None]
+        if self.aggregation == "projection" and self.projection is None:
+            lacking.append("projection")
+        if lacking and len(lacking) < 4 + (self.aggregation == "projection"):
+            given = [k for k in measure if k not in lacking]
+            raise ValueError(f"constraint {self.id!r} gives its {', '.join(given)} but no "
+                             f"{' or '.join(lacking)}: give its {' and '.join(lacking)} "
+                             f"too, or drop its {', '.join(given)} to leave it to judgment")
+        return self
+
 
 class ExtractedConstraints(_Out):
     constraints: list[PlanConstraint] = Field(min_length=1, description="explicit, then implicit")

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from kernel.cli.app import app
 from kernel.plan.checks import check_plan, check_text
 from kernel.plan.compose import compose
+from kernel.plan.digest import inputs_digest
 from kernel.protocol.plan_models import ExtractedConstraints, PlanConstraint, TaskDag
 from tests.plan.test_walls import MIGRATION, TIME, _survey
 
@@ -72,7 +73,61 @@ def _covered_less(doc: Doc) -> None:
     doc["repair"]["searched"] = 1
 
 
+def _sealed(damage: Callable[[Doc], None]) -> Callable[[Doc], None]:
+    """Damage to the plan's inputs with the digest sealed again, so that only the
+    recomputation can catch it, not 0.3."""
+    def sealed(doc: Doc) -> None:
+        damage(doc)
+        doc["inputs_digest"] = inputs_digest(doc)
+    sealed.__name__ = damage.__name__
+    return sealed
+
+
+@_sealed
+def _projection_of_no_constraint(doc: Doc) -> None:
+    """An approach that says what it would do to a constraint the plan does not have."""
+    approach = doc["survey"]["surveys"][0]["approaches"][0]
+    approach["projections"] = {"uptime": {"low": 99.0, "mid": 99.5, "high": 99.9}}
+
+
+@_sealed
+def _semantic_claim_sealed_as_measured(doc: Doc) -> None:
+    """A claim about a judgment (rollback), with a computed value that agrees, as though
+    the constraint were a number the kernel rolls up."""
+    doc["claims"].append({"constraint_id": "rollback", "estimate": "mid", "value": 0,
+                          "computed": 0, "agrees": True})
+
+
+@_sealed
+def _budget_without_its_number(doc: Doc) -> None:
+    """The explicit budget's limit dropped, and everything computed from it removed so
+    that the rest agrees: no rollup row, no waterfall, no cost in the repair."""
+    cost = next(c for c in doc["constraints"] if c["id"] == "cost")
+    cost["limit"] = None
+    doc["rollup"] = [r for r in doc["rollup"] if r["constraint_id"] != "cost"]
+    doc["waterfall"] = None
+    doc["repair"]["rollup"] = [r for r in doc["repair"]["rollup"]
+                               if r["constraint_id"] != "cost"]
+    doc["repair"]["waterfall"] = None
+    doc["repair"]["cost"] = {}
+
+
+def test_damage_to_the_inputs_passes_everything_but_what_it_breaks() -> None:
+    """Each sealed damage fails only its own assertion (and the plan's arithmetic still
+    holds), so it is the new rule that catches it, not an accident."""
+    for damage, expected in ((_projection_of_no_constraint, {"1.3"}),
+                             (_semantic_claim_sealed_as_measured, {"3.6"}),
+                             (_budget_without_its_number, {"0.4", "1.3"})):
+        doc = copy.deepcopy(REPAIRED)
+        damage(doc)
+        assert _failed(doc) == expected, (damage.__name__, [
+            r for r in check_plan(doc) if not r.passed])
+
+
 @pytest.mark.parametrize(("damage", "expected"), [
+    (_projection_of_no_constraint, "1.3"),
+    (_semantic_claim_sealed_as_measured, "3.6"),
+    (_budget_without_its_number, "1.3"),
     (_set("tasks.0.confidence", 1.5), "0.4"),
     (_set("tasks.0.confidence", -0.1), "0.4"),
     (_set("feasible", False), "0.4"),

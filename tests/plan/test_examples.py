@@ -69,9 +69,12 @@ def test_no_feasible_repair_is_a_refusal_naming_the_constraint(
     import yaml
 
     data = yaml.safe_load(example_script("swe-agent").read_text())
+    mids = {t["id"]: t["estimates"]["cost_usd"]["mid"]
+            for t in data["proposals"][1]["output"]["tasks"]}
     for survey in data["proposals"][2]["output"]["surveys"]:
+        mid = mids[survey["task_id"]] - 10  # cheaper, but far from enough
         for approach in survey["approaches"]:
-            approach["estimates"]["cost_usd"] = {"low": 400, "mid": 450, "high": 500}
+            approach["estimates"]["cost_usd"] = {"low": mid - 10, "mid": mid, "high": mid + 10}
     path = tmp_path / "expensive.plan.yaml"
     path.write_text(yaml.safe_dump(data))
     doc = plan_goal(initialised_graph, tmp_path, data["example"]["goal"],
@@ -79,9 +82,8 @@ def test_no_feasible_repair_is_a_refusal_naming_the_constraint(
     assert doc["repair"]["feasible"] is False
     assert doc["refusal"]["reason"] == "NO_FEASIBLE_REPAIR"
     assert "'c3' cannot be met" in doc["refusal"]["to_proceed"][0]
-    failed = {r.id for r in check_plan(doc) if not r.passed}
-    # no approach is cheaper (4.3); the refusal itself is true and names a real conflict
-    assert failed == {"4.3"}
+    failed = [r for r in check_plan(doc) if not r.passed]
+    assert not failed, failed  # the refusal is true and names a real conflict
     assert doc["refusal"]["conflict"] == ["c3"]
     assert doc["refusal"]["searched"] == doc["refusal"]["combinations"]
 
@@ -255,3 +257,41 @@ def test_planning_runs_against_claude_at_the_http_layer(initialised_graph: Graph
 
 def doc_root(graph: GraphStore, doc: dict) -> str:
     return graph.run("run/get", {"run_id": doc["run_id"]})[0]["root_id"]
+
+
+def test_a_users_script_without_a_wall_survey_is_refused_naming_the_task_and_the_fix(
+        initialised_graph: GraphStore, tmp_path: Path, data_dir: Path) -> None:
+    """docs/examples/db-migration.plan.yaml with app_changes' survey removed and a
+    $15,000 budget: a plan from it would fail check-plan's 4.4, so none is written; the
+    refusal (exit 1, recorded in the ledger) names the task, what to add to the script,
+    and both constraints UNSAT as planned."""
+    import yaml
+
+    data = yaml.safe_load((Path(__file__).parents[2] / "docs" / "examples" /
+                           "db-migration.plan.yaml").read_text())
+    for entry in data["proposals"]:
+        if entry["operation"] == "plan_constraints":
+            cost = next(c for c in entry["output"]["constraints"] if c["id"] == "cost")
+            cost.update(limit=15000, title="under $15,000", source_text="under $15,000")
+        if entry["operation"] == "survey_approaches":
+            entry["output"]["surveys"] = [s for s in entry["output"]["surveys"]
+                                          if s["task_id"] != "app_changes"]
+    goal = data.pop("example")["goal"].replace("$25,000", "$15,000")
+    script = tmp_path / "mine.plan.yaml"
+    script.write_text(yaml.safe_dump(data))
+    plan_file = tmp_path / "plan.json"
+    env = {**store_env(initialised_graph, data_dir), "COLUMNS": "200"}
+    runner = CliRunner()
+    result = runner.invoke(app, ["plan", goal, "--proposer", "scripted", "--script",
+                                 str(script), "--out", str(plan_file)], env=env)
+    assert result.exit_code == 1 and not plan_file.exists(), result.output
+    said = str(result.exception)
+    assert "app_changes has no survey (pushes time to UNSAT, pushes cost to UNSAT): add a " \
+        "survey with task_id app_changes to the survey_approaches proposal" in said
+    assert "'time' mid 9.5 against <= 6.5, 'cost' mid 19800 against <= 15000" in said
+    listed = json.loads(runner.invoke(app, ["runs", "--json"], env=env).output)
+    assert listed[0]["status"] == "plan refused"
+    refusals = [e.data() for e in load_entries(initialised_graph, listed[0]["id"])[2]
+                if e.kind == "refusal"]
+    assert [r["reasons"] for r in refusals] == [["INVALID_PROPOSAL"]]
+    assert "app_changes has no survey" in refusals[0]["to_proceed"][0]

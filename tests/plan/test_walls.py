@@ -7,12 +7,13 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 
 from kernel.plan import feasibility as f
 from kernel.plan import recompute
 from kernel.plan.checks import check_plan
-from kernel.plan.compose import compose
+from kernel.plan.compose import SurveyUnusable, compose
 from kernel.protocol.plan_models import (
     Approach,
     ApproachSurvey,
@@ -134,17 +135,22 @@ def test_a_wall_is_a_smallest_set_whose_removal_frees_its_constraint(
         assert wall["cluster"] == checker[c.id]
 
 
-def test_a_refusal_names_the_wall_tasks_no_survey_covered() -> None:
+def test_a_wall_task_no_survey_covered_refuses_the_plan_naming_it_and_the_fix() -> None:
+    """A plan with a wall task unsurveyed would fail check-plan's 4.4: none is written;
+    the refusal names the task, why it needed a survey and what to add."""
     def only_replicate(triggers: dict[str, list[str]],
                        rollups: list[f.Rollup]) -> ApproachSurvey:
         answered = _survey(triggers, rollups)
         return ApproachSurvey(surveys=[s for s in answered.surveys
                                        if s.task_id == "replicate"])
 
-    doc, _ = compose("migrate the orders database within 6.5 weeks", "run:test",
-                     ExtractedConstraints(constraints=[TIME]), TaskDag(tasks=MIGRATION),
-                     only_replicate)
-    assert doc.refusal is not None
-    (advice,) = doc.refusal.to_proceed
-    assert "survey the wall's tasks not surveyed yet: app_changes" in advice
-    assert "replicate" not in advice.split("not surveyed yet:")[1]
+    with pytest.raises(SurveyUnusable) as refused:
+        compose("migrate the orders database within 6.5 weeks", "run:test",
+                ExtractedConstraints(constraints=[TIME]), TaskDag(tasks=MIGRATION),
+                only_replicate)
+    (problem,) = refused.value.problems
+    assert problem.startswith("app_changes has no survey (pushes time to UNSAT): add a "
+                              "survey with task_id app_changes to the survey_approaches "
+                              "proposal, with at least two approaches, one below its mid "
+                              "weeks 3"), problem
+    assert "UNSAT as planned: 'time' mid 9.5 against <= 6.5" in str(refused.value)
