@@ -37,6 +37,7 @@ RUNTIME_DIR = "/usr/lib/kernel-runtime"
 RUNTIME_FILES = {f"{RUNTIME_DIR}/{name}": name
                  for name in ("pytest_launcher.py", "pytest_child.py", "net_bridge.py", "pytest.ini")} | \
     {"/etc/passwd": "passwd", "/etc/group": "group"}
+MASK_BYTES = 4096
 _HERE = Path(__file__).resolve().parent
 _LDD_LINE = re.compile(r"(?:=>\s*)?(/\S+)\s+\(0x[0-9a-f]+\)")
 
@@ -60,8 +61,8 @@ class Layout:
             args += ["--symlink", target, dest]
         for source, dest in self.binds:
             args += ["--ro-bind", source, dest]
-        for dest in self.masks:
-            args += ["--tmpfs", dest]
+        for dest in self.masks:  # empty, read-only and too small to hold anything
+            args += ["--size", str(MASK_BYTES), "--tmpfs", dest, "--remount-ro", dest]
         return args
 
 
