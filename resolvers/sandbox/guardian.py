@@ -14,8 +14,10 @@ the command. This guardian closes that window:
 
 It also holds the limits that belong to the sandbox as a whole rather than to one
 process (rlimits are per process, or per uid): every ``interval`` seconds it adds up
-the resident memory and the tasks of all the sandbox's processes, and the bytes and
-entries of the workspace, and ends the sandbox at once when one is over its limit,
+the memory of all the sandbox's processes (resident, what its tmpfs mounts hold, what
+its open sockets and pipes can buffer), their tasks, and the bytes and entries of the
+workspace (unlinked files still open or mapped included), and ends the sandbox at once
+when one is over its limit,
 writing which to the ``notice`` descriptor. The same walk strips set-uid and set-gid
 bits from anything in the workspace. A limit can be overshot by what the sandbox does
 within one interval; the per-process rlimits bound that.
@@ -26,7 +28,8 @@ CONFIG is JSON: ``argv``, ``lifeline`` (fd), ``kernel`` (pid), ``uid`` (or null)
 ``limits`` (RLIMIT name -> [soft, hard]), ``pass_fds`` (descriptors bwrap's command
 keeps, and the guardian closes once it started: the test supervisor's report pipe),
 ``notice`` (fd for the limit that ended the sandbox), ``account`` (``workspace``,
-``memory_bytes``, ``tasks``, ``workspace_bytes``, ``workspace_files``, ``interval``).
+``memory_bytes``, ``tasks``, ``workspace_bytes``, ``workspace_files``, ``interval``,
+``tmpfs``, ``file_bytes``, ``charges``), ``keyctl`` (the system call's number, or null).
 """
 
 from __future__ import annotations

@@ -35,7 +35,8 @@ BIN_DIR = "/usr/bin"
 SITE_DIR = "/usr/lib/kernel-site"
 RUNTIME_DIR = "/usr/lib/kernel-runtime"
 RUNTIME_FILES = {f"{RUNTIME_DIR}/{name}": name
-                 for name in ("pytest_launcher.py", "pytest_child.py", "net_bridge.py", "pytest.ini")} | \
+                 for name in ("pytest_launcher.py", "pytest_child.py", "net_bridge.py", "pytest.ini",
+                              "empty")} | \
     {"/etc/passwd": "passwd", "/etc/group": "group"}
 MASK_BYTES = 4096
 _HERE = Path(__file__).resolve().parent
@@ -54,6 +55,10 @@ class Layout:
     binds: tuple[tuple[str, str], ...]
     masks: tuple[str, ...]
     programs: dict[str, str] = field(default_factory=dict)
+
+    def source_of(self, dest: str) -> str:
+        """The host file mounted at ``dest``."""
+        return next(source for source, inside in self.binds if inside == dest)
 
     def argv(self) -> list[str]:
         args: list[str] = []

@@ -9,11 +9,15 @@ with every capability dropped, in a new session, and dies with the kernel:
   the store's socket or another workspace;
 * when the kernel runs as root, the command runs as an unprivileged uid of its own
   (one per workspace), so the process limit applies and nothing it writes is root's;
-* rlimits (CPU seconds, address space, processes, file size), a wall-time limit and an
-  output cap stay per process; memory, tasks and the workspace's size are held for the
-  sandbox as a whole by the guardian's accounting, /tmp is a size-limited tmpfs; when
-  the command ends, times out or the kernel is interrupted, the PID namespace ends
-  every process it started;
+* rlimits (CPU seconds, address space, processes, file size, descriptors), a wall-time
+  limit and an output cap stay per process; memory (resident, in the sandbox's tmpfs
+  mounts, and in socket and pipe buffers), tasks and the workspace's size are held for
+  the sandbox as a whole by the guardian's accounting; /tmp and /dev/shm are
+  size-limited tmpfs, /dev and the masks read-only; when the command ends, times out or
+  the kernel is interrupted, the PID namespace ends every process it started;
+* a seccomp filter (seccomp_filter.py) refuses the system calls a test has no use for,
+  the memory stores no limit would see, and signals to the supervisor; the command
+  starts in a fresh, empty session keyring;
 * bubblewrap runs under a guardian (guardian.py) that ends every process of the sandbox
   once the kernel is gone, even when the kernel is killed while bubblewrap is still
   setting up (before its own ``--die-with-parent`` is armed);
@@ -353,10 +357,18 @@ def bwrap_argv(layout: Layout, workspace: Path, decision: Decision, extra: list[
     args += layout.argv()
     args += ["--bind", str(workspace), WORKSPACE, *extra,
              "--size", str(policy.max_tmp_bytes), "--tmpfs", "/tmp", "--proc", "/proc",
-             "--dev", "/dev", "--size", str(policy.max_shm_bytes), "--tmpfs", "/dev/shm",
+             *_hidden_proc_files(layout), "--dev", "/dev",
+             "--size", str(policy.max_shm_bytes), "--tmpfs", "/dev/shm",
              "--remount-ro", "/dev", "--remount-ro", "/", "--seccomp", str(seccomp_fd),
              "--chdir", str(Path(WORKSPACE) / decision.relative_cwd)]
     return args
+
+
+def _hidden_proc_files(layout: Layout) -> list[str]:
+    """/proc/keys and /proc/key-users list the keys of every keyring the uid owns
+    (descriptions, not contents); an empty file is mounted over each."""
+    empty = layout.source_of(f"{RUNTIME_DIR}/empty")
+    return [arg for name in ("keys", "key-users") for arg in ("--ro-bind", empty, f"/proc/{name}")]
 
 
 def bwrap_binary() -> str | None:
@@ -557,7 +569,8 @@ def _containment(request: CommandRequest, uid: int | None) -> list[str]:
     network = f"network=proxy:{request.network_host}" if request.network_host else \
         "network=isolated"
     return ["sandbox=bubblewrap", "namespaces=user,mount,pid,ipc,uts,net", "capabilities=none",
-            network, f"user={'uid:' + str(uid) if uid is not None else 'caller'}"]
+            "syscalls=filtered", "keyring=fresh", network,
+            f"user={'uid:' + str(uid) if uid is not None else 'caller'}"]
 
 
 def _limit_summary(policy: Constitution) -> dict[str, int]:
@@ -565,6 +578,7 @@ def _limit_summary(policy: Constitution) -> dict[str, int]:
             "processes": policy.max_processes, "file_bytes": policy.max_file_bytes,
             "workspace_bytes": policy.max_workspace_bytes,
             "workspace_files": policy.max_workspace_files, "tmp_bytes": policy.max_tmp_bytes,
+            "shm_bytes": policy.max_shm_bytes, "open_files": policy.max_open_files,
             "connections": policy.max_connections}
 
 
