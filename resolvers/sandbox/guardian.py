@@ -14,8 +14,10 @@ the command. This guardian closes that window:
 
 It also holds the limits that belong to the sandbox as a whole rather than to one
 process (rlimits are per process, or per uid): every ``interval`` seconds it adds up
-the resident memory and the tasks of all the sandbox's processes, and the bytes and
-entries of the workspace, and ends the sandbox at once when one is over its limit,
+the memory of all the sandbox's processes (resident, what its tmpfs mounts hold, what
+its open sockets and pipes can buffer), their tasks, and the bytes and entries of the
+workspace (unlinked files still open or mapped included), and ends the sandbox at once
+when one is over its limit,
 writing which to the ``notice`` descriptor. The same walk strips set-uid and set-gid
 bits from anything in the workspace. A limit can be overshot by what the sandbox does
 within one interval; the per-process rlimits bound that.
@@ -26,13 +28,15 @@ CONFIG is JSON: ``argv``, ``lifeline`` (fd), ``kernel`` (pid), ``uid`` (or null)
 ``limits`` (RLIMIT name -> [soft, hard]), ``pass_fds`` (descriptors bwrap's command
 keeps, and the guardian closes once it started: the test supervisor's report pipe),
 ``notice`` (fd for the limit that ended the sandbox), ``account`` (``workspace``,
-``memory_bytes``, ``tasks``, ``workspace_bytes``, ``workspace_files``, ``interval``).
+``memory_bytes``, ``tasks``, ``workspace_bytes``, ``workspace_files``, ``interval``,
+``tmpfs``, ``file_bytes``, ``charges``), ``keyctl`` (the system call's number, or null).
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import json
 import os
 import resource
@@ -45,14 +49,19 @@ from typing import Any
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
+_KEYCTL_JOIN_SESSION_KEYRING = 1
 _LIBC = ctypes.CDLL(None, use_errno=True)
 
 
-def _child_setup(limits: dict[str, list[int]], guardian: int) -> None:
-    """In bwrap's process before exec: die with the guardian, then take the limits."""
+def _child_setup(limits: dict[str, list[int]], guardian: int, keyctl: int | None) -> None:
+    """In bwrap's process before exec: die with the guardian, leave the caller's session
+    keyring for a new empty one, then take the limits."""
     _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != guardian:
         os._exit(1)
+    if keyctl is not None and _LIBC.syscall(keyctl, _KEYCTL_JOIN_SESSION_KEYRING, None) < 0 \
+            and ctypes.get_errno() not in (errno.ENOSYS, errno.EPERM):
+        os._exit(1)  # keyrings exist and work here, yet no fresh one: start nothing
     for name, (soft, hard) in limits.items():
         resource.setrlimit(getattr(resource, name), (soft, hard))
 
@@ -140,62 +149,186 @@ def _memory_and_tasks(pids: list[int]) -> tuple[int, int]:
     return resident, tasks
 
 
-def _workspace(root: str, max_files: int) -> tuple[int, int]:
-    """Bytes allocated and entries in the workspace (never following a link), stopping
-    once the entries pass ``max_files``; set-uid and set-gid bits are removed."""
-    allocated = entries = 0
-    stack = [root]
-    while stack and entries <= max_files:
+def _tmpfs_used(pids: list[int], mounts: list[str]) -> int:
+    """Bytes held in the sandbox's own tmpfs mounts, read through the root of one of its
+    processes (a tmpfs keeps what is written, unlinked files included, in memory that is
+    no process's resident memory)."""
+    own = os.readlink("/proc/self/ns/mnt")
+    for pid in pids:
         try:
-            scan = os.scandir(stack.pop())
+            if os.readlink(f"/proc/{pid}/ns/mnt") == own:
+                continue  # bubblewrap's outer process, still in the host's mounts
+            used = 0
+            for mount in mounts:
+                info = os.statvfs(f"/proc/{pid}/root{mount}")
+                used += (info.f_blocks - info.f_bfree) * info.f_frsize
+            return used
         except OSError:
             continue
-        with scan:
+    return 0
+
+
+def _unix_inodes(pid: int) -> set[str]:
+    """Inodes of the unix sockets in the sandbox's network namespace."""
+    try:
+        with open(f"/proc/{pid}/net/unix", "rb") as handle:
+            return {line.split()[6].decode() for line in handle.read().splitlines()[1:]
+                    if len(line.split()) > 6}
+    except OSError:
+        return set()
+
+
+def _descriptors(pids: list[int], account: dict[str, Any]) -> tuple[int, int]:
+    """What the sandbox's open descriptors can hold outside any process: every socket and
+    pipe charged at the most its buffers take, and the bytes of workspace files that are
+    unlinked but still open (or mapped) and so invisible to the walk."""
+    charges, held, seen = account["charges"], 0, set()
+    device = os.stat(account["workspace"]).st_dev
+    hidden: dict[int, int] = {}
+    unix: set[str] | None = None
+    for pid in pids:
+        try:
+            names = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for name in names:
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{name}")
+            except OSError:
+                continue
+            if target.startswith(("socket:[", "pipe:[")) and target not in seen:
+                seen.add(target)
+                if target.startswith("pipe:["):
+                    held += charges["pipe"]
+                    continue
+                unix = _unix_inodes(pid) if unix is None else unix
+                held += charges["unix"] if target[8:-1] in unix else charges["socket"]
+            elif target.endswith(" (deleted)"):
+                with contextlib.suppress(OSError):
+                    info = os.stat(f"/proc/{pid}/fd/{name}")
+                    if info.st_dev == device and info.st_nlink == 0:
+                        hidden[info.st_ino] = info.st_blocks * 512
+        _deleted_mappings(pid, device, account["file_bytes"], hidden)
+    return held, sum(hidden.values())
+
+
+def _deleted_mappings(pid: int, device: int, file_bytes: int, hidden: dict[int, int]) -> None:
+    """Workspace files mapped after being unlinked and closed: their size cannot be read
+    without privileges, so each is charged the most a file may hold (RLIMIT_FSIZE)."""
+    wanted = f"{os.major(device):02x}:{os.minor(device):02x}"
+    try:
+        with open(f"/proc/{pid}/maps", "rb") as handle:
+            lines = handle.read().decode(errors="replace").splitlines()
+    except OSError:
+        return
+    for line in lines:
+        fields = line.split(maxsplit=5)
+        if len(fields) == 6 and fields[3] == wanted and fields[5].endswith("(deleted)"):
+            hidden.setdefault(int(fields[4]), file_bytes)
+
+
+def _workspace(root: str, max_files: int) -> tuple[int, int]:
+    """Bytes allocated and entries in the workspace, stopping once the entries pass
+    ``max_files``. The walk goes by directory descriptor (no path grows past PATH_MAX),
+    never follows a link, opens again any folder its owner closed (mode 0300, 0600), and
+    removes set-uid and set-gid bits."""
+    totals = [0, 0]
+    top = _open_dir(root, None)
+    if top is None:
+        return 0, 0
+    levels = [(top, _scan(top, totals))]
+    try:
+        while levels and totals[1] <= max_files:
+            fd, pending = levels[-1]
+            if not pending:
+                os.close(levels.pop()[0])
+                continue
+            child = _open_dir(pending.pop(), fd)
+            if child is not None:
+                levels.append((child, _scan(child, totals)))
+    finally:
+        for fd, _ in levels:
+            os.close(fd)
+    return totals[0], totals[1]
+
+
+def _scan(fd: int, totals: list[int]) -> list[str]:
+    """Count one folder's entries into ``totals``; its sub-folders' names."""
+    folders = []
+    try:
+        with os.scandir(fd) as scan:
             for entry in scan:
-                entries += 1
+                totals[1] += 1
                 try:
                     info = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
-                allocated += info.st_blocks * 512
-                if info.st_mode & (stat.S_ISUID | stat.S_ISGID) and not entry.is_symlink():
-                    _strip(entry.path, stat.S_IMODE(info.st_mode) & 0o1777)
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(entry.path)
-    return allocated, entries
-
-
-def _strip(path: str, mode: int) -> None:
-    """Set ``mode`` on ``path`` without following a link: the sandbox may have swapped
-    the file for a link to a host file since it was looked at."""
-    try:
-        os.chmod(path, mode, follow_symlinks=False)
-        return
-    except NotImplementedError:  # no fchmodat(AT_SYMLINK_NOFOLLOW) here: through a descriptor
+                totals[0] += info.st_blocks * 512
+                if info.st_mode & (stat.S_ISUID | stat.S_ISGID) and \
+                        not stat.S_ISLNK(info.st_mode):
+                    _strip(fd, entry.name, stat.S_IMODE(info.st_mode) & 0o1777)
+                if stat.S_ISDIR(info.st_mode):
+                    folders.append(entry.name)
+    except OSError:
         pass
-    except OSError:
-        return
+    return folders
+
+
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+
+
+def _open_dir(name: str, parent: int | None) -> int | None:
+    """A descriptor for the folder ``name`` (never through a link); a folder its owner
+    cannot list or search is given back ``u+rwx`` first (the guardian is its owner, or
+    root)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        handle = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC,
+                         dir_fd=parent)
     except OSError:
-        return
+        return None
     try:
-        with contextlib.suppress(OSError):
-            os.fchmod(fd, mode)
+        mode = stat.S_IMODE(os.fstat(handle).st_mode)
+        if os.geteuid() != 0 and mode & 0o700 != 0o700:
+            os.chmod(f"/proc/self/fd/{handle}", mode | 0o700)
+        return os.open(f"/proc/self/fd/{handle}", _DIR)
+    except OSError:
+        return None
     finally:
-        os.close(fd)
+        os.close(handle)
+
+
+def _strip(parent: int, name: str, mode: int) -> None:
+    """Set ``mode`` on ``name`` without following a link: the sandbox may have swapped
+    the file for a link to a host file since it was looked at (a link's own mode cannot
+    be changed, so the chmod then fails harmlessly)."""
+    try:
+        handle = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+    except OSError:
+        return
+    try:
+        if not stat.S_ISLNK(os.fstat(handle).st_mode):
+            os.chmod(f"/proc/self/fd/{handle}", mode)
+    except OSError:
+        pass
+    finally:
+        os.close(handle)
 
 
 def over_limit(account: dict[str, Any], me: int) -> dict[str, Any] | None:
-    """The first whole-sandbox limit passed, with what was measured, or None."""
-    memory, tasks = _memory_and_tasks(_descendants(me))
+    """The first whole-sandbox limit passed, with what was measured, or None. Memory is
+    resident memory, plus what the sandbox's tmpfs mounts hold, plus the most its sockets
+    and pipes can buffer; workspace bytes include unlinked files still open or mapped."""
+    pids = _descendants(me)
+    resident, tasks = _memory_and_tasks(pids)
+    buffered, hidden = _descriptors(pids, account)
+    memory = resident + buffered + _tmpfs_used(pids, account.get("tmpfs", []))
     if memory > account["memory_bytes"]:
         return {"limit": "memory", "measured": memory}
     if tasks > account["tasks"]:
         return {"limit": "processes", "measured": tasks}
     allocated, entries = _workspace(account["workspace"], account["workspace_files"])
-    if allocated > account["workspace_bytes"]:
-        return {"limit": "workspace_bytes", "measured": allocated}
+    if allocated + hidden > account["workspace_bytes"]:
+        return {"limit": "workspace_bytes", "measured": allocated + hidden}
     if entries > account["workspace_files"]:
         return {"limit": "workspace_files", "measured": entries}
     return None
@@ -217,6 +350,8 @@ def _lifeline_closed(fd: int) -> bool:
 
 def main(config: dict[str, Any]) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a re-raised SIGXCPU dumps nothing
+    _, most = resource.getrlimit(resource.RLIMIT_NOFILE)  # the walk holds one per depth
+    resource.setrlimit(resource.RLIMIT_NOFILE, (most, most))
     if _LIBC.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         sys.stderr.write("sandbox guardian: cannot become a child subreaper\n")
         os._exit(126)
@@ -230,7 +365,7 @@ def main(config: dict[str, Any]) -> None:
     handed = tuple(int(fd) for fd in config.get("pass_fds", ()))
     bwrap = subprocess.Popen(  # the argv is built by runner.py
         config["argv"], env={"PATH": "/usr/bin:/bin"}, close_fds=True, pass_fds=handed,
-        preexec_fn=lambda: _child_setup(config["limits"], me), **identity)
+        preexec_fn=lambda: _child_setup(config["limits"], me, config.get("keyctl")), **identity)
     for fd in handed:  # the kernel reads to EOF: the sandbox must hold the only writer
         os.close(fd)
     devnull = os.open(os.devnull, os.O_RDWR)

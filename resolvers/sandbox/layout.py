@@ -35,8 +35,10 @@ BIN_DIR = "/usr/bin"
 SITE_DIR = "/usr/lib/kernel-site"
 RUNTIME_DIR = "/usr/lib/kernel-runtime"
 RUNTIME_FILES = {f"{RUNTIME_DIR}/{name}": name
-                 for name in ("pytest_launcher.py", "pytest_child.py", "net_bridge.py", "pytest.ini")} | \
+                 for name in ("pytest_launcher.py", "pytest_child.py", "net_bridge.py", "pytest.ini",
+                              "empty")} | \
     {"/etc/passwd": "passwd", "/etc/group": "group"}
+MASK_BYTES = 4096
 _HERE = Path(__file__).resolve().parent
 _LDD_LINE = re.compile(r"(?:=>\s*)?(/\S+)\s+\(0x[0-9a-f]+\)")
 
@@ -54,14 +56,18 @@ class Layout:
     masks: tuple[str, ...]
     programs: dict[str, str] = field(default_factory=dict)
 
+    def source_of(self, dest: str) -> str:
+        """The host file mounted at ``dest``."""
+        return next(source for source, inside in self.binds if inside == dest)
+
     def argv(self) -> list[str]:
         args: list[str] = []
         for target, dest in self.symlinks:
             args += ["--symlink", target, dest]
         for source, dest in self.binds:
             args += ["--ro-bind", source, dest]
-        for dest in self.masks:
-            args += ["--tmpfs", dest]
+        for dest in self.masks:  # empty, read-only and too small to hold anything
+            args += ["--size", str(MASK_BYTES), "--tmpfs", dest, "--remount-ro", dest]
         return args
 
 

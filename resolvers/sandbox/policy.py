@@ -64,6 +64,8 @@ class Constitution(BaseModel):
     max_workspace_bytes: int = Field(default=256 << 20, gt=0)
     max_workspace_files: int = Field(default=10_000, gt=0)
     max_tmp_bytes: int = Field(default=128 << 20, gt=0)
+    max_shm_bytes: int = Field(default=64 << 20, gt=0)
+    max_open_files: int = Field(default=256, ge=32)
     max_connections: int = Field(default=16, gt=0)
 
 

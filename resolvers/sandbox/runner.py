@@ -9,11 +9,15 @@ with every capability dropped, in a new session, and dies with the kernel:
   the store's socket or another workspace;
 * when the kernel runs as root, the command runs as an unprivileged uid of its own
   (one per workspace), so the process limit applies and nothing it writes is root's;
-* rlimits (CPU seconds, address space, processes, file size), a wall-time limit and an
-  output cap stay per process; memory, tasks and the workspace's size are held for the
-  sandbox as a whole by the guardian's accounting, /tmp is a size-limited tmpfs; when
-  the command ends, times out or the kernel is interrupted, the PID namespace ends
-  every process it started;
+* rlimits (CPU seconds, address space, processes, file size, descriptors), a wall-time
+  limit and an output cap stay per process; memory (resident, in the sandbox's tmpfs
+  mounts, and in socket and pipe buffers), tasks and the workspace's size are held for
+  the sandbox as a whole by the guardian's accounting; /tmp and /dev/shm are
+  size-limited tmpfs, /dev and the masks read-only; when the command ends, times out or
+  the kernel is interrupted, the PID namespace ends every process it started;
+* a seccomp filter (seccomp_filter.py) refuses the system calls a test has no use for,
+  the memory stores no limit would see, and signals to the supervisor; the command
+  starts in a fresh, empty session keyring;
 * bubblewrap runs under a guardian (guardian.py) that ends every process of the sandbox
   once the kernel is gone, even when the kernel is killed while bubblewrap is still
   setting up (before its own ``--die-with-parent`` is armed);
@@ -51,6 +55,7 @@ from resolvers.sandbox import verdicts
 from resolvers.sandbox.layout import RUNTIME_DIR, SITE_DIR, Layout, build_layout
 from resolvers.sandbox.policy import CommandRequest, Constitution, Decision, Reason, decide
 from resolvers.sandbox.proxy import ConnectProxy
+from resolvers.sandbox.seccomp_filter import SeccompUnavailable, keyctl_number, program
 
 INSIDE_UID = 1000
 WORKSPACE = "/workspace"
@@ -195,10 +200,11 @@ class Sandbox:
                 command = [layout.programs["python3"], "-I", "-S",
                            f"{RUNTIME_DIR}/net_bridge.py", *command]
             self._hand_over()
-            full = [*bwrap_argv(layout, self.workspace, decision, extra,
-                                self.policy.max_tmp_bytes), "--", *command]
+            seccomp_fd = stack.enter_context(_seccomp_program())
+            full = [*bwrap_argv(layout, self.workspace, decision, extra, self.policy,
+                                seccomp_fd), "--", *command]
             try:
-                result = self._execute(full, decision, request, report)
+                result = self._execute(full, decision, request, report, seccomp_fd)
             finally:
                 self._neutralise()
             if report is not None:
@@ -239,15 +245,15 @@ class Sandbox:
             os.chmod(self.workspace, 0o700)
 
     def _execute(self, argv: list[str], decision: Decision, request: CommandRequest,
-                 report: _ReportPipe | None) -> RunResult:
+                 report: _ReportPipe | None, seccomp_fd: int) -> RunResult:
         policy = self.policy
         start = time.monotonic()
         lifeline_read, lifeline = os.pipe()
         notice_read, notice = os.pipe()
         try:
+            handed = [seccomp_fd] + ([report.write_end] if report else [])
             proc = _start_guardian(argv, policy, self.uid, request, lifeline_read,
-                                   report.write_end if report else None, notice,
-                                   self._account())
+                                   handed, notice, self._account())
         except BaseException:
             os.close(lifeline)
             os.close(notice_read)
@@ -296,7 +302,9 @@ class Sandbox:
         policy = self.policy
         return {"workspace": str(self.workspace), "memory_bytes": policy.max_memory_bytes,
                 "tasks": policy.max_processes, "workspace_bytes": policy.max_workspace_bytes,
-                "workspace_files": policy.max_workspace_files, "interval": ACCOUNT_INTERVAL}
+                "workspace_files": policy.max_workspace_files, "interval": ACCOUNT_INTERVAL,
+                "tmpfs": ["/tmp", "/dev/shm"], "file_bytes": policy.max_file_bytes,
+                "charges": descriptor_charges()}
 
 
 class _ReportPipe:
@@ -330,9 +338,11 @@ class _ReportPipe:
 
 
 def bwrap_argv(layout: Layout, workspace: Path, decision: Decision, extra: list[str],
-               tmp_bytes: int) -> list[str]:
-    """The bubblewrap command line up to (not including) the command; ``/tmp`` is a
-    tmpfs of at most ``tmp_bytes``."""
+               policy: Constitution, seccomp_fd: int) -> list[str]:
+    """The bubblewrap command line up to (not including) the command. Every filesystem
+    the sandbox can write to is sized: ``/tmp`` and ``/dev/shm`` are tmpfs of the policy's
+    sizes, ``/dev`` itself and the masks are read-only; the system-call filter is read
+    from ``seccomp_fd``."""
     bwrap = bwrap_binary()
     assert bwrap is not None
     env = {**decision.env, "PATH": "/usr/bin", "HOME": WORKSPACE, "TMPDIR": "/tmp",
@@ -346,9 +356,19 @@ def bwrap_argv(layout: Layout, workspace: Path, decision: Decision, extra: list[
         args += ["--setenv", key, value]
     args += layout.argv()
     args += ["--bind", str(workspace), WORKSPACE, *extra,
-             "--size", str(tmp_bytes), "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev",
-             "--remount-ro", "/", "--chdir", str(Path(WORKSPACE) / decision.relative_cwd)]
+             "--size", str(policy.max_tmp_bytes), "--tmpfs", "/tmp", "--proc", "/proc",
+             *_hidden_proc_files(layout), "--dev", "/dev",
+             "--size", str(policy.max_shm_bytes), "--tmpfs", "/dev/shm",
+             "--remount-ro", "/dev", "--remount-ro", "/", "--seccomp", str(seccomp_fd),
+             "--chdir", str(Path(WORKSPACE) / decision.relative_cwd)]
     return args
+
+
+def _hidden_proc_files(layout: Layout) -> list[str]:
+    """/proc/keys and /proc/key-users list the keys of every keyring the uid owns
+    (descriptions, not contents); an empty file is mounted over each."""
+    empty = layout.source_of(f"{RUNTIME_DIR}/empty")
+    return [arg for name in ("keys", "key-users") for arg in ("--ro-bind", empty, f"/proc/{name}")]
 
 
 def bwrap_binary() -> str | None:
@@ -357,8 +377,18 @@ def bwrap_binary() -> str | None:
 
 
 def isolation_problem() -> str | None:
-    """Why sandboxed commands cannot run here, or None when bubblewrap works."""
-    return _problem_with(bwrap_binary())
+    """Why sandboxed commands cannot run here, or None when bubblewrap and the
+    system-call filter work."""
+    return _problem_with(bwrap_binary()) or _filter_problem()
+
+
+@functools.cache
+def _filter_problem() -> str | None:
+    try:
+        program()
+    except SeccompUnavailable as exc:
+        return f"{exc}; commands are refused"
+    return None
 
 
 @functools.cache
@@ -396,16 +426,16 @@ _GUARDIAN_GRACE = 10.0  # seconds the guardian gets to sweep before its group is
 
 
 def _start_guardian(argv: list[str], policy: Constitution, uid: int | None,
-                    request: CommandRequest, lifeline: int, report_fd: int | None = None,
+                    request: CommandRequest, lifeline: int, handed: list[int] | None = None,
                     notice: int | None = None, account: dict[str, Any] | None = None
                     ) -> subprocess.Popen[bytes]:
     """Start bubblewrap under guardian.py, which outlives a killed kernel just long
     enough to end every process of the sandbox (see its docstring for the window) and
-    holds the whole sandbox's limits."""
-    handed = [report_fd] if report_fd is not None else []
+    holds the whole sandbox's limits. ``handed``: descriptors bubblewrap keeps."""
+    handed = list(handed or [])
     config = {"argv": argv, "lifeline": lifeline, "kernel": os.getpid(), "uid": uid,
               "limits": _rlimits(policy, _nproc_base(uid)), "pass_fds": handed,
-              "notice": notice, "account": account}
+              "notice": notice, "account": account, "keyctl": keyctl_number()}
     return subprocess.Popen(
         [sys.executable, "-I", "-S", str(GUARDIAN), json.dumps(config)],
         env={"PATH": "/usr/bin:/bin"}, start_new_session=True,
@@ -453,6 +483,33 @@ def _collect(proc: subprocess.Popen[bytes], request: CommandRequest, policy: Con
         except subprocess.TimeoutExpired:
             reason = Reason.TIMEOUT
     return out, err, total, reason
+
+
+@contextlib.contextmanager
+def _seccomp_program() -> Iterator[int]:
+    """A descriptor holding the system-call filter, for bubblewrap's ``--seccomp``."""
+    fd = os.memfd_create("kernel-sandbox-seccomp", 0)
+    try:
+        data = memoryview(program())
+        while data:
+            data = data[os.write(fd, data):]
+        os.lseek(fd, 0, os.SEEK_SET)
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def descriptor_charges() -> dict[str, int]:
+    """What the guardian counts against the memory limit for each open socket or pipe:
+    the most its buffers can hold (the filter keeps them at the system's defaults)."""
+    def numbers(name: str) -> list[int]:
+        try:
+            return [int(v) for v in Path(f"/proc/sys/net/{name}").read_text().split()]
+        except (OSError, ValueError):
+            return []
+    unix = 2 * max(numbers("core/wmem_default") or [212992])
+    tcp = max(numbers("ipv4/tcp_wmem") or [4 << 20]) + max(numbers("ipv4/tcp_rmem") or [6 << 20])
+    return {"unix": unix, "socket": max(tcp, unix), "pipe": 68 << 10}
 
 
 ACCOUNT_INTERVAL = 0.1  # seconds between the guardian's whole-sandbox measurements
@@ -512,7 +569,8 @@ def _containment(request: CommandRequest, uid: int | None) -> list[str]:
     network = f"network=proxy:{request.network_host}" if request.network_host else \
         "network=isolated"
     return ["sandbox=bubblewrap", "namespaces=user,mount,pid,ipc,uts,net", "capabilities=none",
-            network, f"user={'uid:' + str(uid) if uid is not None else 'caller'}"]
+            "syscalls=filtered", "keyring=fresh", network,
+            f"user={'uid:' + str(uid) if uid is not None else 'caller'}"]
 
 
 def _limit_summary(policy: Constitution) -> dict[str, int]:
@@ -520,6 +578,7 @@ def _limit_summary(policy: Constitution) -> dict[str, int]:
             "processes": policy.max_processes, "file_bytes": policy.max_file_bytes,
             "workspace_bytes": policy.max_workspace_bytes,
             "workspace_files": policy.max_workspace_files, "tmp_bytes": policy.max_tmp_bytes,
+            "shm_bytes": policy.max_shm_bytes, "open_files": policy.max_open_files,
             "connections": policy.max_connections}
 
 
@@ -545,6 +604,8 @@ def _rlimits(policy: Constitution, nproc_base: int) -> dict[str, list[int]]:
             "RLIMIT_AS": [policy.max_memory_bytes, policy.max_memory_bytes],
             "RLIMIT_NPROC": [nproc, nproc],
             "RLIMIT_FSIZE": [policy.max_file_bytes, policy.max_file_bytes],
+            "RLIMIT_NOFILE": [policy.max_open_files, policy.max_open_files],
+            "RLIMIT_MSGQUEUE": [0, 0],
             "RLIMIT_CORE": [0, 0]}
 
 

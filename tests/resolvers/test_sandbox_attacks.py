@@ -625,6 +625,318 @@ def test_tmp_is_a_size_limited_filesystem(target: Target) -> None:
     assert int(result.stdout.split()[2]) <= target.box.policy.max_tmp_bytes >> 20
 
 
+# -- the system-call filter, the host's keyrings, the supervisor ------------------------
+def _syscall(name: str) -> int:
+    from resolvers.sandbox.seccomp_filter import _library
+
+    return int(_library().seccomp_syscall_resolve_name(name.encode()))
+
+
+@needs_sandbox
+@pytest.mark.parametrize("name", ["io_uring_setup", "userfaultfd", "perf_event_open", "bpf",
+                                  "keyctl", "add_key", "unshare", "mount", "personality",
+                                  "kexec_load"])
+def test_system_calls_a_test_has_no_use_for_are_refused(target: Target, name: str) -> None:
+    """Each is called with arguments that would succeed (or fail otherwise than EPERM)
+    without the filter."""
+    arguments = {"io_uring_setup": "8, ctypes.byref(params)", "userfaultfd": "1",  # UFFD_USER_MODE_ONLY
+                 "perf_event_open": "ctypes.byref(params), 0, -1, -1, 0", "bpf": "0, None, 0",
+                 "keyctl": "0, -3, 0", "add_key": "b'user', b'k', b'v', 1, -3",
+                 "unshare": "0x00020000", "mount": "b'none', b'/tmp', b'tmpfs', 0, None",
+                 "personality": "0x0040000", "kexec_load": "0, 0, None, 0"}[name]
+    result = target.py(f"""
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        params = ctypes.create_string_buffer(256)
+        status = libc.syscall({_syscall(name)}, {arguments})
+        print(status, ctypes.get_errno())
+        """)
+    assert result.ok, result.stderr
+    assert result.stdout.split() == ["-1", "1"], (name, result.stdout)
+
+
+@needs_sandbox
+def test_the_hosts_session_keyring_is_not_inside(target: Target) -> None:
+    """A secret in the kernel's session keyring cannot be read from inside, and a key
+    added from inside cannot outlive the sandbox in the kernel's keyring."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    keyctl, add_key = _syscall("keyctl"), _syscall("add_key")
+    if libc.syscall(keyctl, 1, f"kernel-test-{target.token}".encode()) < 0:  # JOIN
+        pytest.skip(f"keyrings are not available here (errno {ctypes.get_errno()})")
+    key = libc.syscall(add_key, b"user", f"planted-{target.token}".encode(), SECRET.encode(),
+                       len(SECRET), -3)
+    assert key > 0
+    result = target.py(f"""
+        import ctypes, os
+        libc = ctypes.CDLL(None, use_errno=True)
+        buffer = ctypes.create_string_buffer(4096)
+        for keyring in (-3, -4, -5):  # session, user, user session
+            size = libc.syscall({keyctl}, 11, keyring, buffer, 4096)  # READ
+            print("read", keyring, size, ctypes.get_errno(), buffer.raw[:max(size, 0)].hex())
+        size = libc.syscall({keyctl}, 11, {key}, buffer, 4096)
+        print("key", size, buffer.raw[:max(size, 0)])
+        print("added", libc.syscall({add_key}, b"user", b"left-behind-{target.token}",
+                                    b"x", 1, -3), ctypes.get_errno())
+        try:
+            print(open("/proc/keys").read())
+        except OSError as exc:
+            print("no /proc/keys", exc.errno)
+        """)
+    assert result.ok, result.stderr
+    assert SECRET not in result.stdout and f"planted-{target.token}" not in result.stdout, \
+        result.stdout
+    assert "added -1 1" in result.stdout
+    listing = ctypes.create_string_buffer(4096)
+    size = libc.syscall(keyctl, 11, -3, listing, 4096)
+    assert size == 4  # only the key the test planted: nothing was added from inside
+
+
+@needs_sandbox
+@pytest.mark.parametrize("how", ["kill", "pidfd", "tgkill"])
+def test_the_tested_code_cannot_signal_the_supervisor(target: Target, how: str) -> None:
+    """SIGINT (or SIGTERM) to pid 1, the supervisor, used to stop it before it reported:
+    now the run ends with its real verdict."""
+    ws = target.box.workspace
+    call = {"kill": "os.kill(1, signal.SIGINT); os.kill(1, signal.SIGTERM)",
+            "pidfd": "signal.pidfd_send_signal(os.pidfd_open(1), signal.SIGINT)",
+            "tgkill": f"libc.syscall({_syscall('tgkill')}, 1, 1, signal.SIGINT)"}[how]
+    (ws / "main.py").write_text(textwrap.dedent(f"""
+        import ctypes, os, signal, time
+        libc = ctypes.CDLL(None)
+        try:
+            {call}
+        except OSError:
+            pass
+        time.sleep(0.3)
+
+        def value():
+            return 1
+        """))
+    (ws / "test_main.py").write_text(FAILING_TEST)
+    result = target.box.run_tests(["test_main.py"])
+    assert result.report == {"tests": {"test_main.py::test_value": "failed"},
+                             "counts": {"passed": 0, "failed": 1, "error": 0, "skipped": 0}}, \
+        result
+
+
+# -- memory and disk that are no process's resident memory ------------------------------
+SMALL = Constitution(max_wall_seconds=30, max_cpu_seconds=20, max_processes=16,
+                     max_memory_bytes=128 << 20, max_tmp_bytes=16 << 20, max_shm_bytes=16 << 20,
+                     max_file_bytes=16 << 20, max_workspace_bytes=48 << 20, max_open_files=64)
+MIB = 1 << 20
+
+
+@pytest.fixture
+def small(target: Target) -> Iterator[Sandbox]:
+    """A sandbox with small limits, so that each attack meets them in a moment."""
+    box = Sandbox(default_workspace_root() / f"small-{target.token}", SMALL)
+    yield box
+    box.remove()
+
+
+def _held(result: RunResult, word: str = "held") -> int:
+    """The most the attack reported holding (lines ``held N``, flushed as it goes)."""
+    counts = [int(line.split()[1]) for line in result.stdout.splitlines()
+              if line.startswith(word + " ") and line.split()[1].isdigit()]
+    return max(counts, default=0)
+
+
+def _py(box: Sandbox, code: str) -> RunResult:
+    return box.run(CommandRequest(argv=["python3", "-c", textwrap.dedent(code)]))
+
+
+@needs_sandbox
+@pytest.mark.parametrize("place", ["/dev/shm", "/dev", "/tmp", "site-packages"])
+def test_files_in_memory_filesystems_stay_within_the_memory_limit(small: Sandbox,
+                                                                  place: str) -> None:
+    """/dev/shm, /dev, the masked site-packages and /tmp are tmpfs (memory): each is sized
+    or read-only, and what they hold counts against the sandbox's memory limit."""
+    from resolvers.sandbox.layout import python_version_dir
+
+    folder = f"/usr/lib/{python_version_dir()}/site-packages" if place == "site-packages" \
+        else place
+    result = _py(small, f"""
+        import errno, os
+        chunk, held = b"x" * (1 << 20), 0
+        try:
+            for number in range(1000):
+                with open(f"{folder}/fill{{number}}", "wb") as out:
+                    for _ in range(4):
+                        out.write(chunk)
+                        out.flush()
+                        held += len(chunk)
+                print("held", held, flush=True)
+        except OSError as exc:
+            print("stopped", errno.errorcode[exc.errno], flush=True)
+        """)
+    assert result.reason == Reason.MEMORY_LIMIT or "stopped" in result.stdout, result
+    assert _held(result) <= SMALL.max_memory_bytes * 1.1
+    if place in ("/dev", "site-packages"):  # read-only (or, with no mask, not there)
+        assert re.search("stopped (EROFS|ENOENT)", result.stdout) and _held(result) == 0, result
+
+
+@needs_sandbox
+def test_dev_shm_files_and_resident_memory_add_up_to_one_limit(small: Sandbox) -> None:
+    """16 MiB in /dev/shm and /tmp each, then resident memory up to the limit: the
+    sandbox is ended when their sum passes it, though none does alone."""
+    result = _py(small, """
+        import time
+        for place in ("/dev/shm", "/tmp"):
+            with open(f"{place}/fill", "wb") as out:
+                out.write(b"x" * (15 << 20))
+        blocks = []
+        for _ in range(100):
+            blocks.append(b"y" * (1 << 20))
+            print("held", (30 << 20) + len(blocks) * (1 << 20), flush=True)
+            time.sleep(0.01)
+        time.sleep(5)
+        """)
+    assert result.reason == Reason.MEMORY_LIMIT, result
+    assert _held(result) <= SMALL.max_memory_bytes * 1.1
+
+
+SYSTEM_CALL_STORES = {
+    "memfd": """
+        import os
+        fd = os.memfd_create("hidden")
+        os.posix_fallocate(fd, 0, 1 << 30)
+        print("held", 1 << 30)
+        """,
+    "memfd_secret": """
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        fd = libc.syscall(447, 0)
+        print("held", 1 << 30 if fd >= 0 else 0, ctypes.get_errno())
+        if fd < 0:
+            raise OSError(ctypes.get_errno(), "memfd_secret")
+        """,
+    "sysv_shm": """
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.shmat.restype = ctypes.c_void_p
+        segment = libc.shmget(0, 1 << 30, 0o1600)
+        if segment < 0:
+            raise OSError(ctypes.get_errno(), "shmget")
+        address = libc.shmat(segment, None, 0)
+        ctypes.memset(address, 1, 1 << 30)
+        libc.shmdt(ctypes.c_void_p(address))
+        print("held", 1 << 30)
+        """,
+    "sysv_queue": """
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        queue = libc.msgget(0, 0o1600)
+        if queue < 0:
+            raise OSError(ctypes.get_errno(), "msgget")
+        print("held", 1)
+        """,
+    "posix_queue": """
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        queue = libc.mq_open(b"/hidden", 0o100 | 0o2, 0o600, None)
+        if queue < 0:
+            raise OSError(ctypes.get_errno(), "mq_open")
+        print("held", 1)
+        """,
+    "pipe_grown": """
+        import fcntl, os
+        read, write = os.pipe()
+        fcntl.fcntl(write, 1031, 1 << 20)  # F_SETPIPE_SZ
+        print("held", 1 << 20)
+        """,
+    "socket_buffer_raised": """
+        import socket
+        a, b = socket.socketpair()
+        a.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8 << 20)
+        print("held", 8 << 20)
+        """,
+}
+
+
+@needs_sandbox
+@pytest.mark.parametrize("attack", sorted(SYSTEM_CALL_STORES))
+def test_memory_no_process_owns_cannot_be_made(small: Sandbox, attack: str) -> None:
+    """memfds, System V shared memory and queues, POSIX queues, grown pipes and raised
+    socket buffers hold memory outside every process: the filter refuses them."""
+    result = _py(small, SYSTEM_CALL_STORES[attack])
+    assert result.exit_code != 0 and _held(result) == 0, result
+    assert "PermissionError" in result.stderr or "Operation not permitted" in result.stderr \
+        or "[Errno 1]" in result.stderr, result.stderr
+
+
+@needs_sandbox
+@pytest.mark.parametrize("processes", [1, 6])
+def test_socket_buffers_count_against_the_memory_limit(small: Sandbox, processes: int) -> None:
+    """Socket pairs filled until full, in one process or several: descriptors are capped
+    per process and every socket is charged its buffers, so the run ends out of
+    descriptors or at the memory limit, never holding more than the limit."""
+    result = _py(small, f"""
+        import os, socket, time
+        for _ in range({processes} - 1):
+            if os.fork() == 0:
+                break
+        pairs, held = [], 0
+        try:
+            while True:
+                a, b = socket.socketpair()
+                pairs.append((a, b))
+                for end in (a, b):
+                    end.setblocking(False)
+                    try:
+                        while True:
+                            held += end.send(b"x" * 65536)
+                    except BlockingIOError:
+                        pass
+                print("held", held * {processes}, flush=True)
+        except OSError as exc:
+            print("stopped", exc.errno, flush=True)
+        time.sleep(3)
+        """)
+    assert result.reason == Reason.MEMORY_LIMIT or "stopped 24" in result.stdout, result
+    assert _held(result) <= SMALL.max_memory_bytes * 1.1
+
+
+@needs_sandbox
+@pytest.mark.parametrize("trick", ["unlinked", "unlinked_mapped", "deep", "closed_folder"])
+def test_disk_the_walk_used_to_miss_counts(small: Sandbox, trick: str) -> None:
+    """Files written after being unlinked (held open, or mapped and closed), 480 MiB
+    below folders nested past PATH_MAX, and a folder closed with chmod 0300: each counts
+    against the workspace's limit and the run ends with DISK_LIMIT."""
+    result = _py(small, f"""
+        import mmap, os, time
+        trick = {trick!r}
+        if trick == "deep":
+            for _ in range(24):
+                os.mkdir("d" * 200)
+                os.chdir("d" * 200)
+        elif trick == "closed_folder":
+            os.mkdir("closed")
+            os.chdir("closed")
+        kept, held = [], 0
+        for number in range(20):
+            fd = os.open(f"part{{number}}", os.O_RDWR | os.O_CREAT, 0o600)
+            if trick.startswith("unlinked"):
+                os.unlink(f"part{{number}}")
+            for _ in range(8):
+                os.write(fd, b"x" * (1 << 20))
+                held += 1 << 20
+                print("held", held, flush=True)
+                time.sleep(0.01)
+            if trick == "unlinked_mapped":
+                kept.append(mmap.mmap(fd, 4096))
+                os.close(fd)
+            else:
+                kept.append(fd)
+            if trick == "closed_folder" and number == 0:
+                os.chmod("/workspace/closed", 0o300)
+        time.sleep(5)
+        """)
+    assert result.reason == Reason.DISK_LIMIT, result
+    assert _held(result) <= SMALL.max_workspace_bytes * 1.1 + 16 * MIB  # + one interval
+
+
 @needs_sandbox
 def test_set_uid_files_and_an_opened_workspace_reach_no_one(target: Target) -> None:
     """The command makes a set-uid copy of a program and opens its workspace to all:
@@ -760,6 +1072,32 @@ VERDICT_ATTACKS = {
         forge({FAKE_PHASES!r})
         atexit.register(lambda: (forge({FAKE_REPORT!r}), os._exit(0)))
         """,
+    "records_then_exit": """
+        import json, os, sys
+        for when in ("setup", "call", "teardown"):
+            line = {"node": "test_main.py::test_value", "when": when, "outcome": "passed"}
+            os.write(int(sys.argv[1]), (json.dumps(line) + "\\n").encode())
+        os.write(int(sys.argv[1]), b'{"node": "", "when": "session", "outcome": "finished"}\\n')
+        os._exit(0)
+        """,
+    "key_hunt": """
+        import hashlib, hmac, json, os, sys
+        key = b""
+        for fd in sorted(int(n) for n in os.listdir("/proc/self/fd")):
+            try:
+                key = key or (os.read(fd, 64) if fd > 2 else b"")
+            except OSError:
+                pass
+        if len(key) == 32:  # the run's key was left where the tested code can read it
+            records = [("test_main.py::test_value", w, "passed")
+                       for w in ("setup", "call", "teardown")] + [("", "session", "finished")]
+            for place, fields in enumerate(records):
+                mark = hmac.new(key, json.dumps([place, *fields]).encode(), hashlib.sha256)
+                line = dict(zip(("node", "when", "outcome"), fields), seq=place,
+                            mac=mark.hexdigest())
+                os.write(int(sys.argv[1]), (json.dumps(line) + "\\n").encode())
+            os._exit(0)
+        """,
     "supervisor": f"""
         import ctypes, os
         reached = []
@@ -811,8 +1149,8 @@ def test_the_tested_code_cannot_forge_or_redirect_the_verdict(target: Target,
     (ws / "test_main.py").write_text(FAILING_TEST)
     result = target.box.run_tests(["test_main.py"])
     assert result.report is not None
-    if attack == "descriptors":  # the fake phases meet the real ones
-        assert "twice: the report was tampered with" in result.report.get("error", "")
+    if attack in ("descriptors", "records_then_exit"):  # unmarked records: refused
+        assert "verdict stream was forged" in result.report.get("error", ""), result
     else:
         assert result.report["tests"] == {"test_main.py::test_value": "failed"}, result
     if attack == "supervisor":

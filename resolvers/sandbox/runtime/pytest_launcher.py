@@ -14,9 +14,12 @@ phase reported twice marks the whole report as tampered with.
 
 import contextlib
 import ctypes
+import hashlib
+import hmac
 import json
 import os
 import select
+import signal
 import subprocess
 import sys
 from typing import Any
@@ -27,14 +30,23 @@ TEST_PHASES = ("setup", "call", "teardown")
 
 
 def main(report_fd: int, tests: list[str]) -> int:
+    for number in signal.valid_signals():  # the namespace's init ignores every signal
+        with contextlib.suppress(OSError, ValueError):  # sent from inside while it has
+            signal.signal(number, signal.SIG_DFL)  # no handler (SIGINT, SIGTERM, ...)
     if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
         return _send(report_fd, {"error": "the test supervisor could not protect itself"}, 125)
     os.set_inheritable(report_fd, False)
+    key = os.urandom(32)
+    key_read, key_write = os.pipe()
+    os.write(key_write, key)
+    os.close(key_write)
     read_end, write_end = os.pipe()
     child = subprocess.Popen(
         [sys.executable, "-I", "-S", "/usr/lib/kernel-runtime/pytest_child.py",
-         str(write_end), *tests], pass_fds=(write_end,), close_fds=True)
+         str(write_end), str(key_read), *tests], pass_fds=(write_end, key_read),
+        close_fds=True)
     os.close(write_end)
+    os.close(key_read)
     data, overflow = bytearray(), False
 
     def take(chunk: bytes) -> None:
@@ -65,23 +77,44 @@ def main(report_fd: int, tests: list[str]) -> int:
     if overflow:
         return _send(report_fd, {"error": f"the test run reported more than "
                                           f"{RECORDS_LIMIT} bytes of verdicts"}, code)
-    return _send(report_fd, fold(data.decode("utf-8", "replace").splitlines()), code)
+    return _send(report_fd, fold(data.decode("utf-8", "replace").splitlines(), key), code)
 
 
-def fold(lines: list[str]) -> dict[str, Any]:
+FORGED = {"error": "the test run's verdict stream was forged: a record does not carry the "
+                   "run's mark (written by the tested code, not the runner)"}
+MALFORMED = {"error": "the test run's verdict stream is not what the runner writes"}
+
+
+def _checked(line: str, place: int, key: bytes) -> tuple[str, str, str] | dict[str, str]:
+    """The record's fields when it is the runner's, at its place, with its mark."""
+    try:
+        record = json.loads(line)
+        fields = (record["node"], record["when"], record["outcome"])
+    except (ValueError, KeyError, TypeError):
+        return MALFORMED
+    mark = record.get("mac")
+    if not all(isinstance(v, str) for v in fields):
+        return MALFORMED
+    if not isinstance(mark, str):
+        return FORGED
+    expected = hmac.new(key, json.dumps([place, *fields]).encode(), hashlib.sha256)
+    if record.get("seq") != place or not hmac.compare_digest(expected.hexdigest(), mark):
+        return FORGED
+    return fields
+
+
+def fold(lines: list[str], key: bytes) -> dict[str, Any]:
     """Each test's outcome from its phases, pytest's way: a failed call fails the test,
-    a failed setup or teardown (or collection) is an error, a skip is a skip."""
+    a failed setup or teardown (or collection) is an error, a skip is a skip. Every
+    record must carry the run's mark and come at its place."""
     seen: set[tuple[str, str]] = set()
     phases: dict[str, dict[str, str]] = {}
     finished = False
-    for line in lines:
-        try:
-            record = json.loads(line)
-            node, when, outcome = record["node"], record["when"], record["outcome"]
-        except (ValueError, KeyError, TypeError):
-            return {"error": "the test run's verdict stream is not what the runner writes"}
-        if not all(isinstance(v, str) for v in (node, when, outcome)):
-            return {"error": "the test run's verdict stream is not what the runner writes"}
+    for place, line in enumerate(lines):
+        checked = _checked(line, place, key)
+        if isinstance(checked, dict):
+            return checked
+        node, when, outcome = checked
         if (node, when) in seen:
             return {"error": f"the test run reported {node or 'its end'} ({when}) twice: "
                              "the report was tampered with"}
@@ -91,7 +124,7 @@ def fold(lines: list[str]) -> dict[str, Any]:
             continue
         if finished or when not in (*TEST_PHASES, "collect") or \
                 outcome not in ("passed", "failed", "skipped"):
-            return {"error": "the test run's verdict stream is not what the runner writes"}
+            return MALFORMED
         phases.setdefault(node, {})[when] = outcome
     if not finished:
         return {"error": "the test run ended before pytest finished: it wrote no report"}
