@@ -470,8 +470,8 @@ def reused_in(entries: list[LedgerEntry]) -> list[dict[str, Any]]:
                           "from": f"goal {rows['goal_id']} of {rows['run_id']}"})
         elif entry.kind == "observation" and entry.operation == "reuse/classify_leaf":
             found.append({"operation": "classify_leaf", "goal_id": entry.goal_id,
-                          "from": f"{data['rows']['atomic']} verified atomic leaves of "
-                                  "this kind"})
+                          "from": f"the record of this kind of goal ({data['rows']['atomic']} "
+                                  "verified atomic leaf goal(s), none decomposed)"})
     return found
 
 
