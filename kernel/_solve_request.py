@@ -40,6 +40,8 @@ class SolveRequest(BaseModel):
     max_attempts: int = Field(default=5, ge=1, le=1_000_000, description="T_max per goal")
     max_wall_seconds: float = Field(default=600.0, gt=0, le=MAX_AMOUNT, allow_inf_nan=False)
     intake: bool = Field(default=False, description="start with step 1, the intake dialogue")
+    fresh: bool = Field(default=False, description="ask every question again: no earlier "
+                                                   "answer in the graph is reused")
     suggestions: list[Suggestion] = Field(
         default_factory=list, description="a person's candidates for the goal, weighed "
                                           "with the model's own output on merit alone")

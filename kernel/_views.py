@@ -107,7 +107,9 @@ def run_refusals(store: GraphStore, run_id: str) -> list[dict[str, Any]]:
 def outcome_report(store: GraphStore, outcome: Outcome) -> dict[str, Any]:
     """What ``kernel solve`` reports at the end of a run (refusals only when it ended
     refused, not when it waits on a person or stopped)."""
+    from kernel.core.ledger import load_entries
     from kernel.core.summary import summary_hash
+    from kernel.proposals import reused_in
 
     root = root_goal(store, outcome.run_id)
     resolved = outcome.status == "resolved"
@@ -119,6 +121,7 @@ def outcome_report(store: GraphStore, outcome: Outcome) -> dict[str, Any]:
             "waiting_on": list(outcome.waiting_on),
             "refusals": [] if resolved or unfinished else run_refusals(store, outcome.run_id),
             "weighed": weighed_candidates(store, outcome.root_id) if outcome.root_id else [],
+            "reused": reused_in(load_entries(store, outcome.run_id)[2]),
             "calls_ahead": {"started": outcome.calls_ahead, "unused": outcome.calls_unused,
                             "unused_cost_usd": outcome.unused_cost_usd}}
 

@@ -94,6 +94,8 @@ def solve(store: GraphStore, request: SolveRequest, settings: KernelSettings | N
         given["stop_after_intake"] = True
     if request.suggestions:
         given["suggestions"] = request.suggestions
+    if request.fresh:
+        given["fresh"] = True
     inputs = RunInputs(
         goal=request.goal, budget_usd=request.budget_usd, time_seconds=request.time_seconds,
         max_attempts=request.max_attempts, core=request.constraints,

@@ -22,7 +22,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from kernel.core.envelopes import canonical_json
-from kernel.core.ledger import EntryKind, Ledger, LedgerEntry
+from kernel.core.ledger import EntryKind, Ledger, LedgerEntry, answered_before
 from kernel.errors import KernelError, LookaheadStop
 from kernel.protocol import (
     DeadlineReached,
@@ -177,7 +177,8 @@ class LiveSource:
         return source
 
     def proposal(self, request: ResolveRequest, wanted: dict[str, Any], occurrence: int,
-                 proposer: Proposer | None, estimate: Estimate | None) -> LedgerEntry:
+                 proposer: Proposer | None, estimate: Estimate | None,
+                 reuse_key: str | None = None) -> LedgerEntry:
         source = self.answerer(proposer)
         kind: EntryKind = "proposal"
         try:
@@ -196,7 +197,27 @@ class LiveSource:
             content["estimate"] = estimate.model_dump(mode="json")
         if request.context:  # the history block that fed it, readable in the ledger
             content["context"] = request.context
+        usable = kind == "proposal" and "error" not in response
         return self.ledger.append(kind, request.operation, source.source, content,
+                                  goal_id=request.goal_id,
+                                  reuse_key=reuse_key if usable else None)
+
+    def reuse(self, request: ResolveRequest, wanted: dict[str, Any],
+              earlier: LedgerEntry) -> LedgerEntry:
+        """``earlier``'s answer, recorded as this run's answer to ``request`` (nothing is
+        asked, nothing paid): a proposal entry that names the entry it reuses, so a
+        resumed run and a replay serve it like any other."""
+        response = earlier.data()["response"]
+        reused = {"entry": earlier.id, "run_id": earlier.run_id, "hash": earlier.hash,
+                  "source": earlier.source}
+        content: dict[str, Any] = {
+            "request": wanted, "reused": reused,
+            "response": {"output": response["output"], "cost_usd": 0.0, "seconds": 0.0,
+                         "metadata": {"reused": reused}},
+            "estimate": {"cost_usd": 0.0, "seconds": 0.0}}
+        if request.context:
+            content["context"] = request.context
+        return self.ledger.append("proposal", request.operation, earlier.source, content,
                                   goal_id=request.goal_id)
 
     def observation(self, name: str, goal_id: str, rows: Any, source: str) -> LedgerEntry:
@@ -219,13 +240,16 @@ class Proposals:
 
     def __init__(self, ledger: Ledger, proposer: Proposer | None,
                  recorded: list[LedgerEntry] | None = None,
-                 calls: CallRunner | None = None) -> None:
+                 calls: CallRunner | None = None, reuse: bool = True) -> None:
         """``recorded``: a ledger to replay (every proposal must come from it); otherwise
         the run's own ledger serves what it already holds and the proposer the rest,
-        its calls run by ``calls`` (None: each in the calling thread)."""
+        its calls run by ``calls`` (None: each in the calling thread). ``reuse``: a
+        request the run's proposer answered before in this graph, byte for byte, is
+        served that answer instead of being asked again (``--fresh``: False)."""
         self.ledger = ledger
         self.run = ledger.run
         self.replaying = recorded is not None
+        self.reuse = reuse and not self.replaying
         self._recorded = recorded or []
         # The run is this process's alone (commits are guarded), so the ledger is read once.
         self._own = [e for e in ledger.entries() if e.kind in SERVED]
@@ -242,6 +266,15 @@ class Proposals:
             if entry.kind == "denial":
                 data = entry.data()
                 self._denials.setdefault(_key(data["request"]), []).append(data["estimate"])
+
+    def answering(self) -> str | None:
+        """Who answers the run's questions (a script's content, a model), when earlier
+        answers may be reused for it; None with ``--fresh``, in a replay, or for a
+        proposer that does not say."""
+        if not self.reuse or self.live is None:
+            return None
+        identity = getattr(self.live.proposer, "identity", None)
+        return str(identity) if identity is not None else None
 
     @property
     def proposer(self) -> Proposer | None:
@@ -264,8 +297,23 @@ class Proposals:
         denials = self._denials.get(_key(wanted))
         if denials:
             return Estimate.model_validate(denials.pop(0))
+        if entry is None and self._earlier_answer(request, proposer)[1] is not None:
+            return Estimate(cost_usd=0.0, seconds=0.0)  # served from the graph, unpaid
         return self._live(request).answerer(proposer).estimate(request,
                                                                self._occurrence(request))
+
+    def _earlier_answer(self, request: ResolveRequest, proposer: Proposer | None
+                        ) -> tuple[str | None, LedgerEntry | None]:
+        """The reuse key of ``request`` as the run's proposer sees it (None: the call is
+        not reusable: a replay, ``--fresh``, another proposer such as the sandbox, or a
+        proposer that gives no key), and the first answer in the graph to that key."""
+        if not self.reuse or proposer is not None or self.live is None:
+            return None, None
+        keyed = getattr(self.live.proposer, "reuse_key", None)
+        key = keyed(request, self._occurrence(request)) if keyed is not None else None
+        if key is None:
+            return None, None
+        return key, answered_before(self.run.store, key)
 
     def record_denial(self, request: ResolveRequest, estimate: Estimate) -> None:
         """A pre-check denied this request at this estimate: recorded, so a replay is
@@ -288,13 +336,8 @@ class Proposals:
         pending = self._pending_entry()
         if pending is not None:
             entry, replayed = self.served.proposal(pending, wanted), True
-        elif self.run.store.lookahead:  # a step taken ahead goes no further than its call
-            self._live(request).ahead(request, wanted, self._occurrence(request), proposer)
-            raise LookaheadStop(request.operation)
         else:
-            entry = self._live(request).proposal(request, wanted, self._occurrence(request),
-                                                 proposer, estimate)
-            replayed = False
+            entry, replayed = self._asked(request, wanted, proposer, estimate), False
         if not replayed or self.replaying:
             self._record(entry)
         if entry.kind != "failure" or self.replaying:
@@ -302,6 +345,22 @@ class Proposals:
         # Used as the ledger holds it (canonical: keys sorted), so a live run builds the
         # same artifacts, byte for byte, as its resume and replay will.
         return _validated(operation, request, entry, replayed)
+
+    def _asked(self, request: ResolveRequest, wanted: dict[str, Any],
+               proposer: Proposer | None, estimate: Estimate | None) -> LedgerEntry:
+        """What nothing recorded in this run answers: an identical request answered before
+        in this graph, or the proposer. A step taken ahead goes no further than its call,
+        and starts it only when no earlier answer serves it."""
+        live = self._live(request)
+        key, earlier = self._earlier_answer(request, proposer)
+        if self.run.store.lookahead:
+            if earlier is None:
+                live.ahead(request, wanted, self._occurrence(request), proposer)
+            raise LookaheadStop(request.operation)
+        if earlier is not None:
+            return live.reuse(request, wanted, earlier)
+        return live.proposal(request, wanted, self._occurrence(request), proposer, estimate,
+                             reuse_key=key)
 
     def observe(self, name: str, goal_id: str, read: Callable[[], Any],
                 source: str = "knowledge-graph") -> Any:
@@ -392,6 +451,28 @@ class Proposals:
     def _occurrence(self, request: ResolveRequest) -> int:
         """How many proposals this run already holds for the same operation on the same goal."""
         return self._calls[(request.operation, request.goal_id)]
+
+
+def reused_in(entries: list[LedgerEntry]) -> list[dict[str, Any]]:
+    """What a run took from earlier answers instead of asking, in ledger order: each
+    operation, for which goal, and where the answer came from."""
+    found: list[dict[str, Any]] = []
+    for entry in entries:
+        data = entry.data()
+        if entry.kind == "proposal" and "reused" in data:
+            reused = data["reused"]
+            found.append({"operation": entry.operation, "goal_id": entry.goal_id,
+                          "from": f"{reused['entry']} ({reused['source']}, "
+                                  f"{reused['run_id']})"})
+        elif entry.kind == "observation" and entry.operation == "reuse/identify":
+            rows = data["rows"]
+            found.append({"operation": "identify_constraints", "goal_id": entry.goal_id,
+                          "from": f"goal {rows['goal_id']} of {rows['run_id']}"})
+        elif entry.kind == "observation" and entry.operation == "reuse/classify_leaf":
+            found.append({"operation": "classify_leaf", "goal_id": entry.goal_id,
+                          "from": f"the record of this kind of goal ({data['rows']['atomic']} "
+                                  "verified atomic leaf goal(s), none decomposed)"})
+    return found
 
 
 def _validated(operation: Operation[Out], request: ResolveRequest, entry: LedgerEntry,

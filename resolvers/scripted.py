@@ -28,12 +28,14 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import hashlib
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from kernel.core.envelopes import canonical_json
 from kernel.errors import KernelError, yaml_problem
 from kernel.protocol import (
     MODEL_OPERATIONS,
@@ -95,10 +97,32 @@ _PROPOSING = {"identify_constraints": ("constraints",),
               "detect_capability_gap": ("build_constraints",)}
 
 
+# Where a script's answers name a constraint by id or exact title, per operation: the
+# list under which each item names one (``constraint_id``).
+_NAMING = {"verify_semantic": "checks", "generate_feedback": "per_constraint"}
+
+
 def check_judgments(path: Path, script: Script, core_titles: set[str]) -> None:
-    """Every ``verify_semantic`` check names a constraint the run can have: an id, the
-    title of one the script proposes, or one of the core constraints' titles. A name that
-    matches nothing would be judged "no judgment returned" (σ 0), so it is refused here."""
+    """Every constraint a script's answers name (a semantic judgment's check, a feedback
+    entry's diagnosis) is one the run can have: an id, the title of one the script
+    proposes, or one of the core constraints' titles. A name that matches nothing would
+    be judged "no judgment returned" (σ 0) or leave a failure undiagnosed, so it is
+    refused here, with the titles it could mean."""
+    known = _titles(script, core_titles)
+    for where, operation, output in _answers(script):
+        items = _NAMING.get(operation)
+        if items is None:
+            continue
+        for number, item in enumerate(output.get(items) or []):
+            name = str(item.get("constraint_id"))
+            if not name.startswith("constraint:") and name not in known:
+                raise ScriptError(
+                    f"{path}: {where}.output.{items}.{number}.constraint_id: {name!r} names "
+                    f"no constraint of this run ({_could_mean(name, known)})")
+
+
+def _titles(script: Script, core_titles: set[str]) -> set[str]:
+    """The titles of the constraints a run of ``script`` can have."""
     known = set(core_titles)
     for entry in script.proposals:
         for key in _PROPOSING.get(entry.operation, ()):
@@ -106,18 +130,23 @@ def check_judgments(path: Path, script: Script, core_titles: set[str]) -> None:
         for conflict in entry.output.get("conflicts", []) \
                 if entry.operation == "check_global_consistency" else []:
             known |= {str(c.get("title")) for c in conflict.get("coupling_constraints", [])}
-    judged = [(f"proposals.{n}", e.output) for n, e in enumerate(script.proposals)
-              if e.operation == "verify_semantic"]
-    if "verify_semantic" in script.fallback:
-        judged.append(("fallback.verify_semantic", script.fallback["verify_semantic"].output))
-    for where, output in judged:
-        for number, check in enumerate(output.get("checks", [])):
-            name = str(check.get("constraint_id"))
-            if not name.startswith("constraint:") and name not in known:
-                titles = ", ".join(repr(t) for t in sorted(known)) or "none"
-                raise ScriptError(
-                    f"{path}: {where}.output.checks.{number}.constraint_id: {name!r} names "
-                    f"no constraint of this run (titles, exactly as written: {titles})")
+    return known
+
+
+def _answers(script: Script) -> list[tuple[str, str, dict[str, Any]]]:
+    """Every answer in the script: where it is, its operation, its output."""
+    return [(f"proposals.{n}", e.operation, e.output) for n, e in enumerate(script.proposals)] \
+        + [(f"fallback.{op}", op, f.output) for op, f in script.fallback.items()]
+
+
+def _could_mean(name: str, known: set[str]) -> str:
+    """The titles a name that matches none could mean: the closest first, then the rest."""
+    if not known:
+        return "the run has no titled constraint; name one by its id"
+    near = difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.4)
+    titles = ", ".join(repr(t) for t in sorted(known))
+    hint = f"did you mean {' or '.join(repr(t) for t in near)}? " if near else ""
+    return f"{hint}titles, exactly as written: {titles}"
 
 
 def load_script(path: Path) -> Script:
@@ -206,6 +235,16 @@ class ScriptedProposer:
         self.script = script
         self.source = source
         self.model = source.removeprefix("scripted:")  # what a run records: the script
+        # what answers: the script's content, whatever its file is called
+        self.identity = "script:" + hashlib.sha256(canonical_json(
+            script.model_dump(mode="json")).encode()).hexdigest()
+
+    def reuse_key(self, request: ResolveRequest, occurrence: int) -> str:
+        """The request as this script would be asked it: the script's content, the
+        request (whichever goal asks it) and its occurrence, which picks the entry."""
+        asked = request.model_dump(mode="json", exclude={"goal_id"})
+        digest = hashlib.sha256(canonical_json([asked, occurrence]).encode()).hexdigest()
+        return f"{self.identity}:{digest}"
 
     @classmethod
     def from_file(cls, path: Path) -> ScriptedProposer:

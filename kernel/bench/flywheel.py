@@ -74,6 +74,7 @@ class PassFigures:
     resolved: int = 0
     model_calls: int = 0
     model_cost_usd: float = 0.0
+    reused_calls: int = 0  # requests served from an identical one answered before
     retries: int = 0
     builds: list[str] = field(default_factory=list)  # capabilities built
     hire_requests: list[str] = field(default_factory=list)  # fingerprints asked
@@ -84,6 +85,7 @@ class PassFigures:
     def as_dict(self) -> dict[str, Any]:
         return {"pass": self.number, "goals": self.goals, "resolved": self.resolved,
                 "model_calls": self.model_calls, "model_cost_usd": round(self.model_cost_usd, 4),
+                "reused_calls": self.reused_calls,
                 "retries": self.retries, "builds": len(self.builds),
                 "hire_requests": len(self.hire_requests),
                 "built": sorted(self.builds), "asked": sorted(self.hire_requests),
@@ -141,6 +143,9 @@ def _solve_one(store: GraphStore, experiment: Experiment, folder: Path, goal: _G
     per_goal: dict[str | None, int] = {}
     for entry in load_entries(store, kernel.run.run_id)[2]:
         if entry.kind == "proposal" and entry.source == proposer.source:
+            if "reused" in entry.data():  # an identical request answered before: not asked
+                figures.reused_calls += 1
+                continue
             figures.model_calls += 1
             figures.model_cost_usd += float(entry.data()["response"]["cost_usd"])
             per_goal[entry.goal_id] = per_goal.get(entry.goal_id, 0) + 1

@@ -187,8 +187,8 @@ def flywheel_bench(
     if as_json:
         typer.echo(json.dumps(rows, indent=1))
         return
-    keys = ["goals", "resolved", "model_calls", "model_cost_usd", "retries", "builds",
-            "hire_requests"]
+    keys = ["goals", "resolved", "model_calls", "model_cost_usd", "reused_calls", "retries",
+            "builds", "hire_requests"]
     print_table("flywheel experiment: the same 20 goals, twice", ["figure", "pass 1", "pass 2"],
                 [[k.replace("_", " "), str(rows[0][k]), str(rows[1][k])] for k in keys])
 

@@ -38,6 +38,8 @@ MODES = ("auto", "live", "plain", "json", "none")
 def _describe(event: Event) -> str:
     if event.kind == "call":
         return CALLS.get(event.text, f"asking for {event.text}")
+    if event.kind == "reused":
+        return event.text
     return event.text.replace("_", " ")
 
 
@@ -106,6 +108,8 @@ class LiveView:
             self.status.step, self.status.call = event, None
         elif event.kind == "done":  # from the thread that ran the call
             self.status.came_back(event)
+        elif event.kind == "reused":  # nothing went out: served from an earlier answer
+            self.status.call = None
         else:  # a call is where the time goes: show the tree as it stands before it
             self.status.went_out(event)
             if self.status.step is not None and event.goal_id != self.status.step.goal_id:

@@ -96,6 +96,7 @@ def report(store: GraphStore, outcome: Outcome, as_json: bool,
         out.print(f"saved {len(data['saved_files'])} file(s) to {save_to[1] if save_to else ''}: "
                   + ", ".join(Path(p).name for p in data["saved_files"]), highlight=False)
     _print_candidates(data["weighed"])
+    _print_reused(data["reused"])
     for request_id in outcome.waiting_on:
         out.print(f"parked: waiting on {request_id} (kernel hire list; kernel hire answer "
                   f"{request_id} ...)")
@@ -122,6 +123,17 @@ def _print_candidates(candidates: list[dict[str, Any]]) -> None:
         for v in c["violations"]:
             out.print(f"       failed {v['constraint']!r}: {v['why']}", highlight=False,
                       soft_wrap=True)
+
+
+def _print_reused(reused: list[dict[str, Any]]) -> None:
+    """The earlier answers the run used instead of asking, and how to ask again."""
+    if not reused:
+        return
+    out.print(f"reused {len(reused)} earlier answer(s) instead of asking again "
+              "('kernel solve --fresh' asks every question again):", highlight=False)
+    for r in reused:
+        out.print(f"  {r['operation']} for {r['goal_id']}: from {r['from']}", highlight=False,
+                  soft_wrap=True)
 
 
 def _note_unused_calls(outcome: Outcome) -> None:
@@ -179,6 +191,9 @@ Concurrency = Annotated[int | None, typer.Option(
     help="calls (model calls, sandbox runs) in flight at once: the goals behind the one "
          "taking its step start their next calls early; what the run commits is the same "
          "at any value (default: KERNEL_CONCURRENCY, 4)")]
+Fresh = Annotated[bool, typer.Option(
+    "--fresh", help="ask every question again: no answer given before in this graph (an "
+                    "identification, a byte-identical request) is reused")]
 SuggestedBy = Annotated[str | None, typer.Option(
     help="the name recorded with the suggestions (default: your login name); never used "
          "to rank them")]
@@ -204,6 +219,7 @@ def solve_command(
     suggest: Suggest = None,
     suggested_by: SuggestedBy = None,
     concurrency: Concurrency = None,
+    fresh: Fresh = False,
 ) -> None:
     """Solve GOAL: constraints, resolvers, verification, decomposition, until done or refused.
 
@@ -212,7 +228,7 @@ def solve_command(
     check_out_dir(out_dir)
     request = _request(goal, constraint, budget, time_limit, proposer, script, max_attempts,
                        max_wall, interactive if intake is None else intake, progress,
-                       _suggestions(suggest, suggested_by))
+                       _suggestions(suggest, suggested_by), fresh)
     _start(ctx, request, interactive, as_json, out_dir, progress, stop_after_intake=False,
            concurrency=concurrency)
 
@@ -247,7 +263,7 @@ def intake_command(
 def _request(goal: str, constraint: list[str] | None, budget: float, time_limit: float,
              proposer: str, script: Path | None, max_attempts: int, max_wall: float,
              intake: bool, progress: str,
-             suggestions: list[Suggestion]) -> api.SolveRequest:
+             suggestions: list[Suggestion], fresh: bool = False) -> api.SolveRequest:
     """The run's inputs, checked before anything is stored or paid for."""
     amount(budget, "--budget")
     amount(time_limit, "--time")
@@ -255,7 +271,7 @@ def _request(goal: str, constraint: list[str] | None, budget: float, time_limit:
     request = api.SolveRequest.checked(
         goal=goal, constraints=constraint or [], budget_usd=budget, time_seconds=time_limit,
         proposer=proposer, script=script, max_attempts=max_attempts, max_wall_seconds=max_wall,
-        intake=intake, suggestions=suggestions)
+        intake=intake, suggestions=suggestions, fresh=fresh)
     for note in request.implied_core():
         err_console.print(f"[yellow]note:[/] {note}", highlight=False, soft_wrap=True)
     return request
@@ -311,6 +327,7 @@ def resume_command(
         help="wall-time cap in seconds for this stretch (default: the run's own)")] = None,
     progress: Progress = "auto",
     concurrency: Concurrency = None,
+    fresh: Fresh = False,
 ) -> None:
     """Continue a run that stopped (a crash, a cap, a parked HIRE) from its committed state;
     a planning run plans on, served what it had already recorded.
@@ -334,7 +351,7 @@ def resume_command(
                                  on_step=view.step if view else None,
                                  human_prompt=_prompt(interactive, view),
                                  max_wall_seconds=max_wall,
-                                 concurrency=settings.concurrency)
+                                 concurrency=settings.concurrency, fresh=fresh)
             raise typer.Exit(report(store, outcome, as_json,
                                     (settings.data_dir, out_dir) if out_dir else None))
     if as_json:

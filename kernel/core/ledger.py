@@ -82,7 +82,7 @@ class Ledger:
         self._head: tuple[str, int] | None = None  # (hash, size) after our last append
 
     def append(self, kind: EntryKind, operation: str, source: str, content: Any,
-               goal_id: str | None = None) -> LedgerEntry:
+               goal_id: str | None = None, reuse_key: str | None = None) -> LedgerEntry:
         """Chain one entry; it is stored by the run's next commit (or :meth:`Run.flush`).
 
         An entry rides the first commit made after it, never a later one, so whatever the
@@ -90,7 +90,9 @@ class Ledger:
         before that commit loses the entry and the state built from it alike, and the
         resumed run asks again. The chain head is read once, then kept: the storing
         statement checks the stored size, so a chain another writer moved is refused,
-        not forked."""
+        not forked. ``reuse_key`` (an answered call's request as its source sees it) is
+        stored beside the entry, outside its hash: it only lets a later identical request
+        find this answer (:func:`answered_before`)."""
         if self.store.lookahead:
             raise LookaheadStop("ledger/append")
         if self._head is None:
@@ -107,6 +109,8 @@ class Ledger:
                             head))
         props = {**entry.model_dump(exclude_none=True),
                  "caption": f"#{size} {kind} {operation}"}
+        if reuse_key is not None:
+            props["reuse_key"] = reuse_key
         self.run.step.pending_entries.append({"props": props,
                                          "prev_id": entry_id(self.run.run_id, size - 1)})
         self._head = (entry.hash, size + 1)
@@ -130,9 +134,22 @@ def load_entries(store: GraphStore, run_id: str) -> tuple[str, int, list[LedgerE
     if not rows:
         raise KernelError(f"no run {run_id!r}; 'kernel runs' lists them")
     raw = [e for e in rows[0]["entries"] if e]
-    entries = [LedgerEntry.model_validate({k: v for k, v in e.items() if k != "caption"})
-               for e in raw]
+    entries = [_entry(e) for e in raw]
     return rows[0]["head"] or GENESIS, int(rows[0]["size"]), entries
+
+
+_BESIDE = ("caption", "reuse_key")  # node properties outside the entry and its hash
+
+
+def _entry(props: dict[str, Any]) -> LedgerEntry:
+    return LedgerEntry.model_validate({k: v for k, v in props.items() if k not in _BESIDE})
+
+
+def answered_before(store: GraphStore, reuse_key: str) -> LedgerEntry | None:
+    """The first answer in this graph (earliest run, then chain order) to a request whose
+    reuse key is ``reuse_key``; None when none was answered."""
+    rows = store.run("ledger/answered_before", {"reuse_key": reuse_key})
+    return _entry(rows[0]["entry"]) if rows else None
 
 
 def verify_chain(entries: Iterable[LedgerEntry], head: str | None = None,

@@ -5,12 +5,16 @@ Two answers are reused, each only from goals of *earlier runs* that were verifie
 resolved, and each recorded in the ledger as a knowledge-graph entry before it is used
 (``Proposals.recall``), so a replay is served the record instead of the graph:
 
-- **identification** (step 2): a goal with the same normalized summary and the same
-  core and inherited constraints asks the very question an earlier goal asked; the
-  constraints identified for it and the capabilities it needed are reused whole.
+- **identification** (step 2): a goal with the same description, normalized summary,
+  core and inherited constraints asks the very question an earlier goal asked; when
+  that goal's identification was asked of the same source (the same script content, or
+  the same model), the constraints identified for it and the capabilities it needed are
+  reused whole. An edited script, or another model, is asked again.
 - **leaf classification** (step 7): a goal whose pattern (or a pattern SIMILAR_TO it,
   which has the same constraint signature) was resolved as an atomic leaf, and never
   decomposed, is an atomic leaf too; one decomposition on record and the model is asked.
+
+A run started with ``--fresh`` reuses neither (``Proposals.reuse``).
 """
 
 from __future__ import annotations
@@ -29,15 +33,20 @@ CANDIDATES = 20
 
 def identified_before(k: KnowledgeRun, goal: GoalNode, inherited: list[Constraint]
                       ) -> tuple[list[ConstraintSpec], list[str], str] | None:
-    """The identification of an earlier goal asking the same question: its constraints
-    beyond the core (as specs, so a replay in an empty graph stores the same ones), its
-    capabilities and the goal it came from; None when no verified record exists."""
+    """The identification of an earlier goal asking the same question of the same source:
+    its constraints beyond the core (as specs, so a replay in an empty graph stores the
+    same ones), its capabilities and where it came from (``goal ID of run ID``); None
+    when no verified record exists."""
     core = sorted(k.constraints.roles(goal.id)["core"])
     wanted_inherited = sorted(c.id for c in inherited)
+    identity = k.proposals.answering()
 
     def read() -> dict[str, Any] | None:
+        if identity is None:  # --fresh, or a source that cannot say who it is: ask
+            return None
         for row in knowledge.identified_before(k.store, normalize(goal.summary),
-                                               k.run.run_id, CANDIDATES):
+                                               goal.description, identity, k.run.run_id,
+                                               CANDIDATES):
             if sorted(row["core"]) == core and sorted(row["inherited"]) == wanted_inherited:
                 extra = [c.model_dump(mode="json", exclude={"id"}) for c in
                          k.constraints.get_many(set(row["eligible"]) - set(core))]
@@ -50,7 +59,8 @@ def identified_before(k: KnowledgeRun, goal: GoalNode, inherited: list[Constrain
     if found is None:
         return None
     specs = [ConstraintSpec.model_validate(c) for c in found["constraints"]]
-    return specs, list(found["required_capabilities"]), str(found["goal_id"])
+    return specs, list(found["required_capabilities"]), \
+        f"goal {found['goal_id']} of {found['run_id']}"
 
 
 def leaf_before(k: KnowledgeRun, goal: GoalNode) -> models.LeafClassification | None:
@@ -60,6 +70,8 @@ def leaf_before(k: KnowledgeRun, goal: GoalNode) -> models.LeafClassification | 
         return None
 
     def read() -> dict[str, Any] | None:
+        if not k.proposals.reuse:  # --fresh: the model is asked
+            return None
         row = knowledge.leaves_before(k.store, pattern_id, k.run.run_id)
         atomic, decomposed = int(row["atomic"] or 0), int(row["decomposed"] or 0)
         if atomic == 0 or decomposed > 0:

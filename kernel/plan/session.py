@@ -106,7 +106,8 @@ def resume_plan(store: GraphStore, data_dir: Path, run_id: str,
             proposer = proposer_from(inputs)
         verifications = recorded_verifications(inputs)
         run.proposals = 0  # planning keeps no step state: it asks again from the first
-        kernel = Kernel.build(run, proposer, data_dir, default_workspace_root(), inputs.solve)
+        kernel = Kernel.build(run, proposer, data_dir, default_workspace_root(), inputs.solve,
+                              reuse=not inputs.fresh)
         root = finish_start(kernel, inputs)
         return _plan(kernel, root, verifications, lease)
 

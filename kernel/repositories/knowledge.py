@@ -88,10 +88,11 @@ def builder_record(store: GraphStore, builder_tag: str, rows: int) -> BuilderRec
                                          {"builder_tag": builder_tag, "rows": rows})[0])
 
 
-def identified_before(store: GraphStore, normalized: str, run_id: str,
-                      k: int) -> list[IdentifiedBefore]:
+def identified_before(store: GraphStore, normalized: str, description: str, identity: str,
+                      run_id: str, k: int) -> list[IdentifiedBefore]:
     return cast(list[IdentifiedBefore], store.run(
-        "kg/identified_before", {"normalized": normalized, "run_id": run_id, "k": k}))
+        "kg/identified_before", {"normalized": normalized, "description": description,
+                                 "identity": f"{identity}:", "run_id": run_id, "k": k}))
 
 
 def leaves_before(store: GraphStore, pattern_id: str, run_id: str) -> LeavesBefore:

@@ -7,11 +7,14 @@ a HIRE for more budget in one place (dispatch), planning into a refusal.
 
 from __future__ import annotations
 
+from typing import Any
+
 from kernel.core.budget import Amount, Decision
 from kernel.core.units import seconds_to_ms, usd_to_micros
 from kernel.errors import KernelError
 from kernel.proposals import FailedProposal, Out, Proposal
 from kernel.protocol import Operation, Proposer, ResolveRequest
+from kernel.runtime import progress
 from kernel.runtime.kernel import Kernel
 
 CLAUDE_ID = "resolver:claude-code-0"
@@ -56,10 +59,26 @@ def ask(k: Kernel, goal_id: str, operation: Operation[Out], request: ResolveRequ
                             proposal=proposal.ledger_hash, replayed=proposal.replayed)
         k.log.flow(goal_id, f"{request.operation}: {proposal.failure.get('message')}")
         raise proposal.error()
-    if pay:
+    reused = proposal.metadata.get("reused")
+    if reused:
+        _tell_reused(k, goal_id, request, reused)
+    elif pay:
         k.budget.record(goal_id, spent, resolver_id, request.operation,
                         proposal=proposal.ledger_hash, replayed=proposal.replayed)
     k.log.io(goal_id, resolver_id, request.operation, {
         "cost_usd": proposal.cost_usd, "seconds": proposal.seconds,
         "ledger_index": proposal.ledger_index, "replayed": proposal.replayed})
     return proposal
+
+
+def _tell_reused(k: Kernel, goal_id: str, request: ResolveRequest,
+                 reused: dict[str, Any]) -> None:
+    """Say, in the log and the progress, which earlier answer served this request."""
+    where = f"{reused['entry']} ({reused['source']}, {reused['run_id']})"
+    k.log.decision(goal_id, "answer_reused", candidates=[reused["entry"]],
+                   chosen=f"{request.operation} from {where}", operation=request.operation,
+                   rationale=f"{request.operation}: the same request was answered before "
+                             f"in this graph by {where}; served from that answer, not asked "
+                             "or paid again ('kernel solve --fresh' asks again)")
+    progress.report("reused", f"{request.operation} from {where}", goal_id,
+                    str(request.payload.get("goal_summary") or "") or None)

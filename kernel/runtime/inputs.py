@@ -45,6 +45,8 @@ class RunInputs(BaseModel):
     intake: bool = False  # step 1, the intake dialogue, comes first
     stop_after_intake: bool = False  # `kernel intake`: stop once the goal is confirmed
     suggestions: list[Suggestion] = Field(default_factory=list)
+    # ``--fresh``: every question is asked again; no earlier answer in the graph is reused
+    fresh: bool = False
 
     def record(self) -> dict[str, Any]:
         """What the Run node stores: the fields always recorded, and those given."""

@@ -105,9 +105,10 @@ class Kernel:
               config: SolveConfig | None = None,
               recorded: list[LedgerEntry] | None = None,
               human_prompt: Callable[[dict[str, Any]], Any] | None = None,
-              concurrency: int = 1) -> Kernel:
+              concurrency: int = 1, reuse: bool = True) -> Kernel:
         """The run's context: its proposals (``recorded``: a ledger to replay; its calls,
-        up to ``concurrency`` at once) and every service over its graph."""
+        up to ``concurrency`` at once; ``reuse``: earlier answers in the graph may serve
+        identical requests) and every service over its graph."""
         config = config or SolveConfig()
         calls = Calls(concurrency)
         store = run.store
@@ -116,7 +117,8 @@ class Kernel:
                             threshold=config.similarity_threshold)
         return cls(
             run=run, config=config, blobs=blobs, workspace_root=workspace_root,
-            proposals=Proposals(Ledger(run), proposer, recorded=recorded, calls=calls),
+            proposals=Proposals(Ledger(run), proposer, recorded=recorded, calls=calls,
+                                reuse=reuse),
             calls=calls,
             tree=GoalTree(run, config.tau_local, config.tau_global),
             constraints=ConstraintEngine(store), budget=BudgetEnforcer(run),

@@ -4,7 +4,8 @@ Progress is an observation, never an input: nothing here is stored or recorded, 
 decision reads it. The kernel reports four kinds of moments: a start-up *phase* (before
 the first step, e.g. loading the proposer), a *step* beginning on a goal (its name and
 attempt), a *call* going out (a model operation, or tests in the sandbox), which is
-where a step spends its time, and that call *done* (with how long it took). With
+where a step spends its time, and that call *done* (with how long it took); a call
+*reused* is one served from an identical request answered before in the graph. With
 ``--concurrency`` above 1 several goals' calls are out at once, and a call ends on the
 thread that ran it: a watcher must take events from any thread. A watcher is installed
 for a block of code with ``watching``; with none, reporting costs a context-variable
@@ -20,7 +21,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Literal
 
-Kind = Literal["phase", "step", "call", "done"]
+Kind = Literal["phase", "step", "call", "done", "reused"]
 
 
 @dataclass(frozen=True)

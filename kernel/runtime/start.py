@@ -33,7 +33,7 @@ def start(store: GraphStore, inputs: RunInputs, proposer: Proposer | None, data_
                     proposed_by=provenance(proposer))
     kernel = Kernel.build(run, proposer, data_dir, workspace_root, inputs.solve,
                           recorded=recorded, human_prompt=human_prompt,
-                          concurrency=concurrency)
+                          concurrency=concurrency, reuse=not inputs.fresh)
     return kernel, finish_start(kernel, inputs)
 
 

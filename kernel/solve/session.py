@@ -37,10 +37,12 @@ def resume(store: GraphStore, run_id: str, data_dir: Path,
            proposer: Proposer | None = None,
            on_step: Callable[[str], None] | None = None,
            human_prompt: Callable[[dict[str, Any]], Any] | None = None,
-           max_wall_seconds: float | None = None, concurrency: int = 1) -> Outcome:
+           max_wall_seconds: float | None = None, concurrency: int = 1,
+           fresh: bool = False) -> Outcome:
     """Continue a run where its committed state stands (recorded proposals first);
     ``max_wall_seconds`` replaces the run's wall-time cap for this stretch, and up to
-    ``concurrency`` calls are in flight at once."""
+    ``concurrency`` calls are in flight at once; ``fresh`` (or a run started fresh)
+    asks every new question again instead of reusing an earlier answer."""
     Run.load(store, run_id)  # an unknown run is named as such
     with Lease(store, run_id) as lease:
         run = Run.load(store, run_id)  # read again under the lease
@@ -55,7 +57,7 @@ def resume(store: GraphStore, run_id: str, data_dir: Path,
             solve_config = replace(solve_config, max_wall_seconds=max_wall_seconds)
         kernel = Kernel.build(run, proposer or proposer_from(inputs), data_dir,
                               workspaces, solve_config, human_prompt=human_prompt,
-                              concurrency=concurrency)
+                              concurrency=concurrency, reuse=not (inputs.fresh or fresh))
         root = finish_start(kernel, inputs)
         # `kernel intake` stops once the goal is confirmed, by whichever resume confirms it
         stop_after_intake = inputs.stop_after_intake and kernel.tree.get(root).intake != "done"

@@ -43,7 +43,7 @@ LABELS: tuple[LabelSpec, ...] = (
     LabelSpec("Goal", "node:", "caption",
               indexed=("run_id", "root_id", "status", "builds_capability")),
     LabelSpec("GoalPattern", "goal_pattern:", "caption"),
-    LabelSpec("LedgerEntry", "ledger:", "caption", indexed=("run_id",)),
+    LabelSpec("LedgerEntry", "ledger:", "caption", indexed=("run_id", "reuse_key")),
     LabelSpec("LogEntry", "log:", "caption", indexed=("run_id", "goal_id")),
     LabelSpec("Resolver", "resolver:", "caption"),
     LabelSpec("Run", "run:", "caption"),

@@ -10,6 +10,7 @@ table in the settings.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import math
 import string
@@ -170,6 +171,16 @@ class ClaudeCode:
         self.client = client
         self.system = _template("system").template.strip()
         self.largest_answer: dict[str, int] = {}  # output tokens, per operation, seen here
+
+    def request_key(self, request: ResolveRequest) -> str:
+        """What this adapter would send for ``request``, as one digest: the model, the
+        output allowance, the system prompt, the forced tool and the rendered prompt. Two
+        requests with the same digest are the same question put to the same model."""
+        operation = MODEL_OPERATIONS.get(request.operation)
+        tool = forced_tool(operation) if operation is not None else None
+        sent = [self.settings.model, self.settings.max_tokens, self.system, tool,
+                render_prompt(request)]
+        return hashlib.sha256(json.dumps(sent, sort_keys=True).encode()).hexdigest()
 
     def estimate_cost_time(self, request: ResolveRequest) -> Estimate:
         """What the call will likely cost: the prompt by length (with the tool's schema),

@@ -33,6 +33,18 @@ class ClaudeProposer:
         # One clock for the run's calls: a rate limit met by one pauses all of them.
         self.clock = RetryClock()
 
+    @property
+    def identity(self) -> str:
+        """What answers: this adapter and the model it asks."""
+        settings = getattr(self.claude, "settings", None)
+        return f"{self.source}:{getattr(settings, 'model', self.model)}"
+
+    def reuse_key(self, request: ResolveRequest, occurrence: int) -> str | None:
+        """The request as the model would see it, byte for byte (its occurrence does not
+        change what is sent); None for an adapter that cannot say."""
+        keyed = getattr(self.claude, "request_key", None)
+        return f"{self.identity}:{keyed(request)}" if keyed is not None else None
+
     def estimate(self, request: ResolveRequest, occurrence: int) -> Estimate:
         return self.claude.estimate_cost_time(request)
 

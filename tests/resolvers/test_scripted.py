@@ -56,3 +56,26 @@ def test_a_request_no_entry_answers_says_why(tmp_path: Path) -> None:
         proposer.propose(_asked("classify_leaf", "Write the docs for it"), 1)
     with pytest.raises(NoProposalError, match="it has no decompose entry at all"):
         proposer.propose(_asked("decompose", "Write the docs"), 0)
+
+
+def test_a_feedback_entry_must_name_a_constraint_the_run_can_have(tmp_path: Path) -> None:
+    """A diagnosis naming nothing would leave the failure undiagnosed (its failure mode
+    then named after the rows, not the script's): refused at load, with what it could mean."""
+    path = tmp_path / "feedback.yaml"
+    path.write_text(
+        "version: 1\nproposals:\n- operation: identify_constraints\n  output:\n"
+        "    constraints: [{type: logic, domain: software, title: counts the rows, "
+        "explicit: true, payload: {check: test, tests: [test_rows]}}]\n"
+        "- operation: generate_feedback\n  output:\n    summary: off by one\n"
+        "    failure_mode: row_count_ignores_goal\n    per_constraint:\n"
+        "    - {constraint_id: count the rows, diagnosis: d, fix: f, evidence: e}\n")
+    script = load_script(path)
+    with pytest.raises(ScriptError, match=r"proposals\.1\.output\.per_constraint\.0\."
+                                          r"constraint_id: 'count the rows' names no "
+                                          r"constraint of this run \(did you mean "
+                                          r"'counts the rows'\?"):
+        check_judgments(path, script, {"exits 1 on a missing column"})
+    fixed = path.read_text().replace("constraint_id: count the rows",
+                                     "constraint_id: counts the rows")
+    path.write_text(fixed)
+    check_judgments(path, load_script(path), set())

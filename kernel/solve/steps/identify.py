@@ -10,6 +10,7 @@ from kernel.kg import context as kg_context
 from kernel.kg import reuse
 from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
+from kernel.runtime import progress
 from kernel.runtime.gate import ask
 from kernel.runtime.kernel import Kernel
 from kernel.solve import moves
@@ -40,7 +41,12 @@ def identify(k: Kernel, move: moves.Identify) -> list[str]:
     if reused is not None:  # the same question was asked and answered, and it held
         specs, needed, source = reused
         k.log.decision(goal_id, "identification_reused", candidates=[source], chosen=source,
-                       rationale="a verified goal with the same summary and core constraints")
+                       rationale="the constraints identified for a verified goal with the "
+                                 "same description, summary, core and inherited constraints, "
+                                 "asked of the same source (script content or model); "
+                                 "'kernel solve --fresh' asks again")
+        progress.report("reused", f"identify_constraints from {source}", goal_id,
+                        goal.summary)
     else:
         _, context = kg_context.block(k, goal, "identify")
         proposal = ask(k, goal_id, ops.IDENTIFY_CONSTRAINTS,
