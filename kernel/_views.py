@@ -63,6 +63,7 @@ def run_status(store: GraphStore, run_id: str) -> dict[str, Any]:
         "final_artifact": root.get("final_artifact_id"),
         "goals": _goal_counts(goals),
         "spent_usd": micros_to_usd(sum(g["cost_spent"] or 0 for g in goals)),
+        "spent_by_usd": spend_split(runs.get(store, run_id)),
         "budget_usd": micros_to_usd(root.get("cost_allocated", 0)),
         "spent_seconds": ms_to_seconds(sum(g["time_spent"] or 0 for g in goals)),
         "commits": run.seq, "proposals": run.proposals,
@@ -93,8 +94,19 @@ def list_runs(store: GraphStore) -> list[dict[str, Any]]:
              else "solve",
              "goal": r["goal"], "status": run_state(r["status"], LeaseState(
                  r["holder"], r["expires"], r["stopped"])),
-             "spent_usd": micros_to_usd(int(r["spent"] or 0))}
+             "spent_usd": micros_to_usd(int(r["spent"] or 0)), "spent_by_usd": spend_split(r)}
             for r in runs.listing(store)]
+
+
+def spend_split(row: runs.RunRecord | runs.Listed | None) -> dict[str, float]:
+    """What a run paid, by who was paid: the model (and the other boot resolvers), the
+    sandbox that runs tests (a charge per command, ``KERNEL_SANDBOX_RUN_USD``), and the
+    tools BUILD and HIRE added."""
+    if row is None:
+        return {"model": 0.0, "sandbox": 0.0, "tool": 0.0}
+    return {"model": micros_to_usd(int(row["spent_model"])),
+            "sandbox": micros_to_usd(int(row["spent_sandbox"])),
+            "tool": micros_to_usd(int(row["spent_tool"]))}
 
 
 def run_refusals(store: GraphStore, run_id: str) -> list[dict[str, Any]]:

@@ -100,7 +100,8 @@ def solve(store: GraphStore, request: SolveRequest, settings: KernelSettings | N
         goal=request.goal, budget_usd=request.budget_usd, time_seconds=request.time_seconds,
         max_attempts=request.max_attempts, core=request.constraints,
         solve=SolveConfig(tau_local=settings.tau_local, tau_global=settings.tau_global,
-                          max_wall_seconds=request.max_wall_seconds), **given)
+                          max_wall_seconds=request.max_wall_seconds,
+                          sandbox_run_usd=settings.sandbox_run_usd), **given)
     return start_and_solve(settings, store, inputs, proposer, on_start=on_start,
                            on_step=on_step, human_prompt=human_prompt)
 

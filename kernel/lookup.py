@@ -8,6 +8,7 @@ characters of an id from ``kernel runs`` or a log line gets where they meant.
 from __future__ import annotations
 
 import json
+import os
 import re
 from typing import Any
 
@@ -17,6 +18,8 @@ from kernel.store.base import GraphStore
 from kernel.store.ontology import LABELS
 
 NAMESPACES = {spec.name: spec.id_prefix for spec in LABELS}
+# Labels whose ids are a run's ULID, a dash and a number (``ledger:01M8…-000001``).
+_RUN_NUMBERED = frozenset({"LedgerEntry"})
 _SHOWN = 5
 
 
@@ -44,10 +47,33 @@ def resolve_id(store: GraphStore, text: str, label: str, *, listed_by: str = "")
             return ids[0]
         if ids:
             shown = ", ".join(ids[:_SHOWN]) + (", ..." if len(ids) > _SHOWN else "")
-            raise ConfigError(f"{typed!r} matches several {_words(label)}s ({shown}): "
+            raise ConfigError(f"{typed!r} matches several {_plural(label)} ({shown}): "
                               "type more of the id")
     where = f" (see {listed_by})" if listed_by else ""
     raise ConfigError(f"no {_words(label)} {typed!r} in this graph{where}")
+
+
+def unique_prefixes(store: GraphStore, label: str, ids: list[str],
+                    shortest: int = 12) -> dict[str, str]:
+    """Each id as a table may show it when the whole does not fit: without its namespace,
+    cut to the shortest prefix (``shortest`` characters at least) that no other ``label``
+    id in the graph shares, so ``resolve_id`` takes it back to the same node."""
+    namespace = NAMESPACES.get(label, "")
+    every = sorted(set(views.ids_by_prefix(store, label, namespace, 10_000_000)) | set(ids))
+    position = {ident: i for i, ident in enumerate(every)}
+    short = {}
+    for ident in ids:
+        i = position[ident]
+        shared = max(_common(ident, every[i - 1]) if i > 0 else 0,
+                     _common(ident, every[i + 1]) if i + 1 < len(every) else 0)
+        keep = min(len(ident), max(shared + 1, len(namespace) + shortest))
+        short[ident] = ident[len(namespace):keep]
+    return short
+
+
+def _common(a: str, b: str) -> int:
+    """How many leading characters ``a`` and ``b`` share."""
+    return len(os.path.commonprefix([a, b]))  # noqa: RUF071 (characters)
 
 
 def resolve_run(store: GraphStore, text: str) -> str:
@@ -55,12 +81,25 @@ def resolve_run(store: GraphStore, text: str) -> str:
     return resolve_id(store, text, "Run", listed_by="kernel runs")
 
 
+def latest_with_final_artifact(store: GraphStore) -> str:
+    """The newest run whose goal has a final artifact (a plan, say, has none)."""
+    latest = views.latest_run_with_final_artifact(store)
+    if latest is None:
+        newest = views.latest_run(store)
+        raise ConfigError("'latest' names no run with a final artifact: "
+                          + ("this graph holds no run yet" if newest is None else
+                             f"no run has resolved yet (the newest is {newest}: "
+                             f"see kernel status {newest})"))
+    return latest
+
+
 def find_node(store: GraphStore, text: str) -> dict[str, Any]:
     """Any node by id or unique prefix: with its namespace (``attempt:01M8``) the label
-    is known; without one every label is searched."""
+    is known; without one every label is searched, except those whose ids extend a run's
+    (a run's prefix names the run, not its ledger entries)."""
     typed = text.strip()
     labels = [label for label, ns in NAMESPACES.items() if ns and typed.startswith(ns)] or \
-        list(NAMESPACES)
+        [label for label in NAMESPACES if label not in _RUN_NUMBERED or "-" in typed]
     matches: list[tuple[str, str]] = []
     for label in labels:
         try:
@@ -89,6 +128,12 @@ def _decoded(value: Any) -> Any:
         except ValueError:
             return value
     return value
+
+
+def _plural(label: str) -> str:
+    """``LedgerEntry`` is "ledger entries", ``Run`` is "runs"."""
+    words = _words(label)
+    return words[:-1] + "ies" if words.endswith("y") else words + "s"
 
 
 def _words(label: str) -> str:

@@ -58,6 +58,9 @@ class KernelSettings(BaseSettings):
     concurrency: int = Field(default=4, ge=1, le=64,
                              description="calls a run may have in flight at once")
     tau_local: float = Field(default=0.70, ge=0.0, le=1.0)
+    sandbox_run_usd: float = Field(
+        default=0.01, ge=0.0, description="what one command run in the sandbox is charged "
+        "(a test run is one command): the budget's stand-in for the machine's time")
     tau_global: float = Field(default=0.50, ge=0.0, le=1.0)
     claude_retry_delays: tuple[float, ...] = Field(
         default=(1.0, 4.0, 16.0), description="seconds between tries of an unavailable model "

@@ -16,11 +16,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from kernel._views import run_refusals, run_tree
+from kernel._views import run_refusals, run_tree, spend_split
 from kernel.core.envelopes import Check
+from kernel.core.lease import lease_state, run_state
 from kernel.core.ledger import LedgerEntry, load_entries
+from kernel.core.state_machine import TERMINAL
 from kernel.core.units import micros_to_usd, ms_to_seconds
-from kernel.repositories import views
+from kernel.repositories import runs, views
 from kernel.solve.causes import said
 from kernel.store.base import GraphStore
 
@@ -46,9 +48,9 @@ def run_story(store: GraphStore, run_id: str, goal_id: str | None = None) -> dic
             if goal_id in (None, row["goal_id"])]
     titles = _titles(store, attempts, [row["summary"] for row in rows])
     log = [{"seq": row["seq"], "goal_id": row["goal_id"], "category": row["category"],
-            "summary": _with_titles(row["summary"], titles)} for row in rows]
+            "summary": _with_titles(_said(row), titles)} for row in rows]
     return {
-        "run": run_id,
+        "run": run_id, **_standing(store, run_id),
         "goals": [{"id": g["id"], "summary": g["summary"], "status": g["status"],
                    "spent_usd": micros_to_usd(g["cost_spent"] or 0),
                    "spent_seconds": ms_to_seconds(g["time_spent"] or 0),
@@ -89,6 +91,31 @@ def attempt_facts(entries: Iterable[LedgerEntry], goal_id: str) -> list[dict[str
 def _padded(facts: list[dict[str, Any]], count: int) -> list[dict[str, Any] | None]:
     """One entry per attempt (None: an attempt opened before a crash, not yet resolved)."""
     return [*facts[:count], *[None] * (count - len(facts))]
+
+
+def _standing(store: GraphStore, run_id: str) -> dict[str, Any]:
+    """How the run stands (``state``), why it stopped if it stopped unfinished
+    (``stopped``), and what it paid, by who was paid (``spent_by_usd``)."""
+    root = next((g for g in run_tree(store, run_id) if g["parent_id"] is None), None)
+    state = run_state(root["status"] if root else None, lease_state(store, run_id))
+    unfinished = root is not None and root["status"] not in TERMINAL and state != "running"
+    return {"state": state, "stopped": state if unfinished else None,
+            "spent_by_usd": spend_split(runs.get(store, run_id))}
+
+
+def _said(row: views.LogLine) -> str:
+    """A log line in words: a decision that chose nothing says what it found instead of
+    ``None`` (a lookup before a build names the capability and the tools on record)."""
+    summary = row["summary"]
+    if row["category"] != "decision" or not summary.endswith(": None"):
+        return summary
+    detail = json.loads(row["detail"] or "{}")
+    decision = summary.removesuffix(": None")
+    if decision == "lookup_before_build":
+        tools = ", ".join(detail.get("candidates") or []) or "none on record"
+        return (f"lookup before build for {detail.get('capability', '?')}: no tool it may use "
+                f"(tools on record: {tools})")
+    return f"{decision}: nothing chosen"
 
 
 def _titles(store: GraphStore, attempts: dict[str, list[dict[str, Any]]],

@@ -26,7 +26,7 @@ from resolvers.sandbox import CommandRequest, Constitution, Reason, RunResult, S
 from resolvers.sandbox.runner import isolation_problem
 
 RESOLVER_ID = "resolver:codex-tools-0"
-COST_PER_INVOCATION = 0.01
+COST_PER_INVOCATION = 0.01  # USD per command, unless the run sets its own (sandbox_run_usd)
 
 
 class CodexTools:
@@ -36,13 +36,15 @@ class CodexTools:
     id = RESOLVER_ID
 
     def __init__(self, workspace: Path, policy: Constitution | None = None,
-                 deadline: float | None = None) -> None:
+                 deadline: float | None = None,
+                 cost_per_command: float = COST_PER_INVOCATION) -> None:
         self.sandbox = Sandbox(workspace, policy)
         self.deadline = deadline  # time.monotonic() at which the caller's wall time ends
+        self.cost_per_command = cost_per_command
 
     def estimate_cost_time(self, request: ResolveRequest) -> Estimate:
         commands = request.payload.get("commands", [])
-        return Estimate(cost_usd=COST_PER_INVOCATION * max(len(commands), 1),
+        return Estimate(cost_usd=self.cost_per_command * max(len(commands), 1),
                         seconds=self.sandbox.policy.max_wall_seconds * max(len(commands), 1))
 
     def resolve(self, request: ResolveRequest) -> Resolution:
@@ -60,7 +62,7 @@ class CodexTools:
         return Resolution(
             output={"results": results, "passed": all(r["ran"] and r["reason"] is None
                                                       and r["exit_code"] == 0 for r in results)},
-            cost_usd=COST_PER_INVOCATION * commands, seconds=time.perf_counter() - start,
+            cost_usd=self.cost_per_command * commands, seconds=time.perf_counter() - start,
             metadata={"workspace": str(self.sandbox.workspace)})
 
     def _run(self, request: ResolveRequest) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kernel.protocol.reference import BEGIN, END, operations_markdown
+from kernel.protocol.reference import BEGIN, END, operations_markdown, rewrite
 from kernel.store import GraphStore
 from tests.sandbox_support import needs_sandbox
 
@@ -21,7 +21,16 @@ def test_the_operation_reference_is_generated_from_the_models() -> None:
     text = DOC.read_text()
     written = text[text.index(BEGIN):text.index(END) + len(END)]
     assert written == operations_markdown(), \
-        "regenerate it: python -m kernel.protocol.reference, pasted between the markers"
+        "regenerate it: python -m kernel.protocol.reference --write"
+    assert (text.count(BEGIN), text.count(END)) == (1, 1)
+
+
+def test_regenerating_the_reference_leaves_one_section_however_many_end_markers(
+        tmp_path: Path) -> None:
+    doc = tmp_path / "doc.md"
+    doc.write_text(f"intro\n{BEGIN}\nold\n{END}\n{END}\n{END}\noutro\n")
+    rewrite(doc)
+    assert doc.read_text() == f"intro\n{operations_markdown()}\noutro\n"
 
 
 @needs_sandbox

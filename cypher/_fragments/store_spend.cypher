@@ -25,6 +25,30 @@ CALL {
                                   right('00000' + toString(sp.cost - toInteger(floor(sp.cost / 1000000.0)) * 1000000), 6)})
   CREATE (s)-[:CHARGED_TO]->(g)
 }
+// What was paid also counts toward the run's totals, split by who was paid (the sandbox
+// that runs tests, a tool BUILD or HIRE added, or the model: any other boot resolver),
+// and toward `subtree_cost_spent` of the goal and of every goal above it.
+CALL {
+  WITH g
+  UNWIND (CASE WHEN $spend IS NULL THEN [] ELSE coalesce($spend.earlier, []) + [$spend] END) AS sp
+  OPTIONAL MATCH (paid_to:Resolver {id: sp.resolver_id})
+  WITH g, sp.cost AS cost,
+       CASE WHEN sp.resolver_id = 'resolver:codex-tools-0' THEN 'sandbox'
+            WHEN coalesce(paid_to.built_by, 'boot') <> 'boot' THEN 'tool'
+            ELSE 'model' END AS part
+  WITH g, toInteger(sum(cost)) AS paid,
+       toInteger(sum(CASE WHEN part = 'model' THEN cost ELSE 0 END)) AS model,
+       toInteger(sum(CASE WHEN part = 'sandbox' THEN cost ELSE 0 END)) AS sandbox,
+       toInteger(sum(CASE WHEN part = 'tool' THEN cost ELSE 0 END)) AS tool
+  MATCH (spender:Run {id: g.run_id})
+  SET spender.cost_spent = coalesce(spender.cost_spent, 0) + paid,
+      spender.cost_spent_model = coalesce(spender.cost_spent_model, 0) + model,
+      spender.cost_spent_sandbox = coalesce(spender.cost_spent_sandbox, 0) + sandbox,
+      spender.cost_spent_tool = coalesce(spender.cost_spent_tool, 0) + tool
+  WITH g, paid
+  MATCH (g)-[:CHILD_OF*0..]->(up:Goal)
+  SET up.subtree_cost_spent = coalesce(up.subtree_cost_spent, 0) + paid
+}
 WITH *
 OPTIONAL MATCH (paying:BudgetEvent {id: $spend.event_id})
 OPTIONAL MATCH (paid:Attempt {id: $spend.attempt_id})-[:FOR]->(g)

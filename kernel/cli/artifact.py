@@ -69,20 +69,39 @@ def _load(ctx: typer.Context, text: str) -> tuple[dict[str, Any], bytes]:
 
 
 def final_or_artifact(store: Any, text: str) -> str:
-    """An artifact id from what was typed: the artifact itself, or a run's final one."""
-    from kernel._views import root_goal
+    """An artifact id from what was typed: the artifact itself (id or unique prefix), or
+    a run's final one (``run:`` id, a prefix of a run id, or ``latest``: the newest run
+    that has a final artifact)."""
     from kernel.errors import ConfigError
-    from kernel.lookup import resolve_id, resolve_run
+    from kernel.lookup import latest_with_final_artifact, resolve_id, resolve_run
 
     typed = text.strip()
-    if typed.lower() == "latest" or typed.startswith("run:"):
-        run_id = resolve_run(store, typed)
-        goal = root_goal(store, run_id)
-        if not goal.get("final_artifact_id"):
-            raise ConfigError(f"{run_id} has no final artifact (status "
-                              f"{goal.get('status', 'unknown')}): see kernel status {run_id}")
-        return str(goal["final_artifact_id"])
-    return resolve_id(store, typed, "Artifact")
+    if typed.lower() == "latest":
+        return _final_artifact(store, latest_with_final_artifact(store))
+    if typed.startswith("run:"):
+        return _final_artifact(store, resolve_run(store, typed))
+    try:
+        return resolve_id(store, typed, "Artifact")
+    except ConfigError as not_an_artifact:
+        if "several" in str(not_an_artifact) or typed.startswith("artifact:"):
+            raise
+        try:
+            run_id = resolve_id(store, typed, "Run")
+        except ConfigError:
+            raise ConfigError(f"no artifact {typed!r} in this graph, nor a run it names (see "
+                              "kernel runs, kernel log RUN)") from None
+    return _final_artifact(store, run_id)
+
+
+def _final_artifact(store: Any, run_id: str) -> str:
+    from kernel._views import root_goal
+    from kernel.errors import ConfigError
+
+    goal = root_goal(store, run_id)
+    if not goal.get("final_artifact_id"):
+        raise ConfigError(f"{run_id} has no final artifact (status "
+                          f"{goal.get('status', 'unknown')}): see kernel status {run_id}")
+    return str(goal["final_artifact_id"])
 
 
 def _public(record: dict[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -130,6 +131,23 @@ def node_ref(ctx: typer.Context, text: str, label: str) -> str:
 
 def print_json(data: Any) -> None:
     typer.echo(json.dumps(data, indent=2, sort_keys=True, default=str))
+
+
+def id_table(id_column: str, *columns: str, title: str | None = None) -> Table:
+    """A table led by an id a command takes: that column is never cut (give it a short
+    unique prefix, ``kernel.lookup.unique_prefixes``); the others wrap to fit 80 columns."""
+    table = Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+                  collapse_padding=True)
+    table.add_column(id_column, no_wrap=True)
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    return table
+
+
+def split_words(split: dict[str, float]) -> str:
+    """A run's spend by who was paid, as words: ``model $0.1420, sandbox $0.0200, tool
+    $0.0000``."""
+    return ", ".join(f"{part} ${split[part]:.4f}" for part in ("model", "sandbox", "tool"))
 
 
 def print_table(title: str | None, columns: list[str], rows: list[list[Any]]) -> None:

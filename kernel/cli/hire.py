@@ -7,12 +7,12 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from kernel import api
 from kernel.cli.answers import hire_answer
-from kernel.cli.common import node_ref, out, print_json, settings_of, store_of
-from kernel.cli.solve import report
+from kernel.cli.common import id_table, node_ref, out, print_json, settings_of, store_of
+from kernel.cli.progress import check_mode, make_view, showing
+from kernel.cli.solve import Progress, report
 
 app = typer.Typer(help="Capability requests the kernel asked a human for.",
                   no_args_is_help=True)
@@ -26,6 +26,8 @@ def list_command(
 ) -> None:
     """Requests waiting for an answer (all of them with --all); --json gives each one as
     `kernel hire show` does."""
+    from kernel.lookup import unique_prefixes
+
     with store_of(ctx) as store:
         rows = api.hire_requests(store, None if all_ else ["requested"])
         if as_json:
@@ -34,13 +36,16 @@ def list_command(
             every = api.hire_requests(store)
             print_json([request_view(store, row["id"], every) for row in rows])
             return
+        short = unique_prefixes(store, "CapabilityRequest", [row["id"] for row in rows])
+        runs = unique_prefixes(store, "Run", sorted({g["run_id"] for row in rows
+                                                     for g in row["goals"]}), shortest=10)
     if not rows:
         out.print("no capability requests" + ("" if all_ else " waiting for an answer"))
         return
-    table = Table("request", "status", "capability", "reason", "waiting goals", "why")
+    table = id_table("request", "status", "capability", "reason", "waiting goals (run)", "why")
     for row in rows:
-        goals = "\n".join(f"{g['summary']} ({g['run_id']})" for g in row["goals"])
-        table.add_row(row["id"], row["status"], row["capability_tag"], row["reason"], goals,
+        goals = "\n".join(f"{g['summary']} ({runs[g['run_id']]})" for g in row["goals"])
+        table.add_row(short[row["id"]], row["status"], row["capability_tag"], row["reason"], goals,
                       row.get("rationale", ""))
     out.print(table)
     out.print("answer with: kernel hire answer ID --resolver FILE | --add-budget USD "
@@ -107,8 +112,11 @@ def answer_command(
     note: Annotated[str, typer.Option(help="a note kept with the answer")] = "",
     resume_run: Annotated[bool, typer.Option(
         "--resume/--no-resume", help="resume the waiting runs now")] = True,
+    progress: Progress = "auto",
 ) -> None:
-    """Answer a request; the waiting runs pick the answer up when they resume."""
+    """Answer a request; the waiting runs pick the answer up when they resume (showing
+    their progress as ``kernel resume`` does)."""
+    check_mode(progress)
     request_id = node_ref(ctx, request_id, "CapabilityRequest")
     answer = hire_answer(resolver, add_budget, add_time, decline, note, intake)
     settings = settings_of(ctx)
@@ -120,5 +128,8 @@ def answer_command(
                 out.print(f"resume with: kernel resume {run_id}")
             return
         for run_id in runs:
-            report(store, api.resume(store, run_id, settings.data_dir,
-                                     concurrency=settings.concurrency), as_json=False)
+            with showing(make_view(progress, store, False, run_id)) as view:
+                outcome = api.resume(store, run_id, settings.data_dir,
+                                     on_step=view.step if view else None,
+                                     concurrency=settings.concurrency)
+            report(store, outcome, as_json=False)

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from kernel.cli.common import out, print_json, print_refusals, run_ref, store_of
+from kernel.cli.common import out, print_json, print_refusals, run_ref, split_words, store_of
 
 
 def log_command(
@@ -43,6 +43,21 @@ def log_command(
         for attempt in goal_row["attempts"]:
             _print_attempt(attempt)
     print_refusals(story["refusals"])
+    spent = sum(story["spent_by_usd"].values())
+    out.print(f"spent ${spent:.4f}: {split_words(story['spent_by_usd'])}", highlight=False)
+    if story["stopped"] is not None:
+        out.print(f"[yellow]stopped[/]: {escape(_why_stopped(story['stopped']))}; "
+                  f"continue with: kernel resume {run_id}", highlight=False)
+
+
+def _why_stopped(state: str) -> str:
+    """Why the run stopped, and for a machine fault whether it is still there."""
+    if "sandbox" not in state:
+        return state
+    from kernel._views import sandbox_status
+
+    now = sandbox_status()
+    return f"{state} (now: {now['problem'] or 'the sandbox works again'})"
 
 
 def _print_attempt(a: dict[str, Any]) -> None:

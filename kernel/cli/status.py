@@ -7,7 +7,15 @@ from typing import Annotated
 import typer
 
 from kernel import api
-from kernel.cli.common import out, print_json, print_refusals, print_table, run_ref, store_of
+from kernel.cli.common import (
+    out,
+    print_json,
+    print_refusals,
+    print_table,
+    run_ref,
+    split_words,
+    store_of,
+)
 from kernel.core.lease import RESUMABLE
 
 
@@ -48,8 +56,9 @@ def _run_status(ctx: typer.Context, run_id: str, as_json: bool) -> None:
               + (f", σ_system={data['sigma_system']:.2f}" if data["sigma_system"] is not None
                  else ""))
     out.print(f"goals: {data['goals']}; spent ${data['spent_usd']:.4f} of "
-              f"${data['budget_usd']:.2f}, {data['spent_seconds']:.1f}s; "
-              f"{data['commits']} commits, {data['proposals']} proposals")
+              f"${data['budget_usd']:.2f} ({split_words(data['spent_by_usd'])}), "
+              f"{data['spent_seconds']:.1f}s; "
+              f"{data['commits']} commits, {data['proposals']} proposals", highlight=False)
     print_refusals(data["refusals"])
     if data["status"] in RESUMABLE:
         out.print(f"continue with: kernel resume {run_id}")

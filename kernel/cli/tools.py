@@ -7,9 +7,8 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 from rich.syntax import Syntax
-from rich.table import Table
 
-from kernel.cli.common import node_ref, out, print_json, settings_of, store_of
+from kernel.cli.common import id_table, node_ref, out, print_json, settings_of, store_of
 
 app = typer.Typer(help="The tools the kernel built or a person supplied: what each provides, "
                        "who made it, how it fared.", invoke_without_command=True)
@@ -23,21 +22,23 @@ def list_command(
     """Every built or supplied tool: capabilities, origin, uses, pass rate, replacements."""
     if ctx.invoked_subcommand is not None:
         return
+    from kernel.lookup import unique_prefixes
     from kernel.tool_library import library
 
     with store_of(ctx) as store:
         tools = library(store)
+        short = unique_prefixes(store, "Resolver", [t["id"] for t in tools])
     if as_json:
         print_json(tools)
         return
     if not tools:
         out.print("no built or supplied tools yet: BUILD and HIRE add them")
         return
-    table = Table("tool", "provides", "origin", "made by", "uses", "pass rate", "replaces",
-                  "replaced by")
+    table = id_table("tool", "provides", "origin", "made by", "uses", "pass rate", "replaces",
+                     "replaced by")
     for t in tools:
         rate = "-" if t["pass_rate"] is None else f"{t['pass_rate']:.0%}"
-        table.add_row(escape(t["id"]), escape(", ".join(t["provides"])), t["origin"],
+        table.add_row(escape(short[t["id"]]), escape(", ".join(t["provides"])), t["origin"],
                       escape(", ".join(t["made_by"] or t["answers"])), str(t["uses"]), rate,
                       escape(", ".join(t["replaces"])), escape(", ".join(t["replaced_by"])))
     out.print(table)

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
 import typer
+from rich import box
 from rich.table import Table
 from rich.tree import Tree
 
@@ -63,7 +64,7 @@ def in_user_units(goal: Mapping[str, Any]) -> dict[str, Any]:
     ``time_spent_seconds``)."""
     shown: dict[str, Any] = {}
     for key, value in goal.items():
-        if key.startswith("cost_") and isinstance(value, int):
+        if key.startswith(("cost_", "subtree_cost_")) and isinstance(value, int):
             shown[f"{key}_usd"] = micros_to_usd(value)
         elif key.startswith("time_") and isinstance(value, int):
             shown[f"{key}_seconds"] = ms_to_seconds(value)
@@ -87,29 +88,55 @@ def render_tree(goals: Sequence[Mapping[str, Any]], run_id: str) -> Tree:
     return top
 
 
+_GOAL_ROOM = 12  # the goal's text gets at least this much before other columns give way
+_GAP = 2  # between two columns of the runs table
+
+
+def _fitted(names: list[str], cells: list[list[str]],
+            short: Mapping[str, str]) -> tuple[list[str], list[list[str]]]:
+    """The columns that fit the terminal, the goal last: whole run ids where they fit,
+    else their shortest unique prefix (``kernel status`` takes either); then the start
+    time gives way."""
+    def width(names: list[str], cells: list[list[str]]) -> int:
+        return sum(max([len(n), *(len(c[i]) for c in cells)])
+                   for i, n in enumerate(names[:-1])) + _GAP * (len(names) - 1) + _GOAL_ROOM
+
+    if width(names, cells) > out.width:
+        cells = [[short[c[0]], *c[1:]] for c in cells]
+    if width(names, cells) > out.width:
+        gone = names.index("started")
+        names = names[:gone] + names[gone + 1:]
+        cells = [c[:gone] + c[gone + 1:] for c in cells]
+    return names, cells
+
+
 def runs(
     ctx: typer.Context,
     as_json: Annotated[bool, typer.Option("--json", help="print as JSON")] = False,
 ) -> None:
     """Every run, newest first."""
+    from kernel.lookup import unique_prefixes
+
     with store_of(ctx) as store:
         rows = api.list_runs(store)
-    if as_json:
-        print_json(rows)
-        return
-    names = ["run", "kind", "status", "spent", "started", "goal"]
+        if as_json:
+            print_json(rows)
+            return
+        short = unique_prefixes(store, "Run", [r["id"] for r in rows], shortest=10)
+    names = ["run", "kind", "status", "spent", "model", "sandbox", "tool", "started", "goal"]
     cells = [[r["id"], r["kind"], r["status"], f"${r['spent_usd']:.4f}",
+              *(f"${r['spent_by_usd'][part]:.4f}" for part in ("model", "sandbox", "tool")),
               str(r["started_at"] or "")[:16].replace("T", " "), r["goal"] or ""] for r in rows]
+    names, cells = _fitted(names, cells, short)
     widths = [max([len(name), *(len(c[i]) for c in cells)]) for i, name in enumerate(names)]
-    if sum(widths[:5]) + 3 * 6 + 1 + 16 > out.width:  # narrow: the start time gives way
-        names, widths = names[:4] + names[5:], widths[:4] + widths[5:]
-        cells = [c[:4] + c[5:] for c in cells]
-    room = max(12, out.width - sum(widths[:-1]) - 3 * len(names) - 1)
-    table = Table(title="runs")
+    room = max(_GOAL_ROOM, out.width - sum(widths[:-1]) - _GAP * (len(names) - 1))
+    table = Table(title="runs", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+                  collapse_padding=True)
     for name, width in zip(names[:-1], widths[:-1], strict=True):
-        # Whole, never squeezed: ids are what people copy; the goal gives way instead.
+        # Never squeezed: ids are what people copy; the goal gives way instead.
         table.add_column(name, no_wrap=True, min_width=width,
-                         justify="right" if name == "spent" else "left")
+                         justify="left" if name in ("run", "kind", "status", "started")
+                         else "right")
     table.add_column("goal", no_wrap=True, max_width=room)
     for row in cells:
         goal = row[-1] if len(row[-1]) <= room else row[-1][:room - 1] + "…"

@@ -108,7 +108,8 @@ class GoalNode(_StepFields):
     try_allowance: int | None = Field(default=None, ge=0)  # None: max_attempts
     last_attempt_id: str | None = None
     cost_allocated: int = 0
-    cost_spent: int = 0
+    cost_spent: int = 0  # this goal's own calls
+    subtree_cost_spent: int = 0  # this goal's and every goal's below it (what its tree cost)
     cost_granted: int = 0
     cost_refunded: int = 0
     time_allocated: int = 0

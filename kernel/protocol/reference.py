@@ -2,13 +2,16 @@
 
 docs/scripted-proposals.md carries this text between its ``operations`` markers, and a
 test holds the two equal, so the reference a script author reads cannot drift from what
-the kernel validates. Regenerate it with ``python -m kernel.protocol.reference``.
+the kernel validates. ``python -m kernel.protocol.reference --write`` rewrites that part
+of the doc in place (without ``--write`` it prints the text, markers included).
 """
 
 from __future__ import annotations
 
+import sys
 import types
 import typing
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -17,6 +20,7 @@ from pydantic_core import PydanticUndefined
 from kernel.protocol.operations import MODEL_OPERATIONS
 
 BEGIN, END = "<!-- operations:begin -->", "<!-- operations:end -->"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "scripted-proposals.md"  # in a checkout
 
 
 def type_name(annotation: Any) -> str:
@@ -87,5 +91,24 @@ def operations_markdown() -> str:
     return "\n".join(lines)
 
 
+def rewrite(doc: Path) -> None:
+    """Put the generated reference into ``doc`` in place of everything from its first
+    begin marker to its last end marker, so the doc holds each marker exactly once
+    (pasting the printed text between the markers would leave the old end marker
+    behind the new one)."""
+    text = doc.read_text(encoding="utf-8")
+    if BEGIN not in text or END not in text:
+        raise SystemExit(f"{doc}: no {BEGIN} ... {END} section to rewrite")
+    head, tail = text[:text.index(BEGIN)], text[text.rindex(END) + len(END):]
+    doc.write_text(head + operations_markdown() + tail, encoding="utf-8")
+
+
+def main(argv: list[str]) -> None:
+    if argv[:1] == ["--write"]:
+        rewrite(Path(argv[1]) if len(argv) > 1 else DOC)
+    else:
+        print(operations_markdown())
+
+
 if __name__ == "__main__":
-    print(operations_markdown())
+    main(sys.argv[1:])

@@ -61,7 +61,8 @@ class TreeRow(TypedDict):
     sigma_v: float | None
     sigma_path: float | None
     cost_allocated: int | None
-    cost_spent: int | None
+    cost_spent: int | None  # its own calls
+    subtree_cost_spent: int  # its own and every goal's below it
     cost_granted: int | None
     cost_refunded: int | None
     time_allocated: int | None

@@ -17,6 +17,9 @@ class RunRecord(TypedDict):
     config: str | None  # the run's inputs, as JSON
     queue: list[str] | None
     root_id: str | None
+    spent_model: int  # micro-dollars paid to the model (and the other boot resolvers)
+    spent_sandbox: int  # to the sandbox that runs the tests
+    spent_tool: int  # to the tools BUILD and HIRE added
 
 
 class Listed(TypedDict):
@@ -30,6 +33,9 @@ class Listed(TypedDict):
     stopped: str | None
     config: str | None
     spent: int | None  # micro-dollars
+    spent_model: int
+    spent_sandbox: int
+    spent_tool: int
 
 
 class Refusal(TypedDict):

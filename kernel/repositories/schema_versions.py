@@ -25,3 +25,8 @@ def backfill_captions(store: GraphStore) -> None:
 def drop_capabilities(store: GraphStore, tags: list[str]) -> None:
     """Migration 3: capabilities a boot tool claimed but its sandbox cannot serve."""
     store.run("schema/drop_unserved_capabilities", {"tags": tags})
+
+
+def backfill_spend_totals(store: GraphStore) -> None:
+    """Migration 4: each run's spend split by who was paid; each goal's subtree spend."""
+    store.run("schema/backfill_spend_totals")

@@ -55,6 +55,11 @@ def latest_run(store: GraphStore) -> str | None:
     return str(rows[0]["id"]) if rows else None
 
 
+def latest_run_with_final_artifact(store: GraphStore) -> str | None:
+    rows = store.run("lookup/latest_run_with_final_artifact")
+    return str(rows[0]["id"]) if rows else None
+
+
 def ids_by_prefix(store: GraphStore, label: str, prefix: str, limit: int) -> list[str]:
     """Ids of ``label`` nodes starting with ``prefix``; ``label`` is a checked identifier."""
     return [str(r["id"]) for r in store.run("lookup/ids_by_prefix",

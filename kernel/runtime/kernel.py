@@ -53,6 +53,8 @@ class SolveConfig:
     route_min_successes: int = 1
     # Step 1: below this clarity (0..1) the intake asks the person before going on.
     clarity_threshold: float = 0.6
+    # What one command run in the sandbox is charged (KERNEL_SANDBOX_RUN_USD).
+    sandbox_run_usd: float = 0.01
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import contextlib
 import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 Kind = Literal["phase", "step", "call", "done", "reused"]
@@ -43,12 +43,30 @@ CALLS = {"run_tests": "running the tests in the sandbox", "run_tool": "running a
          "hire": "waiting for a person"}
 
 
+# Each goal's summary as a step reported it, so a call whose request does not carry the
+# summary (tests in the sandbox, an intake question) still names its goal by it.
+_NAMES: dict[str, str] = {}
+_REMEMBERED = 10_000
+
+
+def _named(event: Event) -> Event:
+    if event.goal_id is None:
+        return event
+    if event.goal:
+        if len(_NAMES) >= _REMEMBERED:
+            _NAMES.clear()
+        _NAMES[event.goal_id] = event.goal
+        return event
+    known = _NAMES.get(event.goal_id)
+    return event if known is None else replace(event, goal=known)
+
+
 def report(kind: Kind, text: str, goal_id: str | None = None, goal: str | None = None,
            attempt: int | None = None, took: float | None = None) -> None:
     """Tell the watcher, if there is one."""
     watcher = _watcher.get()
     if watcher is not None:
-        watcher(Event(kind, text, goal_id, goal, attempt, took=took))
+        watcher(_named(Event(kind, text, goal_id, goal, attempt, took=took)))
 
 
 def current() -> Watcher | None:
@@ -59,7 +77,7 @@ def current() -> Watcher | None:
 def tell(watcher: Watcher | None, event: Event) -> None:
     """Report ``event`` to ``watcher`` (from any thread)."""
     if watcher is not None:
-        watcher(event)
+        watcher(_named(event))
 
 
 @contextlib.contextmanager

@@ -26,11 +26,13 @@ class SandboxProposer:
         name = f"{self.k.run.run_id.removeprefix('run:')}-{request.goal_id[-10:]}-" \
                f"{fingerprint(request)[:12]}-{occurrence}"
         return CodexTools(self.k.workspace_root / name, self.k.policy,
-                          deadline=self.k.started + self.k.config.max_wall_seconds)
+                          deadline=self.k.started + self.k.config.max_wall_seconds,
+                          cost_per_command=self.k.config.sandbox_run_usd)
 
     def estimate(self, request: ResolveRequest, occurrence: int) -> Estimate:
         commands = max(len(request.payload.get("commands", [])), 1)
-        return Estimate(cost_usd=0.01 * commands, seconds=5.0 * commands)
+        return Estimate(cost_usd=self.k.config.sandbox_run_usd * commands,
+                        seconds=5.0 * commands)
 
     def propose(self, request: ResolveRequest, occurrence: int) -> Resolution:
         return self._tools(request, occurrence).resolve(request)

@@ -230,8 +230,9 @@ def test_hire_parks_is_answered_from_the_cli_and_is_never_asked_again(
     (tmp_path / "thermal-tool.yaml").write_text(yaml.safe_dump({
         "label": "thermal camera reading", "capabilities": ["thermal_measurement"],
         "type": "hybrid", "script": "thermal.py", "cost_per_invocation": 0.5}))
-    _cli(data_dir, initialised_graph, "hire", "answer", request_id,
-         "--resolver", str(tmp_path / "thermal-tool.yaml"))
+    said = _cli(data_dir, initialised_graph, "hire", "answer", request_id,
+                "--resolver", str(tmp_path / "thermal-tool.yaml"), "--progress", "plain")
+    assert "] step " in said  # the resumed run's progress, as kernel resume shows it
     run_id = parked["run"]
     status = json.loads(_cli(data_dir, initialised_graph, "status", run_id, "--json"))
     assert status["status"] == "resolved"

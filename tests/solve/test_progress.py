@@ -90,3 +90,18 @@ def test_a_piped_run_reports_progress_on_stderr(data_dir: Path, tmp_path: Path) 
                 e for e in events if e["what"] == "run_tests").items()
         else:
             assert "call running the tests in the sandbox" in done.stderr
+
+
+def test_a_call_whose_request_lacks_the_goals_summary_is_named_by_it() -> None:
+    """Tests in the sandbox and intake questions carry only the goal's id: the line names
+    the goal as its step did, not as ``node:…``."""
+    from kernel.runtime import progress
+
+    seen: list[progress.Event] = []
+    with progress.watching(seen.append):
+        progress.report("step", "verify", "node:01TESTGOAL", "Wait for a slow test", 1)
+        progress.report("call", "run_tests", "node:01TESTGOAL")
+        progress.tell(progress.current(), progress.Event("done", "run_tests",
+                                                         "node:01TESTGOAL", took=1.0))
+        progress.report("call", "run_tests", "node:01UNSEEN")
+    assert [e.goal for e in seen] == ["Wait for a slow test"] * 3 + [None]
