@@ -258,6 +258,24 @@ def _cheapest(found: list[Combination] | None, count: int, revised: list[dict[st
                   f"cost {cost / SCALE:g}; cheapest {best.cost / SCALE:g} ({best.chosen})")
 
 
+def _closest_named(refusal: dict[str, Any], found: list[Combination]) -> list[str]:
+    """The closest choice leaves UNSAT what recomputing it does, and the refusal's words
+    name each of those constraints (a minimal conflict is not always all that fails)."""
+    closest = refusal.get("closest") or {}
+    if not refusal or not closest:
+        return []
+    chosen = closest.get("chosen")
+    recomputed = next((c for c in found if c.chosen == chosen), None)
+    unmet = sorted(closest.get("unmet") or [])
+    if recomputed is None:
+        return [f"the closest choice {chosen} is not a combination of the surveys"]
+    if unmet != sorted(recomputed.unmet):
+        return [f"the closest choice leaves {sorted(recomputed.unmet)} UNSAT, not {unmet}"]
+    words = " ".join(str(w) for w in refusal.get("to_proceed") or [])
+    return [f"the refusal does not name {c}, which its closest choice leaves UNSAT"
+            for c in unmet if f"'{c}'" not in words]
+
+
 def _refusal(doc: dict[str, Any], found: list[Combination] | None, count: int) -> list[Result]:
     """No feasible repair: true only if no combination leaves nothing UNSAT; the refusal
     names a conflict that cannot be met together and is minimal."""
@@ -284,10 +302,12 @@ def _refusal(doc: dict[str, Any], found: list[Combination] | None, count: int) -
     else:
         problems += [f"{sorted(conflict - {c})} cannot be met without {c} either: not minimal"
                      for c in sorted(conflict) if not meetable(conflict - {c})]
+    problems += _closest_named(refusal, found)
     return [
         Result("5.1", "no combination of surveyed approaches leaves nothing UNSAT",
                not feasible, f"{len(feasible)} feasible, e.g. {feasible[0].chosen}"
                if feasible else f"{count:,} combinations, none feasible"),
-        Result("5.7", "the refusal names constraints that cannot be met together, minimally",
+        Result("5.7", "the refusal names constraints that cannot be met together, minimally, "
+                      "and every one its closest choice leaves UNSAT",
                not problems, "; ".join(problems) or f"{sorted(conflict)}"),
     ]

@@ -38,8 +38,10 @@ FACTS = {"operation": "resolve", "goal": "Ship it", "needed_usd": 1.5, "needed_s
          "constraints": "exit 1 on a missing column", "capabilities": "fault_localization",
          "failure": "invalid_output", "children": "node:1, node:2", "best": 700, "op": "<=",
          "what": "constraints 'c2' and 'c3' together", "searched": "",
-         "reached": "'c2' reaches at best 35.5 against <= 24", "which": "one of them",
-         "more": "survey the wall's tasks not surveyed yet: t4",
+         "reached": "'c2' reaches at best 35.5 against <= 24",
+         "also": "; the closest choice leaves 'c4' (mid 9 against <= 6.5) UNSAT too",
+         "which": "one of them to the value it reaches and 'c4' to 9",
+         "more": "add other approaches for the tasks in its walls: t4",
          "figure": "cost_usd = 0.026"}
 
 

@@ -4,6 +4,7 @@ UNSAT."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -69,6 +70,24 @@ def test_a_refusal_names_every_constraint_the_closest_choice_leaves_unsat() -> N
     assert "the closest choice leaves 'cost' (mid " in words and "UNSAT too" in words
     failed = [r for r in check_plan(doc.as_json()) if not r.passed]
     assert not failed, failed
+
+
+def test_check_plan_fails_a_refusal_that_leaves_out_a_constraint_still_unsat() -> None:
+    """Its words cut back to the minimal conflict, or its closest choice said to leave
+    less UNSAT than it does: 5.7 fails either way."""
+    doc, _ = compose(GOAL, "run:test", ExtractedConstraints(constraints=[TIME, COST,
+                                                                       ROLLBACK]),
+                     TaskDag(tasks=MIGRATION), _a_little_better)
+    plan = doc.as_json()
+    (words,) = plan["refusal"]["to_proceed"]
+    quiet = copy.deepcopy(plan)
+    quiet["refusal"]["to_proceed"] = [words.split("; the closest choice")[0]]
+    hidden = copy.deepcopy(quiet)
+    hidden["refusal"]["closest"]["unmet"] = ["time"]
+    for damaged in (quiet, hidden):
+        failed = {r.id: r.detail for r in check_plan(damaged) if not r.passed}
+        assert set(failed) == {"5.7"}, failed
+    assert "does not name cost" in {r.id: r.detail for r in check_plan(quiet)}["5.7"]
 
 
 OTHER = PlanConstraint(id="accuracy", title="accuracy at least 0.9", kind="implicit",
