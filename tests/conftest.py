@@ -49,8 +49,13 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Under xdist (``--dist loadgroup``), the tests of a module that share a module-scoped
-    fixture (a venv built, a flywheel solved) stay on one worker, which builds it once."""
+    fixture (a venv built, a flywheel solved) stay on one worker, which builds it once; so
+    do the Neo4j tests when TEST_NEO4J_URI names one server for all."""
     for item in items:
+        if _EXTERNAL_NEO4J[0] and item.get_closest_marker("neo4j"):
+            # One server of the user's: its tests empty one graph, so one worker runs them.
+            item.add_marker(pytest.mark.xdist_group("neo4j"))
+            continue
         info = getattr(item, "_fixtureinfo", None)
         defs = info.name2fixturedefs.values() if info is not None else ()
         if any(d[-1].scope in ("module", "class") for d in defs if d):
