@@ -90,7 +90,11 @@ def wide_plan() -> dict[str, Any]:
             id=f"{t}-reuse", title="reuse the existing catalogue connector", confidence=0.7,
             known_method=["connector reuse"],
             estimates={"cost_usd": Range(low=20, mid=30, high=40),
-                       "weeks": Range(low=1, mid=2, high=3)})]) for t in sorted(triggers)])
+                       "weeks": Range(low=1, mid=2, high=3)}), Approach(
+            id=f"{t}-new", title="write a connector for this supplier", confidence=0.6,
+            judgment_required=["the supplier's format"],
+            estimates={"cost_usd": Range(low=60, mid=80, high=110),
+                       "weeks": Range(low=2, mid=3, high=4)})]) for t in sorted(triggers)])
 
     doc, _ = compose("Onboard ten regional suppliers for under $250 within 12 weeks",
                      "run:wide", ExtractedConstraints(constraints=constraints),
