@@ -216,4 +216,4 @@ def test_the_flywheel_graph_exports_and_round_trips(flywheel: Flywheel, tmp_path
                                               into=copy)
         finally:
             copy.drop_all()
-    assert sum('"label":"Run"' in line for line in lines) == 40
+    assert sum('"kind":"node","label":"Run"' in line for line in lines) == 40
