@@ -183,6 +183,7 @@ class Sandbox:
                              detail=f"{argv[0]!r} is allowed but not installed on this machine")
         with contextlib.ExitStack() as stack:
             extra: list[str] = []
+            seccomp_fd = stack.enter_context(_seccomp_program())
             command = [layout.programs[argv[0]], *argv[1:]]
             report = None
             if tests:
@@ -200,7 +201,6 @@ class Sandbox:
                 command = [layout.programs["python3"], "-I", "-S",
                            f"{RUNTIME_DIR}/net_bridge.py", *command]
             self._hand_over()
-            seccomp_fd = stack.enter_context(_seccomp_program())
             full = [*bwrap_argv(layout, self.workspace, decision, extra, self.policy,
                                 seccomp_fd), "--", *command]
             try:
