@@ -56,15 +56,16 @@ demo: $(BIN)/.installed sandbox
 	$(BIN)/kernel plan --example swe-agent --out swe-agent.plan.json
 	$(BIN)/kernel check-plan swe-agent.plan.json
 
-# The sandbox that runs generated code is bubblewrap; without it the kernel refuses to
-# run commands. Debian's package is installed when it is missing and apt-get can.
+# The sandbox that runs generated code is bubblewrap with a seccomp filter built through
+# libseccomp; without them the kernel refuses to run commands. Debian's packages are
+# installed when they are missing and apt-get can.
 sandbox:
-	@command -v bwrap >/dev/null 2>&1 || \
+	@{ command -v bwrap >/dev/null 2>&1 && /sbin/ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2'; } || \
 	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
-	    { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null 2>&1 || \
+	    { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap libseccomp2 >/dev/null 2>&1 || \
 	      { apt-get update -qq >/dev/null && \
-	        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; }; }; } || \
-	  echo "note: no bubblewrap and no way to install it (apt-get install bubblewrap): the kernel refuses to run generated code"
+	        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap libseccomp2 >/dev/null; }; }; } || \
+	  echo "note: no bubblewrap and libseccomp and no way to install them (apt-get install bubblewrap libseccomp2): the kernel refuses to run generated code"
 
 # The ordinary-user pass installs the kernel into a venv made from Debian's python3 (the
 # default interpreter may live in root's home, closed to others): that needs python3-venv.
