@@ -105,7 +105,8 @@ def password(home: Path) -> str:
         home.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as out:
-            out.write(secrets.token_urlsafe(18) + "\n")
+            # Never a leading '-': the launcher would read the password as an option.
+            out.write("k" + secrets.token_urlsafe(18) + "\n")
     os.chmod(path, 0o600)
     return path.read_text().strip()
 
