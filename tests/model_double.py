@@ -93,8 +93,36 @@ def _totals(prompt: str) -> Answer:
     return {"artifact_type": "data", "format": "text", "content": f"total: {total}"}
 
 
+# -- the three-level scenario: a grandchild's output flows to its parent's sibling -------
+DRAFT_CODES = "codes: FFA,T27,Y40"  # the catalog layer's own output, before it is split
+ISSUED_CODES = "codes: FF2,T8F,Y33"  # what the codes leaf ships
+
+
+def _price_list(prompt: str) -> Answer:
+    """The price list from the codes the inputs show (the last list of them shown)."""
+    shown = re.findall(r"codes: ([A-Z0-9,]+)", section(prompt, "Inputs"))
+    codes = shown[-1].split(",") if shown else ["unknown"]
+    return {"artifact_type": "doc", "format": "text",
+            "content": "price list: " + " ".join(codes)}
+
+
+def _three_level(goal: str) -> Answer | None:
+    if "issue the product codes" in goal:
+        return {"artifact_type": "data", "format": "text", "content": ISSUED_CODES}
+    if "read the product codes" in goal:
+        return {"artifact_type": "code", "format": "text", "content": "split on commas"}
+    if "build the product catalog" in goal:
+        return {"artifact_type": "data", "format": "text", "content": DRAFT_CODES}
+    return None
+
+
 def resolve(prompt: str) -> Answer:
     goal = section(prompt, "Goal").lower()
+    if "print the price list from the catalog" in goal:
+        return _price_list(prompt)
+    layered = _three_level(goal)
+    if layered is not None:
+        return layered
     if "count_words" in goal:
         return _code(prompt)
     if "summary of what a graph database is" in goal:
@@ -131,12 +159,32 @@ def classify_leaf(prompt: str) -> Answer:
     goal = section(prompt, "Goal").lower()
     if not output:  # nothing to judge from: it cannot be called done
         return {"is_leaf": False, "leaf_kind": None, "leaf_reason": "no output was shown"}
-    if goal.startswith("report the total"):
+    if goal.startswith(("report the total", "publish the price list",
+                        "build the product catalog")):
         return {"is_leaf": False, "leaf_kind": None, "leaf_reason": "two stages of work"}
     return {"is_leaf": True, "leaf_kind": "atomic", "leaf_reason": "one bounded output"}
 
 
+def _child(key: str, description: str, summary: str) -> Answer:
+    return {"key": key, "goal_description": description, "goal_summary": summary,
+            "relative_complexity": 1}
+
+
 def decompose(prompt: str) -> Answer:
+    goal = section(prompt, "Goal").lower()
+    if goal.startswith("publish the price list"):
+        return {"children": [
+            _child("catalog", "Build the product catalog: its codes and how to read them",
+                   "build the product catalog"),
+            _child("report", "Print the price list from the catalog's product codes",
+                   "print the price list from the catalog")],
+            "dependencies": [{"child": "report", "depends_on": "catalog"}],
+            "rationale": "the price list needs the codes"}
+    if goal.startswith("build the product catalog"):
+        return {"children": [
+            _child("codes", "Issue the product codes", "issue the product codes"),
+            _child("parser", "Read the product codes", "read the product codes")],
+            "dependencies": [], "rationale": "codes, and how to read them"}
     return {"children": [
         {"key": "parse", "goal_description": "Parse the sales rows of the ledger",
          "goal_summary": "parse the sales rows", "relative_complexity": 1},

@@ -30,13 +30,17 @@ def stored_output(k: Kernel, artifact_id: str | None) -> dict[str, Any] | None:
 
 
 def dependency_inputs(k: Kernel, goal: GoalNode) -> list[dict[str, Any]]:
-    """The outputs of the goals ``goal`` depends on, in their order, by content."""
+    """What the goals ``goal`` depends on ship, in their order, by content: a decomposed
+    dependency's parts (the outputs of the leaves it was made of, each named), never
+    the output it had before it was split."""
     inputs = []
     for row in goals.dependency_outputs(k.store, goal.id):
         if row["artifact_id"] is None:
             continue
         view = stored_output(k, row["artifact_id"])
-        inputs.append({"from_goal": row["id"], "summary": row["summary"],
+        part = ({} if row["part_id"] == row["id"] else
+                {"part": {"goal": row["part_id"], "summary": row["part_summary"]}})
+        inputs.append({"from_goal": row["id"], "summary": row["summary"], **part,
                        "artifact_id": row["artifact_id"], "output": view})
     return inputs
 

@@ -22,7 +22,7 @@ from kernel.store.base import GraphStore
 from resolvers.claude import adapter
 from resolvers.sandbox.runner import default_workspace_root
 from tests.conftest import store_settings
-from tests.model_double import FIXED, model_double
+from tests.model_double import DRAFT_CODES, FIXED, ISSUED_CODES, model_double
 from tests.sandbox_support import needs_sandbox
 from tests.starting import start
 
@@ -71,6 +71,23 @@ def test_a_part_totals_the_rows_its_dependency_produced(initialised_graph: Graph
     assert "total: 12" in final and "north,3" in final
     totals = next(p for p in server.prompts_for("record_output") if "total the parsed" in p)
     assert "north,3" in totals  # the sibling's rows, by content, not an id
+
+
+def test_a_dependent_gets_what_a_decomposed_dependency_ships(initialised_graph: GraphStore,
+                                                             tmp_path: Path) -> None:
+    """Three levels: the price list depends on the catalog layer, which was itself split
+    into codes and a parser; the list is made from the codes leaf's output, never from
+    the catalog's own output from before it was split."""
+    with model_double() as (server, proposer):
+        kernel, root = start(initialised_graph, "Publish the price list of the product "
+                             "catalog", [], 2.0, 900, proposer, tmp_path,
+                             default_workspace_root())
+        outcome = solve(kernel, root)
+    assert outcome.status == "resolved", outcome
+    report = next(p for p in server.prompts_for("record_output") if "Print the price" in p)
+    assert ISSUED_CODES in report and DRAFT_CODES not in report
+    assert "issue the product codes" in report  # the part it comes from, named
+    assert "price list: FF2 T8F Y33" in _final(kernel, outcome)
 
 
 def test_a_word_limit_is_decided_on_the_words_the_kernel_counts(
