@@ -4,6 +4,12 @@
 // back to pending (marked stale); their attempts and logs stay. What each descendant
 // had not spent goes back to the reopened goal (a refund event charged to it and drawn
 // from the descendant), so its next decomposition has it to allocate.
+// What consumed the old outputs is redone too: an ancestor that had resolved goes back
+// to pending (composed again once the reopened goal resolves), and every live goal that
+// depends, directly or through others, on the reopened goal or on such an ancestor, and
+// had started, goes back to pending without its output, decompositions or subtree (made
+// stale), with one more attempt: it waits for what it depends on and resolves again
+// from what that ships then.
 MATCH (run:Run {id: $run_id}), (u:Goal {id: $goal_id})
 WHERE run.seq = $seq AND u.status IN $from_states
 SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue, run.queue), u.status = $to, u += $changes
@@ -43,4 +49,36 @@ DELETE resolved
 WITH u, subtree, w
 OPTIONAL MATCH (w)-[dep:DEPENDS_ON]->(:Goal)
 DELETE dep
-RETURN u.status AS status, size(subtree) AS invalidated
+WITH DISTINCT u, subtree
+OPTIONAL MATCH (u)-[:CHILD_OF*1..]->(a:Goal)
+WHERE a.status = 'resolved'
+WITH u, subtree, collect(DISTINCT a) AS above
+FOREACH (a IN above | SET a.status = 'pending')
+WITH u, subtree, [u.id] + [a IN above | a.id] AS redone_from
+OPTIONAL MATCH (d:Goal)-[:DEPENDS_ON*1..]->(x:Goal)
+WHERE x.id IN redone_from AND coalesce(d.stale, false) = false AND NOT d IN subtree
+  AND (d.status <> 'pending' OR d.output_artifact_id IS NOT NULL
+       OR coalesce(d.decompositions, 0) > 0)
+WITH u, subtree, collect(DISTINCT d) AS redone
+UNWIND (CASE WHEN size(redone) = 0 THEN [null] ELSE redone END) AS d
+OPTIONAL MATCH (w:Goal)-[:CHILD_OF*1..]->(d)
+WITH u, subtree, redone, d, collect(DISTINCT w) AS below
+FOREACH (w IN below |
+  SET w.status = 'pending', w.stale = true, w.invalidated_at_seq = $seq
+  FOREACH (removal IN [{output_artifact_id: null}, {verification: null}, {sigma_v: null},
+                       {sigma_path: null}] | SET w += removal))
+FOREACH (x IN (CASE WHEN d IS NULL THEN [] ELSE [d] END) |
+  SET x.status = 'pending', x.decompositions = 0,
+      x.max_attempts = coalesce(x.attempt_count, 0) + 1
+  FOREACH (removal IN [{output_artifact_id: null}, {verification: null}, {sigma_v: null},
+                       {sigma_path: null}, {leaf_kind: null}] | SET x += removal))
+WITH u, subtree, redone, d, below
+UNWIND (CASE WHEN d IS NULL THEN [null] ELSE [d] + below END) AS v
+OPTIONAL MATCH (v)-[resolved:HAS_CONSTRAINT {id: 'resolved'}]->(:Constraint)
+DELETE resolved
+WITH u, subtree, redone, v, d
+OPTIONAL MATCH (v)-[dep:DEPENDS_ON]->(:Goal)
+WHERE v.id <> d.id
+DELETE dep
+WITH DISTINCT u, subtree, redone
+RETURN u.status AS status, size(subtree) AS invalidated, [d IN redone | d.id] AS redone

@@ -70,7 +70,7 @@ def check(k: Kernel, move: moves.Consistency) -> list[str] | moves.Assemble:
     invalidated = k.tree.reopen(lca, S.SELECTING_CONSTRAINTS, GoalChanges(reopened=reopened + 1))
     k.log.decision(root.id, "global_conflict", candidates=involved, chosen=lca,
                    rationale=f"coupling constraints added at the lowest common ancestor; "
-                             f"{invalidated} goals invalidated", constraints=ids)
+                             f"{invalidated.said()}", constraints=ids)
     return [lca]
 
 
