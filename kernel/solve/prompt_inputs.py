@@ -45,8 +45,10 @@ def dependency_inputs(k: Kernel, goal: GoalNode) -> list[dict[str, Any]]:
     return inputs
 
 
-def sandbox_contract(policy: Constitution, constraints: list[Constraint]) -> str:
-    """How the output is checked, in the terms the checks use."""
+def sandbox_contract(policy: Constitution, constraints: list[Constraint],
+                     dependencies: bool = False) -> str:
+    """How the output is checked, in the terms the checks use; with ``dependencies``,
+    that what other goals produced reaches this one only as the text shown."""
     tests = sorted({str(t) for c in constraints if method_of(c) == "tests"
                     for t in c.payload.get("tests", [])})
     metrics = sorted({str(c.payload.get("expr")) for c in constraints if is_arithmetic(c)})
@@ -70,6 +72,10 @@ def sandbox_contract(policy: Constitution, constraints: list[Constraint]) -> str
         "of the test run, itself; report in `metrics` only other numbers, which are "
         "judged as claims.",
     ]
+    if dependencies:
+        lines.append("- The inputs from other goals are shown as text only: their files are "
+                     "not in the sandbox and their modules cannot be imported; put what you "
+                     "use of them in this output.")
     if metrics:
         lines.append(f"- Decided exactly over the metrics: {'; '.join(metrics)}.")
     return "\n".join(lines)

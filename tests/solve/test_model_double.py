@@ -98,6 +98,7 @@ def test_a_dependent_gets_what_a_decomposed_dependency_ships(initialised_graph: 
     first, again = [p for p in server.prompts_for("record_output") if "Print the price" in p]
     assert ISSUED_CODES in first and DRAFT_CODES not in first
     assert "issue the product codes" in first  # the part it comes from, named
+    assert "their modules cannot be imported" in first  # and that it is text, not a module
     assert DIGIT_CODES in again and ISSUED_CODES not in again
     final = _final(kernel, outcome)
     assert "price list: FF2 T81 Y33" in final and "T8F" not in final
