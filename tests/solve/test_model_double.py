@@ -15,7 +15,7 @@ import pytest
 
 from kernel.artifact_files import artifact_files, load_artifact, save_files
 from kernel.core.envelopes import ConstraintSpec, Provenance
-from kernel.core.ledger import load_entries
+from kernel.core.ledger import load_entries, verify_chain
 from kernel.plan.session import plan_goal
 from kernel.protocol.intake_models import IntakeAnswer
 from kernel.protocol.solve_models import ResolutionOutput
@@ -83,7 +83,8 @@ def test_a_part_totals_the_rows_its_dependency_produced(initialised_graph: Graph
 
 
 def test_a_dependent_gets_what_a_decomposed_dependency_ships(initialised_graph: GraphStore,
-                                                             tmp_path: Path) -> None:
+                                                             tmp_path: Path,
+                                                             data_dir: Path) -> None:
     """Three levels: the price list depends on the catalog layer, which was itself split
     into codes and a parser; the list is made from the codes leaf's output, never from
     the catalog's own output from before it was split. The review then finds the codes
@@ -105,6 +106,10 @@ def test_a_dependent_gets_what_a_decomposed_dependency_ships(initialised_graph: 
     conflicts = [e["detail"] for e in kernel.log.entries(2)
                  if e["summary"].startswith("global_conflict")]
     assert len(conflicts) == 1 and "dependents redone" in conflicts[0], conflicts
+    head, size, entries = load_entries(initialised_graph, kernel.run.run_id)
+    assert verify_chain(entries, head=head, size=size) == []
+    result = replay(store_settings(initialised_graph, data_dir), kernel.run.run_id)
+    assert result.divergence is None and result.identical, result
 
 
 @needs_sandbox
