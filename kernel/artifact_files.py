@@ -1,9 +1,10 @@
 """Artifacts out of the store: what an artifact says, and its files on disk.
 
 A resolver's output is stored as one JSON document (the text, any further files,
-its tests and the metrics it measured); an assembled or tool artifact is the text
-itself. People want the files: ``main.py`` and its tests, laid out the way the
-sandbox ran them, written only under the directory they chose.
+its tests and the metrics it measured), and so is an assembled deliverable (every part's
+files and tests kept); a tool artifact is the text itself. People want the files:
+``main.py`` and its tests, laid out the way the sandbox ran them, written only under the
+directory they chose.
 """
 
 from __future__ import annotations

@@ -93,8 +93,61 @@ def _totals(prompt: str) -> Answer:
     return {"artifact_type": "data", "format": "text", "content": f"total: {total}"}
 
 
+# -- the three-level scenario: a grandchild's output flows to its parent's sibling -------
+DRAFT_CODES = "codes: FFA,T27,Y40"  # the catalog layer's own output, before it is split
+ISSUED_CODES = "codes: FF2,T8F,Y33"  # what the codes leaf ships
+DIGIT_CODES = "codes: FF2,T81,Y33"  # what it ships once each code must end in a digit
+
+
+def _price_list(prompt: str) -> Answer:
+    """The price list from the codes the inputs show (the last list of them shown)."""
+    shown = re.findall(r"codes: ([A-Z0-9,]+)", section(prompt, "Inputs"))
+    codes = shown[-1].split(",") if shown else ["unknown"]
+    return {"artifact_type": "doc", "format": "text",
+            "content": "price list: " + " ".join(codes)}
+
+
+def _three_level(goal: str) -> Answer | None:
+    if "issue the product codes" in goal:
+        return {"artifact_type": "data", "format": "text",
+                "content": DIGIT_CODES if DIGIT_RULE in goal else ISSUED_CODES}
+    if "read the product codes" in goal:
+        return {"artifact_type": "code", "format": "text", "content": "split on commas"}
+    if "build the product catalog" in goal:
+        return {"artifact_type": "data", "format": "text", "content": DRAFT_CODES}
+    return None
+
+
+# -- the two-function scenario: parts that all name their tests test_main.py -----------
+FUNCTIONS = {
+    "parse_rows": ("def parse_rows(text):\n    return [int(x) for x in text.split(',')]\n",
+                   "assert parse_rows('3,4') == [3, 4]"),
+    "total_rows": ("def total_rows(rows):\n    return sum(rows)\n",
+                   "assert total_rows([3, 4]) == 7"),
+}
+
+
+def _function(prompt: str, name: str) -> Answer:
+    """The function and its test in test_main.py, named as the contract asks."""
+    contract = section(prompt, "How the output is checked")
+    named = re.search(r"define tests named exactly ([a-z_0-9, ]+)\.", contract)
+    test = named.group(1).split(",")[0].strip() if named else "test_it"
+    code, check = FUNCTIONS[name]
+    return {"artifact_type": "code", "format": "python", "content": code,
+            "tests": {"test_main.py": f"from main import {name}\n\n\ndef {test}():\n"
+                                      f"    {check}\n"}}
+
+
 def resolve(prompt: str) -> Answer:
     goal = section(prompt, "Goal").lower()
+    one = re.match(r"write the python function ([a-z_]+)", goal)
+    if one and one.group(1) in FUNCTIONS:
+        return _function(prompt, one.group(1))
+    if "print the price list from the catalog" in goal:
+        return _price_list(prompt)
+    layered = _three_level(goal)
+    if layered is not None:
+        return layered
     if "count_words" in goal:
         return _code(prompt)
     if "summary of what a graph database is" in goal:
@@ -131,12 +184,41 @@ def classify_leaf(prompt: str) -> Answer:
     goal = section(prompt, "Goal").lower()
     if not output:  # nothing to judge from: it cannot be called done
         return {"is_leaf": False, "leaf_kind": None, "leaf_reason": "no output was shown"}
-    if goal.startswith("report the total"):
+    if goal.startswith(("report the total", "publish the price list", "write the python functions",
+                        "build the product catalog")):
         return {"is_leaf": False, "leaf_kind": None, "leaf_reason": "two stages of work"}
     return {"is_leaf": True, "leaf_kind": "atomic", "leaf_reason": "one bounded output"}
 
 
+def _child(key: str, description: str, summary: str) -> Answer:
+    return {"key": key, "goal_description": description, "goal_summary": summary,
+            "relative_complexity": 1}
+
+
 def decompose(prompt: str) -> Answer:
+    goal = section(prompt, "Goal").lower()
+    if goal.startswith("publish the price list"):
+        return {"children": [
+            _child("catalog", "Build the product catalog: its codes and how to read them",
+                   "build the product catalog"),
+            _child("report", "Print the price list from the catalog's product codes",
+                   "print the price list from the catalog")],
+            "dependencies": [{"child": "report", "depends_on": "catalog"}],
+            "rationale": "the price list needs the codes"}
+    if goal.startswith("write the python functions"):
+        return {"children": [
+            _child("parse", "Write the Python function parse_rows(text): the amounts of a "
+                   "comma-separated line, as integers", "parse rows"),
+            _child("total", "Write the Python function total_rows(rows): the sum of the "
+                   "amounts", "total rows")],
+            "dependencies": [], "rationale": "one function each"}
+    if goal.startswith("build the product catalog"):
+        rule = DIGIT_RULE in section(prompt, "Constraints")
+        return {"children": [
+            _child("codes", "Issue the product codes" + (", " + DIGIT_RULE if rule else ""),
+                   "issue the product codes"),
+            _child("parser", "Read the product codes", "read the product codes")],
+            "dependencies": [], "rationale": "codes, and how to read them"}
     return {"children": [
         {"key": "parse", "goal_description": "Parse the sales rows of the ledger",
          "goal_summary": "parse the sales rows", "relative_complexity": 1},
@@ -151,7 +233,9 @@ def assemble(prompt: str) -> Answer:
     contents = re.findall(r"content: \|-?\n((?:    .*\n?)+)|content: (.+)", parts)
     text = "\n".join((block.replace("\n    ", "\n").strip() if block else line.strip())
                      for block, line in contents)
-    return {"content": text, "format": "text", "notes": "the parts in order"}
+    python = "format: python" in parts
+    return {"content": text + ("\n" if python else ""), "format": "python" if python else "text",
+            "notes": "the parts in order; no tests of its own"}
 
 
 def verify_semantic(prompt: str) -> Answer:
@@ -172,7 +256,22 @@ def rank_resolvers(prompt: str) -> Answer:
             "rationale": "the first candidate"}
 
 
+DIGIT_RULE = "every product code ends in a digit"
+
+
 def check_global_consistency(prompt: str) -> Answer:
+    """The parser reads codes that end in a digit: a codes leaf shown issuing one that
+    does not conflicts with it, and the coupling constraint says so."""
+    leaves = section(prompt, "Leaf outputs")
+    codes = re.findall(r"codes: ([A-Z0-9,]+)", leaves)
+    if "read the product codes" in leaves and codes and any(
+            not c[-1].isdigit() for c in codes[-1].split(",")):
+        return {"verdict": "UNSAT", "conflicts": [{
+            "nodes_involved": ["issue the product codes", "read the product codes"],
+            "description": "the parser reads codes ending in a digit; some do not",
+            "coupling_constraints": [{"type": "semantic", "domain": "software",
+                                      "title": DIGIT_RULE, "explicit": False,
+                                      "payload": {"rubric": DIGIT_RULE}}]}]}
     return {"verdict": "SAT", "conflicts": []}
 
 
@@ -231,7 +330,13 @@ def extract_goal(prompt: str) -> Answer:
 
 
 def identify_constraints(prompt: str) -> Answer:
-    return {"constraints": [], "required_capabilities": ["generate_code"]}
+    """A goal asking for one named Python function is checked by a test of that name."""
+    one = re.fullmatch(r"write the python function ([a-z_]+)\b.*", section(prompt, "Goal").lower(),
+                       flags=re.S)
+    constraints = [{"type": "logic", "domain": "software", "title": f"{one.group(1)} works",
+                    "payload": {"check": "test", "tests": [f"test_{one.group(1)}"]},
+                    "explicit": False}] if one else []
+    return {"constraints": constraints, "required_capabilities": ["generate_code"]}
 
 
 HANDLERS: dict[str, Callable[[str], Answer]] = {

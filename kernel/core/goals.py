@@ -25,6 +25,20 @@ from kernel.errors import KernelError
 
 DEFAULT_MAX_ATTEMPTS = 5
 
+@dataclass(frozen=True)
+class Reopening:
+    """What a reopening did: descendants invalidated, and the goals outside the subtree
+    that consumed its outputs and are redone (their ids, in no particular order)."""
+
+    invalidated: int
+    redone: list[str]
+
+    def said(self) -> str:
+        """For a log line."""
+        again = f"; dependents redone: {', '.join(sorted(self.redone))}" if self.redone else ""
+        return f"{self.invalidated} goals invalidated{again}"
+
+
 class UnknownGoalError(KernelError):
     """No goal with that id."""
 
@@ -236,17 +250,19 @@ class GoalTree:
         }, what=f"update {goal_id} in {status}", consumes=consumes)
 
     def reopen(self, goal_id: str, target: Status,
-               changes: GoalChanges | None = None) -> int:
+               changes: GoalChanges | None = None) -> Reopening:
         """Backtrack to this goal: reopen it, invalidate its subtree and take back what the
-        subtree had not spent; returns how many descendants were invalidated (their
-        attempts and logs are kept)."""
+        subtree had not spent; the goals that consumed what it shipped (dependents, through
+        its resolved ancestors too) go back to pending to be redone. Returns how many
+        descendants were invalidated (their attempts and logs are kept) and which goals
+        are redone."""
         current = self.status(goal_id)
         check_reopen(current, target)
         rows = self.run.commit("goal/reopen", {
             "goal_id": goal_id, "from_states": [current.value], "to": target.value,
             "changes": step_changes(changes), "event_id": self.run.new_id("budget", "reclaim"),
         }, what=f"reopen {goal_id}")
-        return int(rows[0]["invalidated"])
+        return Reopening(int(rows[0]["invalidated"]), list(rows[0]["redone"]))
 
 
 def step_changes(changes: GoalChanges | None) -> dict[str, Any]:
@@ -261,7 +277,7 @@ def _summarize(description: str, limit: int = 120) -> str:
 
 
 __all__ = ["STEP_FIELDS", "CommitRejected", "GoalChanges", "GoalNode", "GoalSpec", "GoalTree",
-           "UnknownGoalError", "step_changes"]
+           "Reopening", "UnknownGoalError", "step_changes"]
 
 
 def _verified(goal_id: str, checked: Mapping[str, Any]) -> dict[str, Any]:

@@ -81,7 +81,7 @@ CHECK_GLOBAL_CONSISTENCY = Operation("check_global_consistency", solve.Consisten
                                      "Record the consistency verdict and conflicts.",
                                      ("couplings", "couplings_not_shown", "leaves"))
 ASSEMBLE = Operation("assemble", solve.Assembly, "record_assembly",
-                     "Record the final deliverable.", ("parts",))
+                     "Record the final deliverable.", ("parts", "output", "file_rule"))
 PLAN_CONSTRAINTS = Operation("plan_constraints", plan.ExtractedConstraints,
                              "record_plan_constraints",
                              "Record the goal's explicit and implicit constraints.", ())

@@ -44,8 +44,13 @@ class Child(TypedDict):
 
 
 class DependencyOutput(TypedDict):
+    """A dependency and one output it ships: its own (a leaf), or a live leaf's below it
+    (a decomposed dependency ships one row per such part)."""
+
     id: str
     summary: str
+    part_id: str
+    part_summary: str
     artifact_id: str | None
 
 
@@ -103,7 +108,8 @@ def children(store: GraphStore, goal_id: str) -> list[Child]:
 
 
 def dependency_outputs(store: GraphStore, goal_id: str) -> list[DependencyOutput]:
-    """The goals ``goal_id`` depends on, in their order, with their outputs."""
+    """What the goals ``goal_id`` depends on ship, in their order: a decomposed one's
+    live leaves' outputs, a leaf's own."""
     return cast(list[DependencyOutput],
                 store.run("dag/dependency_outputs", {"goal_id": goal_id}))
 

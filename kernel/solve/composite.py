@@ -105,5 +105,5 @@ def _violated(k: Kernel, goal: GoalNode, failed: list[Check], titles: dict[str, 
         feedback={"summary": f"the parts together violate {names}", "violations": trace,
                   "metrics_not_reported_by": missing}))
     k.log.flow(goal.id, f"reopened: the parts together violate {names}; "
-                           f"{invalidated} goals invalidated")
+                           f"{invalidated.said()}")
     return [goal.id]

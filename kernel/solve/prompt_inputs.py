@@ -30,19 +30,25 @@ def stored_output(k: Kernel, artifact_id: str | None) -> dict[str, Any] | None:
 
 
 def dependency_inputs(k: Kernel, goal: GoalNode) -> list[dict[str, Any]]:
-    """The outputs of the goals ``goal`` depends on, in their order, by content."""
+    """What the goals ``goal`` depends on ship, in their order, by content: a decomposed
+    dependency's parts (the outputs of the leaves it was made of, each named), never
+    the output it had before it was split."""
     inputs = []
     for row in goals.dependency_outputs(k.store, goal.id):
         if row["artifact_id"] is None:
             continue
         view = stored_output(k, row["artifact_id"])
-        inputs.append({"from_goal": row["id"], "summary": row["summary"],
+        part = ({} if row["part_id"] == row["id"] else
+                {"part": {"goal": row["part_id"], "summary": row["part_summary"]}})
+        inputs.append({"from_goal": row["id"], "summary": row["summary"], **part,
                        "artifact_id": row["artifact_id"], "output": view})
     return inputs
 
 
-def sandbox_contract(policy: Constitution, constraints: list[Constraint]) -> str:
-    """How the output is checked, in the terms the checks use."""
+def sandbox_contract(policy: Constitution, constraints: list[Constraint],
+                     dependencies: bool = False) -> str:
+    """How the output is checked, in the terms the checks use; with ``dependencies``,
+    that what other goals produced reaches this one only as the text shown."""
     tests = sorted({str(t) for c in constraints if method_of(c) == "tests"
                     for t in c.payload.get("tests", [])})
     metrics = sorted({str(c.payload.get("expr")) for c in constraints if is_arithmetic(c)})
@@ -66,6 +72,10 @@ def sandbox_contract(policy: Constitution, constraints: list[Constraint]) -> str
         "of the test run, itself; report in `metrics` only other numbers, which are "
         "judged as claims.",
     ]
+    if dependencies:
+        lines.append("- The inputs from other goals are shown as text only: their files are "
+                     "not in the sandbox and their modules cannot be imported; put what you "
+                     "use of them in this output.")
     if metrics:
         lines.append(f"- Decided exactly over the metrics: {'; '.join(metrics)}.")
     return "\n".join(lines)

@@ -21,8 +21,10 @@ from kernel.protocol import operations as ops
 from kernel.protocol.operations import MODEL_OPERATIONS, STANDARD_INPUTS
 from kernel.solve.constraint_text import parse_constraint
 from kernel.solve.dispatch import solve
+from kernel.solve.prompt_inputs import sandbox_contract
 from kernel.store.base import GraphStore
 from resolvers.claude.adapter import render_prompt, render_value, template_inputs
+from resolvers.sandbox.policy import Constitution
 from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer
 from tests.sandbox_support import needs_sandbox
@@ -49,6 +51,14 @@ def test_a_request_without_an_input_of_the_contract_is_a_kernel_bug() -> None:
         ops.RESOLVE.request("goal:x", payload={"inputs": []})
     with pytest.raises(ValueError, match="prompt contract"):
         ops.CLASSIFY_LEAF.request("goal:x", payload={"output": {}, "stray": 1})
+
+
+def test_a_resolve_prompt_with_inputs_says_their_modules_cannot_be_imported() -> None:
+    policy = Constitution()
+    alone = sandbox_contract(policy, [])
+    fed = sandbox_contract(policy, [], dependencies=True)
+    assert "cannot be imported" in fed and "cannot be imported" not in alone
+    assert "no request leaves the sandbox" in fed
 
 
 def test_an_input_is_rendered_readably() -> None:

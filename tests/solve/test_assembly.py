@@ -11,6 +11,7 @@ import pytest
 
 from kernel.core.envelopes import ConstraintSpec, Provenance
 from kernel.core.ledger import load_entries
+from kernel.protocol.solve_models import ResolutionOutput
 from kernel.solve.dispatch import solve
 from kernel.store import GraphStore
 from resolvers.sandbox.runner import default_workspace_root
@@ -80,5 +81,7 @@ def test_an_empty_or_broken_assembly_is_asked_again_with_its_trace(
     kernel, outcome = _run(initialised_graph, tmp_path, [first, WORDS + "\n\n" + LINES])
     assert outcome.status == "resolved", outcome
     root = kernel.tree.get(outcome.root_id)
-    assert kernel.artifacts.read(root.require("final_artifact_id")).decode() == \
-        WORDS + "\n\n" + LINES
+    final = ResolutionOutput.model_validate_json(
+        kernel.artifacts.read(root.require("final_artifact_id")))
+    assert final.content == WORDS + "\n\n" + LINES
+    assert final.tests == TESTS  # the root's own tests, kept in the deliverable

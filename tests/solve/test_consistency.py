@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from kernel.core.ledger import load_entries
+from kernel.protocol.solve_models import ResolutionOutput
 from kernel.solve.dispatch import solve
 from kernel.solve.steps.consistency import coupled_pairs
 from kernel.store import GraphStore
@@ -29,13 +30,14 @@ def _judge(goal: str, sigmas: dict[str, float], repeat: bool = False) -> dict:
                    for t, v in sigmas.items()]}}
 
 
-def _entries(conflict: bool) -> list[dict]:
+def _entries(conflict: bool, coupling: bool = True) -> list[dict]:
     review = {"operation": "check_global_consistency", "goal": ROOT, "output": {
         "verdict": "UNSAT", "conflicts": [{
             "nodes_involved": ["launch part: write the docs", "launch part: announce it"],
             "description": "the docs say 03/04, the announcement says 4 March",
             "coupling_constraints": [{"type": "semantic", "domain": "consistency",
-                                      "title": COUPLING, "explicit": False}]}]}}
+                                      "title": COUPLING, "explicit": False}]
+            if coupling else []}]}}
     part_identify = {"operation": "identify_constraints", "goal": PART, "repeat": True,
                      "output": {"required_capabilities": ["generate_code"], "constraints": [
                          {"type": "logic", "domain": "interface", "title": SHARED,
@@ -69,8 +71,8 @@ def _entries(conflict: bool) -> list[dict]:
     ]
 
 
-def _run(graph: GraphStore, tmp_path: Path, conflict: bool):
-    script = s.write(tmp_path / "launch.yaml", _entries(conflict))
+def _run(graph: GraphStore, tmp_path: Path, conflict: bool, coupling: bool = True):
+    script = s.write(tmp_path / "launch.yaml", _entries(conflict, coupling))
     kernel, root = start(graph, "Plan a product launch", [], 5.0, 600,
                          ScriptedProposer.from_file(script), tmp_path, default_workspace_root())
     return kernel, root, solve(kernel, root)
@@ -107,7 +109,8 @@ def test_assembly_has_full_lineage_and_sigma_system(initialised_graph: GraphStor
     outputs = sorted(kernel.tree.get(c).output_artifact_id for c in leaves)
     assert sorted(final.lineage.input_artifact_ids) == outputs
     assert final.metadata["sigma_system"] == outcome.sigma_system == goal.sigma_system
-    assert kernel.artifacts.read(final.id).decode() == "Docs and announcement, dated 2027-03-04."
+    assert ResolutionOutput.model_validate_json(kernel.artifacts.read(final.id)).content == \
+        "Docs and announcement, dated 2027-03-04."
     # the two parts are coupled twice over: a dependency and a shared logic constraint
     pairs = coupled_pairs(kernel, root)
     assert len(pairs) == 1 and pairs[0]["kinds"] == ["constraint", "dependency"]
@@ -117,3 +120,14 @@ def test_assembly_has_full_lineage_and_sigma_system(initialised_graph: GraphStor
     assert json.loads(json.dumps(review.data()["request"]))["operation"] == \
         "check_global_consistency"
 
+
+
+def test_an_unsat_review_without_a_coupling_constraint_is_logged_as_unsat(
+        initialised_graph: GraphStore, tmp_path: Path) -> None:
+    """Nothing to act on, so the tree goes on to assembly; the log still says what the
+    review said."""
+    kernel, _, outcome = _run(initialised_graph, tmp_path, conflict=True, coupling=False)
+    assert outcome.status == "resolved", outcome
+    reviews = [e["summary"] for e in kernel.log.entries(2)
+               if e["summary"].startswith("global_consistency")]
+    assert reviews == ["global_consistency: UNSAT"]

@@ -7,12 +7,15 @@ from __future__ import annotations
 import dataclasses
 import re
 import string
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from kernel.artifact_files import artifact_files, load_artifact, save_files
 from kernel.core.envelopes import ConstraintSpec, Provenance
-from kernel.core.ledger import load_entries
+from kernel.core.ledger import load_entries, verify_chain
 from kernel.plan.session import plan_goal
 from kernel.protocol.intake_models import IntakeAnswer
 from kernel.protocol.solve_models import ResolutionOutput
@@ -22,7 +25,13 @@ from kernel.store.base import GraphStore
 from resolvers.claude import adapter
 from resolvers.sandbox.runner import default_workspace_root
 from tests.conftest import store_settings
-from tests.model_double import FIXED, model_double
+from tests.model_double import (
+    DIGIT_CODES,
+    DRAFT_CODES,
+    FIXED,
+    ISSUED_CODES,
+    model_double,
+)
 from tests.sandbox_support import needs_sandbox
 from tests.starting import start
 
@@ -71,6 +80,61 @@ def test_a_part_totals_the_rows_its_dependency_produced(initialised_graph: Graph
     assert "total: 12" in final and "north,3" in final
     totals = next(p for p in server.prompts_for("record_output") if "total the parsed" in p)
     assert "north,3" in totals  # the sibling's rows, by content, not an id
+
+
+def test_a_dependent_gets_what_a_decomposed_dependency_ships(initialised_graph: GraphStore,
+                                                             tmp_path: Path,
+                                                             data_dir: Path) -> None:
+    """Three levels: the price list depends on the catalog layer, which was itself split
+    into codes and a parser; the list is made from the codes leaf's output, never from
+    the catalog's own output from before it was split. The review then finds the codes
+    at odds with the parser: the catalog is reopened once, and the price list, which
+    consumed the old codes, is redone from the new ones."""
+    with model_double() as (server, proposer):
+        kernel, root = start(initialised_graph, "Publish the price list of the product "
+                             "catalog", [], 2.0, 900, proposer, tmp_path,
+                             default_workspace_root())
+        outcome = solve(kernel, root)
+    assert outcome.status == "resolved", outcome
+    first, again = [p for p in server.prompts_for("record_output") if "Print the price" in p]
+    assert ISSUED_CODES in first and DRAFT_CODES not in first
+    assert "issue the product codes" in first  # the part it comes from, named
+    assert "their modules cannot be imported" in first  # and that it is text, not a module
+    assert DIGIT_CODES in again and ISSUED_CODES not in again
+    final = _final(kernel, outcome)
+    assert "price list: FF2 T81 Y33" in final and "T8F" not in final
+    conflicts = [e["detail"] for e in kernel.log.entries(2)
+                 if e["summary"].startswith("global_conflict")]
+    assert len(conflicts) == 1 and "dependents redone" in conflicts[0], conflicts
+    head, size, entries = load_entries(initialised_graph, kernel.run.run_id)
+    assert verify_chain(entries, head=head, size=size) == []
+    result = replay(store_settings(initialised_graph, data_dir), kernel.run.run_id)
+    assert result.divergence is None and result.identical, result
+
+
+@needs_sandbox
+def test_an_assembly_that_writes_no_tests_keeps_every_part_s_tests_and_files(
+        initialised_graph: GraphStore, tmp_path: Path) -> None:
+    """Both parts put their test in test_main.py and the assembly writes none: each is
+    kept under its part's name, each part's test constraint is decided on the whole, and
+    the saved deliverable holds the code and both tests, which pass under plain pytest."""
+    with model_double() as (server, proposer):
+        kernel, root = start(initialised_graph, "Write the Python functions parse_rows and "
+                             "total_rows for the sales ledger", [], 2.0, 900, proposer,
+                             tmp_path, default_workspace_root())
+        outcome = solve(kernel, root)
+    assert outcome.status == "resolved", outcome
+    final = kernel.tree.get(outcome.root_id).require("final_artifact_id")
+    record, data = load_artifact(initialised_graph, tmp_path, final)
+    files = artifact_files(record, data)
+    assert sorted(files) == ["main.py", "test_main__parse_rows.py", "test_main__total_rows.py"]
+    out = tmp_path / "deliverable"
+    save_files(files, out)
+    ran = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+                         cwd=out, capture_output=True, text=True, check=False)
+    assert ran.returncode == 0 and "2 passed" in ran.stdout, ran.stdout + ran.stderr
+    prompt = server.prompts_for("record_assembly")[0]
+    assert "test_main.py" in prompt and "renamed" in prompt  # the parts' tests, the rule
 
 
 def test_a_word_limit_is_decided_on_the_words_the_kernel_counts(

@@ -4,7 +4,8 @@ sigma_system is the minimum path confidence over the live leaves (each leaf's pa
 confidence is the product of sigma_v from the root down). A root that is itself a leaf
 is its own final artifact (no call); otherwise the leaves' outputs, in creation order,
 go to one ``assemble`` proposal, the result is verified against the root's selected
-constraints like any output (the parts' tests run on the assembled code), and only then
+constraints and every leaf's test constraints (every part's tests run on the assembled
+code, kept under their own names or namespaced by part), and only then
 registered as derived from all of them.
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kernel.core.envelopes import Lineage
+from kernel.core.envelopes import Constraint, Lineage
 from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.core.state_machine import Status
 from kernel.protocol import operations as ops
@@ -22,7 +23,8 @@ from kernel.refusal import RefusalReason
 from kernel.repositories import goals
 from kernel.runtime.gate import CLAUDE_ID, ask
 from kernel.runtime.kernel import Kernel
-from kernel.solve import moves, verification
+from kernel.solve import assembly_files, moves, prompt_inputs, verification
+from kernel.solve.assembly_files import tag_of
 from kernel.solve.steps._shared import constraints_of
 
 S = Status
@@ -32,42 +34,37 @@ ASSEMBLIES = 2  # an assembly that fails the root's constraints is tried once mo
 
 
 def assemble(k: Kernel, move: moves.Assemble) -> list[str]:
-    """Proposal `assemble` over the leaves' outputs; the assembly is verified against the
-    root's test and tool-contract constraints (the parts' tests run on the assembled code)
-    and must not be empty; a failing one is asked again once with the trace, then the root
-    is refused (`ASSEMBLY_VIOLATES_CONSTRAINTS`); the final artifact derives from every
-    leaf output and carries σ_system (a leaf root is its own final artifact, no call)."""
+    """Proposal `assemble` over the leaves' outputs (their files and tests, the root's own
+    output and tests, the rule on file names); every part's tests and files are kept,
+    namespaced where names clash (two parts giving one other file differently is
+    refused with both names); the whole is verified against the root's and every leaf's
+    test constraints and the tool contract and must not be empty; a failing one is asked
+    again once with the trace, then the root is refused
+    (`ASSEMBLY_VIOLATES_CONSTRAINTS`); the final artifact keeps every file, derives from
+    every leaf output and carries σ_system (a leaf root is its own final artifact, no
+    call)."""
     root = move.goal
-    leaves = goals.leaves(k.store, k.run.run_id)
     sigma = k.confidence.system_sigma()
-    parts, outputs = [], []
-    for leaf in leaves:
-        goal = k.tree.get(leaf["id"])
-        output = models.ResolutionOutput.model_validate_json(
-            k.artifacts.read(goal.require("output_artifact_id")))
-        outputs.append(output)
-        parts.append({"goal_id": goal.id, "goal_summary": goal.summary,
-                      "artifact_id": goal.require("output_artifact_id"), "format": output.format,
-                      "content": output.content, **({"tests": output.tests} if output.tests else {})})
-    # Decided again on the whole: the logic checks that read the deliverable (tests, the
-    # tool contract). Arithmetic was decided over the parts by the composite check, and
-    # semantic constraints were judged on each part.
-    constraints = [c for c in constraints_of(k, root.id, "selected")
-                   if verification.method_of(c) in ("tests", "contract")]
+    parts, sources = _parts(k)
+    if root.output_artifact_id:
+        own = models.ResolutionOutput.model_validate_json(k.artifacts.read(root.output_artifact_id))
+        sources.insert(0, ("root", own))
+    constraints = _checked_on_the_whole(k, root.id, [p["goal_id"] for p in parts])
     tried = (root.feedback or {}).get("assembly", {})
-    request = ops.ASSEMBLE.request(goal_id=root.id, goal_description=root.description,
-                                   constraints=constraints, feedback=tried or None,
-                                   payload={"goal_summary": root.summary, "parts": parts})
+    request = ops.ASSEMBLE.request(
+        goal_id=root.id, goal_description=root.description, constraints=constraints,
+        feedback=tried or None,
+        payload={"goal_summary": root.summary, "parts": parts,
+                 "output": prompt_inputs.stored_output(k, root.output_artifact_id),
+                 "file_rule": FILE_RULE})
     proposal = ask(k, root.id, ops.ASSEMBLE, request)
     assembly: models.Assembly = proposal.output
-    own = [models.ResolutionOutput.model_validate_json(k.artifacts.read(root.output_artifact_id))
-           ] if root.output_artifact_id else []
-    whole = assembled_output(assembly, [*own, *outputs])
     attempt = int(tried.get("attempt", 0)) + 1
+    whole, clash = assembled_output(assembly, sources)
+    if clash is not None:
+        return _refused(k, root, [_problem(clash)], attempt)
     if not (whole.content.strip() or any(t.strip() for t in whole.files.values())):
-        return _refused(k, root, [{"constraint_id": "assembly", "passed": False,
-                                   "detail": {"problem": "the assembled deliverable is empty"}}],
-                        attempt)
+        return _refused(k, root, [_problem("the assembled deliverable is empty")], attempt)
     verdict = verification.verify(k, root, constraints, whole) if constraints else None
     if verdict is not None and verdict.verdict != "SAT":
         return _refused(k, root, [c.model_dump(mode="json") for c in verdict.failed()], attempt)
@@ -75,9 +72,9 @@ def assemble(k: Kernel, move: moves.Assemble) -> list[str]:
         sigma = verdict.sigma_v if sigma is None else min(sigma, verdict.sigma_v)
     inputs = [p["artifact_id"] for p in parts]
     artifact = k.artifacts.register(
-        root.id, assembly.content, type="final", format=assembly.format,
-        metadata={"sigma_system": sigma, "leaves": [p["goal_id"] for p in parts],
-                  "notes": assembly.notes},
+        root.id, whole.model_dump_json(), type="final", format="json",
+        metadata={"content_format": whole.format, "sigma_system": sigma,
+                  "leaves": [p["goal_id"] for p in parts], "notes": assembly.notes},
         lineage=Lineage(node_id=root.id, resolver_id=CLAUDE_ID, input_artifact_ids=inputs),
         sigma=sigma, key=f"final:{proposal.ledger_hash}")
     # the log line, the queue after the run's last step and the spend ride its commit
@@ -89,15 +86,70 @@ def assemble(k: Kernel, move: moves.Assemble) -> list[str]:
     return []
 
 
-def assembled_output(assembly: models.Assembly, parts: list[models.ResolutionOutput],
-                     ) -> models.ResolutionOutput:
-    """The deliverable as verification sees it: the tests of ``parts`` (the root's own
-    verified output first, then the leaves') run against the assembled code (a later
-    test file of the same name wins, the assembly's own last)."""
-    tests = {path: text for part in parts for path, text in sorted(part.tests.items())}
-    return models.ResolutionOutput(artifact_type="final", format=assembly.format,
-                                   content=assembly.content, files=assembly.files,
-                                   tests={**tests, **assembly.tests})
+Part = tuple[str, models.ResolutionOutput]  # (tag, output)
+
+
+def _parts(k: Kernel) -> tuple[list[dict[str, Any]], list[Part]]:
+    """The live leaves' outputs, as the prompt shows them and tagged for their files."""
+    taken: set[str] = {"root", "assembly"}
+    parts: list[dict[str, Any]] = []
+    sources: list[Part] = []
+    for leaf in goals.leaves(k.store, k.run.run_id):
+        goal = k.tree.get(leaf["id"])
+        artifact_id = goal.require("output_artifact_id")
+        output = models.ResolutionOutput.model_validate_json(k.artifacts.read(artifact_id))
+        sources.append((tag_of(goal.summary, taken), output))
+        parts.append({"goal_id": goal.id, "goal_summary": goal.summary,
+                      "artifact_id": artifact_id, "format": output.format,
+                      "content": output.content,
+                      **({"files": output.files} if output.files else {}),
+                      **({"tests": output.tests} if output.tests else {})})
+    return parts, sources
+
+
+FILE_RULE = (
+    "Every part's tests and files are kept in the deliverable. A test file several "
+    "sources name with different texts is kept once per source, renamed "
+    "<name>__<part>.py, so every test runs on the assembled main.py. Another file two "
+    "parts give with different texts must be given once in `files`, composed; a file "
+    "you give in `files` replaces the parts' file of that name.")
+
+
+def _checked_on_the_whole(k: Kernel, root_id: str, leaves: list[str]) -> list[Constraint]:
+    """Decided again on the whole: the root's logic checks that read the deliverable
+    (tests, the tool contract) and every leaf's test constraints (its tests run on the
+    assembled code). Arithmetic was decided over the parts by the composite check, and
+    semantic constraints were judged on each part."""
+    root = [c for c in constraints_of(k, root_id, "selected")
+            if verification.method_of(c) in ("tests", "contract")]
+    seen = {c.id for c in root}
+    parts = []
+    for leaf in leaves:
+        for c in constraints_of(k, leaf, "selected"):
+            if verification.method_of(c) == "tests" and c.id not in seen:
+                seen.add(c.id)
+                parts.append(c)
+    return [*root, *parts]
+
+
+def _problem(text: str) -> dict[str, Any]:
+    return {"constraint_id": "assembly", "passed": False, "detail": {"problem": text}}
+
+
+def assembled_output(assembly: models.Assembly, parts: list[Part],
+                     ) -> tuple[models.ResolutionOutput, str | None]:
+    """The deliverable as verification sees it and as it is saved: the assembled code,
+    the tests of ``parts`` (tag, output: the root's own verified output first, then the
+    leaves') and the assembly's own, each kept (renamed with its source's tag where
+    names clash), and the parts' other files beside the assembly's; with the clash that
+    refuses it, if any."""
+    tests, clash = assembly_files.tagged(
+        [*((tag, part.tests) for tag, part in parts), ("assembly", assembly.tests)])
+    files, open_clash = assembly_files.settled(
+        assembly.files, [(tag, part.files) for tag, part in parts if tag != "root"])
+    whole = models.ResolutionOutput(artifact_type="final", format=assembly.format,
+                                    content=assembly.content, files=files, tests=tests)
+    return whole, clash or open_clash
 
 
 def _refused(k: Kernel, root: GoalNode, trace: list[dict[str, Any]], attempt: int) -> list[str]:

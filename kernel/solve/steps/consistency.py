@@ -54,8 +54,9 @@ def check(k: Kernel, move: moves.Consistency) -> list[str] | moves.Assemble:
     review: models.ConsistencyReview = proposal.output
     conflict = _first_actionable(k, review, leaves) if review.verdict == "UNSAT" else None
     if conflict is None:
-        k.log.decision(root.id, "global_consistency", candidates=leaves, chosen="SAT",
-                       rationale=f"review verdict {review.verdict}; no actionable conflict")
+        k.log.decision(root.id, "global_consistency", candidates=leaves, chosen=review.verdict,
+                       rationale=f"review verdict {review.verdict}; no actionable conflict"
+                                 + ("" if review.verdict == "SAT" else ": going on to assembly"))
         return moves.Assemble(root)
     involved, specs = conflict
     lca = lowest_common_ancestor(k, involved)
@@ -70,7 +71,7 @@ def check(k: Kernel, move: moves.Consistency) -> list[str] | moves.Assemble:
     invalidated = k.tree.reopen(lca, S.SELECTING_CONSTRAINTS, GoalChanges(reopened=reopened + 1))
     k.log.decision(root.id, "global_conflict", candidates=involved, chosen=lca,
                    rationale=f"coupling constraints added at the lowest common ancestor; "
-                             f"{invalidated} goals invalidated", constraints=ids)
+                             f"{invalidated.said()}", constraints=ids)
     return [lca]
 
 

@@ -52,5 +52,5 @@ def backtrack(k: Kernel, gated_id: str) -> list[str]:
         return [gated_id]
     invalidated = k.tree.reopen(target, S.SELECTING_RESOLVER, GoalChanges(reopened=reopened + 1))
     k.log.decision(gated_id, "backtrack", candidates=[p.id for p in path], chosen=target,
-                   rationale=f"weakest sigma_v on the path; {invalidated} goals invalidated")
+                   rationale=f"weakest sigma_v on the path; {invalidated.said()}")
     return [target]

@@ -45,7 +45,7 @@ def resolve(k: Kernel, move: moves.Resolve) -> list[str] | moves.Grow:
     _, context = kg_context.block(k, goal, "resolve")
     inputs = prompt_inputs.dependency_inputs(k, goal)
     ids = [*goal.input_artifact_ids, *(i["artifact_id"] for i in inputs)]
-    contract = prompt_inputs.sandbox_contract(k.policy, selected)
+    contract = prompt_inputs.sandbox_contract(k.policy, selected, dependencies=bool(inputs))
 
     def step_request(given: list[dict[str, Any]]) -> ResolveRequest:
         return request_for(goal, ops.RESOLVE, selected, context, feedback=goal.feedback,
