@@ -144,6 +144,15 @@ def id_table(id_column: str, *columns: str, title: str | None = None) -> Table:
     return table
 
 
+WIDE = 120  # columns from which tables show whole ids
+
+
+def as_shown(short: dict[str, str]) -> dict[str, str]:
+    """Whole ids on a wide terminal; on a narrower one the unique prefixes ``short`` maps
+    them to (every command that takes the id takes the prefix)."""
+    return {ident: ident if out.width >= WIDE else cut for ident, cut in short.items()}
+
+
 def split_words(split: dict[str, float]) -> str:
     """A run's spend by who was paid, as words: ``model $0.1420, sandbox $0.0200, tool
     $0.0000``."""

@@ -10,7 +10,7 @@ from rich.markup import escape
 
 from kernel import api
 from kernel.cli.answers import hire_answer
-from kernel.cli.common import id_table, node_ref, out, print_json, settings_of, store_of
+from kernel.cli.common import as_shown, id_table, node_ref, out, print_json, settings_of, store_of
 from kernel.cli.progress import check_mode, make_view, showing
 from kernel.cli.solve import Progress, report
 
@@ -36,9 +36,9 @@ def list_command(
             every = api.hire_requests(store)
             print_json([request_view(store, row["id"], every) for row in rows])
             return
-        short = unique_prefixes(store, "CapabilityRequest", [row["id"] for row in rows])
-        runs = unique_prefixes(store, "Run", sorted({g["run_id"] for row in rows
-                                                     for g in row["goals"]}), shortest=10)
+        short = as_shown(unique_prefixes(store, "CapabilityRequest", [row["id"] for row in rows]))
+        runs = as_shown(unique_prefixes(store, "Run", sorted({g["run_id"] for row in rows
+                                                     for g in row["goals"]})))
     if not rows:
         out.print("no capability requests" + ("" if all_ else " waiting for an answer"))
         return

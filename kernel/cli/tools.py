@@ -8,7 +8,7 @@ import typer
 from rich.markup import escape
 from rich.syntax import Syntax
 
-from kernel.cli.common import id_table, node_ref, out, print_json, settings_of, store_of
+from kernel.cli.common import as_shown, id_table, node_ref, out, print_json, settings_of, store_of
 
 app = typer.Typer(help="The tools the kernel built or a person supplied: what each provides, "
                        "who made it, how it fared.", invoke_without_command=True)
@@ -27,7 +27,7 @@ def list_command(
 
     with store_of(ctx) as store:
         tools = library(store)
-        short = unique_prefixes(store, "Resolver", [t["id"] for t in tools])
+        short = as_shown(unique_prefixes(store, "Resolver", [t["id"] for t in tools]))
     if as_json:
         print_json(tools)
         return

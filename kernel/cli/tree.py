@@ -122,7 +122,7 @@ def runs(
         if as_json:
             print_json(rows)
             return
-        short = unique_prefixes(store, "Run", [r["id"] for r in rows], shortest=10)
+        short = unique_prefixes(store, "Run", [r["id"] for r in rows])
     names = ["run", "kind", "status", "spent", "model", "sandbox", "tool", "started", "goal"]
     cells = [[r["id"], r["kind"], r["status"], f"${r['spent_usd']:.4f}",
               *(f"${r['spent_by_usd'][part]:.4f}" for part in ("model", "sandbox", "tool")),
