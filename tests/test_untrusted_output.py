@@ -142,3 +142,82 @@ def _stop_script(tmp_path: Path) -> Path:
         {"operation": "select_constraints", "goal": "*",
          "output": {"rationale": "all", "constraint_ids": []}}]}))
     return script
+
+
+@pytest.mark.parametrize(("names", "wanted"), [
+    (["a\u202eyp.py"], "'\\u202e'"), (["c\u200b.py"], "'\\u200b'"),
+    (["d\u2028e.py"], "'\\u2028'"), (["f\u2029.py"], "'\\u2029'"), (["\ufeffg.py"], "'\\ufeff'"),
+    (["caf\u00e9.py", "cafe\u0301.py"], "one name"), (["Main.py", "main.py"], "one name"),
+    (["pkg/A.py", "PKG/a.py"], "one name"), (["Pkg", "pkg/a.py"], "also the folder")])
+def test_a_file_name_that_hides_text_or_collides_is_refused(names: list[str],
+                                                             wanted: str) -> None:
+    from kernel.protocol.file_names import problems
+
+    found = problems(names)
+    assert len(found) == 1 and wanted in found[0], found
+
+
+@needs_sandbox
+def test_names_that_hide_text_or_collide_fail_the_attempt(initialised: GraphStore,
+                                                          tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          capfd: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    env = store_env(initialised, tmp_path)
+    for files in ({"a\u202eyp.py": "x = 1\n"}, {"Main.py": "x = 1\n"},
+                  {"caf\u00e9.py": "x = 1\n", "cafe\u0301.py": "x = 2\n"}):
+        script = tmp_path / "names.yaml"
+        script.write_text(yaml.safe_dump(value_script(files)))
+        code = kernel(monkeypatch, env, "solve", "Write value returning two", "--proposer",
+                      "scripted", "--script", str(script), "--budget", "1", "--time", "120",
+                      "--max-attempts", "1", "--progress", "none")
+        said = capfd.readouterr()
+        assert code == 1, (files, said)
+        assert kernel(monkeypatch, env, "log", "latest") == 0
+        story = capfd.readouterr().out
+        assert "may not" in story or "one name" in story, story[-2000:]
+
+
+# Each would run on the person's machine once saved: pytest runs conftest.py (here it
+# clears every test and leaves a marker), git runs core.fsmonitor, Python a .pth line.
+AUTORUN = {
+    "conftest.py": "import pathlib\n\n\ndef pytest_collection_modifyitems(items):\n"
+                   "    pathlib.Path('RAN').write_text('conftest ran')\n    items.clear()\n",
+    "evil.pth": "import os; os.system('touch PTH_RAN')\n",
+    ".git/config": "[core]\n\tfsmonitor = touch GIT_RAN\n",
+    ".vscode/tasks.json": '{"tasks": [{"runOptions": {"runOn": "folderOpen"}}]}\n',
+    ".envrc": "touch ENVRC_RAN\n", "sitecustomize.py": "open('SITE_RAN', 'w')\n",
+    ".pre-commit-config.yaml": "repos: []\n", ".GIT/hooks/pre-commit": "touch HOOK\n"}
+
+
+@needs_sandbox
+def test_files_a_tool_would_run_are_not_written(initialised: GraphStore, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch,
+                                                capfd: pytest.CaptureFixture[str]) -> None:
+    """The sandbox never runs the output's conftest.py (the run resolves: its test ran);
+    --out and kernel artifact save leave every such file out and name it; only
+    --allow-autorun writes them."""
+    env = store_env(initialised, tmp_path)
+    script = tmp_path / "autorun.yaml"
+    script.write_text(yaml.safe_dump(value_script(AUTORUN)))
+    out = tmp_path / "out"
+    code = kernel(monkeypatch, env, "solve", "Write value returning two", "--proposer",
+                  "scripted", "--script", str(script), "--budget", "1", "--time", "120",
+                  "--max-attempts", "1", "--progress", "none", "--out", str(out))
+    said = capfd.readouterr()
+    assert code == 0, said
+    written = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+    assert written == ["main.py", "test_main.py"], written
+    for name in AUTORUN:
+        assert name in said.err, (name, said.err)
+    assert "--allow-autorun" in said.err
+    saved = tmp_path / "saved"
+    assert kernel(monkeypatch, env, "artifact", "save", "latest", str(saved)) == 0
+    said = capfd.readouterr()
+    assert sorted(p.name for p in saved.iterdir()) == ["main.py", "test_main.py"]
+    assert "conftest.py (pytest runs it)" in said.err, said.err
+    everything = tmp_path / "everything"
+    assert kernel(monkeypatch, env, "artifact", "save", "latest", str(everything),
+                  "--allow-autorun") == 0
+    assert (everything / "conftest.py").read_text() == AUTORUN["conftest.py"]
+    assert (everything / ".git/config").exists()
