@@ -5,6 +5,7 @@ the entry point the shell runs), on both stores."""
 
 from __future__ import annotations
 
+import json
 import string
 import sys
 from pathlib import Path
@@ -132,3 +133,27 @@ def test_no_file_name_in_a_proposal_is_an_internal_error(initialised: GraphStore
     assert code in (0, 1), (names, code)
     assert not list(tmp_path.glob("logs/crash-*"))
     assert kernel(monkeypatch, env, "resume") in (0, 1, 2)
+
+
+def test_a_graph_line_nested_deep_is_refused_before_it_is_parsed(
+        initialised: GraphStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Valid JSON nested 100,000 deep in a node's property: exit 2 naming the line, not a
+    RecursionError."""
+    from kernel.schema import LATEST_VERSION
+    from kernel.store.embedded_server import EmbeddedServer
+
+    header = {"kind": "header", "format": "kernel-graph", "version": 2,
+              "schema": LATEST_VERSION, "contents": False}
+    node = ('{"kind": "node", "label": "Goal", "id": "node:deep", "props": {"x": '
+            + "[" * 100_000 + "]" * 100_000 + "}}")
+    export = tmp_path / "deep.jsonl"
+    export.write_text(json.dumps(header) + "\n" + node + "\n")
+    try:
+        code = kernel(monkeypatch, store_env(initialised, tmp_path), "graph", "import",
+                      str(export))
+    finally:
+        EmbeddedServer(tmp_path).stop()  # the one the command started, if any
+    said = capsys.readouterr()
+    assert code == 2, said
+    assert "deep.jsonl:2:" in said.err and "nested more than" in said.err, said.err

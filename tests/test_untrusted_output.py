@@ -5,6 +5,7 @@ own. Through ``kernel`` itself, on both stores."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import yaml
 
 from kernel.cli.shown import shown
 from kernel.store import GraphStore
+from kernel.store.embedded_server import EmbeddedServer
 from tests.conftest import store_env
 from tests.sandbox_support import needs_sandbox
 from tests.test_hostile_inputs import kernel, value_script
@@ -20,6 +22,13 @@ from tests.test_hostile_inputs import kernel, value_script
 # retitle the window, clear the screen and scrollback, reorder and hide text, a fake line
 HOSTILE = "\x1b]2;owned\x07\x1b[2J\x1b[3J\u202egnp.py\u200b\u2028\rresolved\x9b31m"
 RAW = ("\x1b", "\x07", "\u202e", "\u200b", "\u2028", "\r", "\x9b")
+
+
+@pytest.fixture(autouse=True)
+def _own_server_stopped(tmp_path: Path) -> Iterator[None]:
+    """The commands start an embedded server under the test's folder: stop it after."""
+    yield
+    EmbeddedServer(tmp_path).stop()
 
 
 def _raw_in(text: str) -> list[str]:

@@ -109,7 +109,8 @@ class Kernel:
         """The run's context: its proposals (``recorded``: a ledger to replay; its calls,
         up to ``concurrency`` at once) and every service over its graph."""
         config = config or SolveConfig()
-        calls = Calls(concurrency)
+        started = time.monotonic()
+        calls = Calls(concurrency, deadline=started + config.max_wall_seconds)
         store = run.store
         blobs = BlobStore.of_data_dir(data_dir)
         patterns = Patterns(store, Encoder(blobs.root.parent / "embeddings.sqlite"),
@@ -124,7 +125,8 @@ class Kernel:
             registry=Registry(store), confidence=Confidence(run),
             log=TieredLog(run, raw_io=config.raw_io), patterns=patterns,
             history=History(store, patterns, rows=config.history_rows),
-            failures=FailureModes(run, patterns.encoder), human_prompt=human_prompt)
+            failures=FailureModes(run, patterns.encoder), human_prompt=human_prompt,
+            started=started)
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
