@@ -43,7 +43,7 @@ from kernel.protocol import (
     ResolveRequest,
 )
 from kernel.protocol.intake_models import IntakeAnswer, is_intake_question
-from kernel.user_files import read_user_text
+from kernel.user_files import load_yaml, read_user_text
 from resolvers.human import Parked
 
 
@@ -123,7 +123,7 @@ def check_judgments(path: Path, script: Script, core_titles: set[str]) -> None:
 def load_script(path: Path) -> Script:
     text = read_user_text(path, f"script {path}", error=ScriptError)
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as exc:
         raise ScriptError(f"{path}: not valid YAML: {yaml_problem(exc)}") from None
     if not isinstance(data, dict):
