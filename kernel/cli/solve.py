@@ -91,17 +91,7 @@ def report(store: GraphStore, outcome: Outcome, as_json: bool,
     if data["final_artifact"]:
         out.print(f"final artifact {data['final_artifact']} (kernel artifact show "
                   f"{data['final_artifact']})", highlight=False)
-    if data.get("save_error"):
-        err_console.print(f"error: {shown(data['save_error'], markup=True)}", highlight=False,
-                          soft_wrap=True)
-    if data.get("saved_files"):
-        out.print(f"saved {len(data['saved_files'])} file(s) to {save_to[1] if save_to else ''}: "
-                  + shown(", ".join(Path(p).name for p in data["saved_files"])), highlight=False)
-    if data.get("refused_files"):
-        from kernel.artifact_files import refused_note
-
-        note = refused_note(data["refused_files"], data["final_artifact"])
-        err_console.print(f"note: {shown(note, markup=True)}", highlight=False, soft_wrap=True)
+    _print_saving(data, save_to)
     _print_candidates(data["weighed"])
     for request_id in outcome.waiting_on:
         out.print(f"parked: waiting on {request_id} (kernel hire list; kernel hire answer "
@@ -114,6 +104,22 @@ def report(store: GraphStore, outcome: Outcome, as_json: bool,
     _note_unused_calls(outcome)
     out.print(f"summary hash {data['summary_hash']}")
     return code
+
+
+def _print_saving(data: dict[str, Any], save_to: tuple[Path, Path] | None) -> None:
+    """What ``--out`` wrote, what it left out (files a tool would run on its own), or why
+    it could not write."""
+    if data.get("save_error"):
+        err_console.print(f"error: {shown(data['save_error'], markup=True)}", highlight=False,
+                          soft_wrap=True)
+    if data.get("saved_files"):
+        out.print(f"saved {len(data['saved_files'])} file(s) to {save_to[1] if save_to else ''}: "
+                  + shown(", ".join(Path(p).name for p in data["saved_files"])), highlight=False)
+    if data.get("refused_files"):
+        from kernel.artifact_files import refused_note
+
+        note = refused_note(data["refused_files"], data["final_artifact"])
+        err_console.print(f"note: {shown(note, markup=True)}", highlight=False, soft_wrap=True)
 
 
 def _print_candidates(candidates: list[dict[str, Any]]) -> None:
