@@ -33,6 +33,57 @@ class UnsafePathError(KernelError):
     """A file name inside an artifact would land outside the chosen directory."""
 
 
+# Files that some tool runs on its own once they sit in a folder a person works in: a
+# model's output may hold them (the sandbox runs pytest with --noconftest and never reads
+# the others), but writing them for a person would run the model's code on their machine.
+_RUN_BY_NAME = {
+    "conftest.py": "pytest runs it",
+    "pytest.ini": "pytest loads the plugins its addopts name",
+    "sitecustomize.py": "Python runs it at start-up",
+    "usercustomize.py": "Python runs it at start-up",
+    ".envrc": "direnv runs it on entering the folder",
+    ".env": "direnv and dotenv tools load it",
+    ".pre-commit-config.yaml": "pre-commit runs the hooks it names",
+    ".gitattributes": "git runs the filters it names",
+    ".gitmodules": "git fetches and checks out what it names",
+    ".bashrc": "the shell runs it", ".profile": "the shell runs it",
+    ".bash_profile": "the shell runs it", ".zshrc": "the shell runs it",
+}
+_RUN_BY_FOLDER = {
+    ".git": "git runs its hooks and the commands its config names",
+    ".husky": "git hooks run from it", ".githooks": "git hooks run from it",
+    ".vscode": "the editor runs its tasks and settings",
+    ".idea": "the editor runs its run configurations",
+    ".devcontainer": "the editor builds and runs what it names",
+}
+
+
+def runs_on_its_own(name: str) -> str | None:
+    """Why a tool would run the file ``name`` without being asked (None: none would).
+    Names are compared case-folded: a case-insensitive file system makes ``.GIT`` ``.git``."""
+    parts = [part.casefold() for part in PurePosixPath(name).parts]
+    for part in parts[:-1]:
+        if part in _RUN_BY_FOLDER:
+            return _RUN_BY_FOLDER[part]
+    last = parts[-1] if parts else ""
+    if last.endswith(".pth"):
+        return "Python runs its import lines at start-up from site-packages"
+    return _RUN_BY_NAME.get(last) or _RUN_BY_FOLDER.get(last)
+
+
+def split_autorun(files: dict[str, bytes]) -> tuple[dict[str, bytes], dict[str, str]]:
+    """``files`` without those a tool runs on its own, and those (name -> why)."""
+    refused = {name: why for name in files if (why := runs_on_its_own(name)) is not None}
+    return {n: c for n, c in files.items() if n not in refused}, refused
+
+
+def refused_note(refused: dict[str, str], artifact_id: str) -> str:
+    """One line saying which files were not written, why, and how to write them."""
+    named = "; ".join(f"{name} ({why})" for name, why in sorted(refused.items()))
+    return (f"not written, as tools would run them on this machine on their own: {named}; "
+            f"kernel artifact save {artifact_id} DIR --allow-autorun writes them")
+
+
 def artifact_record(store: GraphStore, artifact_id: str) -> dict[str, Any]:
     """The artifact's node properties, with its metadata and lineage decoded."""
     props = views.artifact_record(store, artifact_id)
@@ -93,6 +144,10 @@ def artifact_files(record: dict[str, Any], data: bytes) -> dict[str, bytes]:
     main = _main_name(output.format)
     if output.content and main not in files:
         files[main] = output.content
+    clashes = file_names.problems(files)
+    if clashes:
+        raise UnsafePathError(f"the artifact names files it cannot have ({clashes[0]}); "
+                              "nothing was written")
     return {_safe(path): text.encode() for path, text in files.items()}
 
 

@@ -45,7 +45,7 @@ from kernel.protocol import (
     ResolveRequest,
 )
 from kernel.protocol.intake_models import IntakeAnswer, is_intake_question
-from kernel.user_files import read_user_text
+from kernel.user_files import load_yaml, read_user_text
 from resolvers.human import Parked
 
 
@@ -152,7 +152,7 @@ def _could_mean(name: str, known: set[str]) -> str:
 def load_script(path: Path) -> Script:
     text = read_user_text(path, f"script {path}", error=ScriptError)
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as exc:
         raise ScriptError(f"{path}: not valid YAML: {yaml_problem(exc)}") from None
     if not isinstance(data, dict):

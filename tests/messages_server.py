@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -64,6 +65,10 @@ def _body(kind: str, tool: str) -> tuple[int, dict[str, str], bytes]:
             f'"id":"t1","name":"{tool}","input":{{"bad":"\\ud800"}}}}]}}').encode()),
         "invalid_utf8": lambda: (200, {"content-type": "application/json"},
                                  b'{"content": "\xff\xfe"}'),
+        # valid JSON, 400 KB, nested 200,000 deep in the tool's input
+        "deep": lambda: (200, {"content-type": "application/json"},
+                         json.dumps(_message([_tool(tool, {"x": "DEEP"})])).encode().replace(
+                             b'"DEEP"', b"[" * 200_000 + b"]" * 200_000)),
         "error_object_200": lambda: js(error),
         "http_500": lambda: js(error, 500),
         "http_529": lambda: js({"type": "error", "error": {"type": "overloaded_error",
@@ -82,7 +87,8 @@ KINDS = ("not_json", "null", "array", "empty", "no_usage", "truncated", "negativ
          "string_tokens", "content_not_list", "text_only", "wrong_tool", "schema_mismatch",
          "input_is_string", "max_tokens", "oversized", "lone_surrogate", "invalid_utf8",
          "error_object_200", "http_500", "http_529", "http_429", "http_400", "http_401",
-         "reset", "short_body")
+         "reset", "short_body", "deep")
+DRIBBLE_SECONDS = 2.0  # "dribble": headers, then one byte of the body every this often
 
 
 class QuietHandler(BaseHTTPRequestHandler):
@@ -116,6 +122,18 @@ class _Handler(QuietHandler):
                                        b"\x01\x00\x00\x00\x00\x00\x00\x00")
             self.connection.close()
             return
+        if kind == "dribble":  # a body that never ends, a byte at a time
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", "100000000")
+            self.end_headers()
+            try:
+                while True:
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(DRIBBLE_SECONDS)
+            except OSError:  # the client gave up
+                return
         if kind == "short_body":  # promise more than is sent, then hang up
             self.send_response(200)
             self.send_header("content-type", "application/json")

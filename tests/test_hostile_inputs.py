@@ -5,8 +5,10 @@ the entry point the shell runs), on both stores."""
 
 from __future__ import annotations
 
+import json
 import string
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -132,3 +134,62 @@ def test_no_file_name_in_a_proposal_is_an_internal_error(initialised: GraphStore
     assert code in (0, 1), (names, code)
     assert not list(tmp_path.glob("logs/crash-*"))
     assert kernel(monkeypatch, env, "resume") in (0, 1, 2)
+
+
+@pytest.fixture
+def own_server(tmp_path: Path) -> Iterator[None]:
+    """A command run with the test's folder as its data directory starts an embedded
+    server there: stop it after the test."""
+    yield
+    from kernel.store.embedded_server import EmbeddedServer
+
+    EmbeddedServer(tmp_path).stop()
+
+
+@pytest.mark.usefixtures("own_server")
+def test_a_graph_line_nested_deep_is_refused_before_it_is_parsed(
+        initialised: GraphStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Valid JSON nested 100,000 deep in a node's property: exit 2 naming the line, not a
+    RecursionError."""
+    from kernel.schema import LATEST_VERSION
+
+    header = {"kind": "header", "format": "kernel-graph", "version": 2,
+              "schema": LATEST_VERSION, "contents": False}
+    node = ('{"kind": "node", "label": "Goal", "id": "node:deep", "props": {"x": '
+            + "[" * 100_000 + "]" * 100_000 + "}}")
+    export = tmp_path / "deep.jsonl"
+    export.write_text(json.dumps(header) + "\n" + node + "\n")
+    code = kernel(monkeypatch, store_env(initialised, tmp_path), "graph", "import", str(export))
+    said = capsys.readouterr()
+    assert code == 2, said
+    assert "deep.jsonl:2:" in said.err and "nested more than" in said.err, said.err
+
+
+def _alias_bomb() -> str:
+    """About 1 KB of YAML whose aliases expand to 9**12 strings ("billion laughs")."""
+    lines = ['l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    lines += [f"l{n}: &l{n} [" + ", ".join([f"*l{n - 1}"] * 9) + "]" for n in range(1, 12)]
+    return "version: 1\nproposals: []\n" + "\n".join(lines) + "\n"
+
+
+@pytest.mark.usefixtures("own_server")
+@pytest.mark.parametrize("document", [_alias_bomb(), "version: 1\nproposals: &p [*p]\n",
+                                      "version: 1\nproposals: " + "[" * 50_000 + "\n"])
+def test_a_yaml_alias_bomb_in_a_script_is_refused_at_once(
+        initialised: GraphStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], document: str) -> None:
+    import time
+
+    assert len(document) < 1500 or document.count("[") >= 50_000
+    script = tmp_path / "bomb.yaml"
+    script.write_text(document)
+    began = time.monotonic()
+    code = kernel(monkeypatch, store_env(initialised, tmp_path), "solve", "Write value",
+                  "--proposer", "scripted", "--script", str(script), "--budget", "1")
+    said = capsys.readouterr()
+    assert code == 2, said
+    assert "bomb.yaml" in said.err and ("aliases expand" in said.err
+                                        or "holds it" in said.err
+                                        or "nested too deep" in said.err), said.err
+    assert time.monotonic() - began < 30  # minutes before

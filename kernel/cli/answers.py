@@ -41,11 +41,11 @@ def intake_answer(path: Path) -> IntakeAnswer:
     import yaml
     from pydantic import ValidationError
 
-    from kernel.user_files import read_user_text
+    from kernel.user_files import load_yaml, read_user_text
 
     text = read_user_text(path, f"--intake {path}")
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
         return IntakeAnswer.model_validate(data if data is not None else {})
     except yaml.YAMLError as exc:
         raise ConfigError(f"--intake {path}: not valid YAML: {yaml_problem(exc)}") from None

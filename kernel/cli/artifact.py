@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from kernel.cli.common import out, print_json, settings_of, store_of
+from kernel.cli.shown import shown
 
 app = typer.Typer(help="Artifacts out of the store: show one, or save its files.",
                   no_args_is_help=True)
@@ -34,11 +35,11 @@ def show(
                     "files": {path: content.decode("utf-8", errors="replace")
                               for path, content in files.items()}})
         return
-    text = artifact_text(record, data)
+    text = shown(artifact_text(record, data), multiline=True)
     typer.echo(text, nl=not text.endswith("\n"))
     names = sorted(artifact_files(record, data))
     if len(names) > 1:
-        typer.echo(f"files: {', '.join(names)} (kernel artifact save {record['id']} DIR)",
+        typer.echo(f"files: {shown(', '.join(names))} (kernel artifact save {record['id']} DIR)",
                    err=True)
 
 
@@ -49,16 +50,25 @@ def save(
     directory: Annotated[Path, typer.Argument(help="directory to write the files into "
                                                    "(created if missing)")],
     force: Annotated[bool, typer.Option("--force", help="replace files that exist")] = False,
+    allow_autorun: Annotated[bool, typer.Option(
+        "--allow-autorun", help="also write files that tools run on their own (conftest.py, "
+                                "*.pth, .git/, editor and hook settings)")] = False,
 ) -> None:
     """Write an artifact's files under DIRECTORY (a resolver's code as main.py beside its
-    tests, laid out as the sandbox ran them)."""
-    from kernel.artifact_files import artifact_files, save_files
+    tests, laid out as the sandbox ran them). Files a tool would run on its own there
+    (conftest.py, *.pth, .git/, .vscode/, .envrc, ...) are left out and named, unless
+    --allow-autorun."""
+    from kernel.artifact_files import artifact_files, refused_note, save_files, split_autorun
 
     record, data = _load(ctx, artifact)
-    written = save_files(artifact_files(record, data), directory, overwrite=force)
+    every = artifact_files(record, data)
+    files, refused = (every, {}) if allow_autorun else split_autorun(every)
+    written = save_files(files, directory, overwrite=force)
     for path in written:
-        out.print(str(path), highlight=False)
+        out.print(shown(path, markup=True), highlight=False)
     out.print(f"saved {len(written)} file(s) of {record['id']} to {directory}", highlight=False)
+    if refused:
+        typer.echo(shown(refused_note(refused, record["id"])), err=True)
 
 
 def _load(ctx: typer.Context, text: str) -> tuple[dict[str, Any], bytes]:

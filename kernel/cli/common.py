@@ -16,6 +16,8 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from kernel.cli.shown import shown
+
 if TYPE_CHECKING:
     from kernel.settings import KernelSettings
     from kernel.store import GraphStore
@@ -170,11 +172,13 @@ def print_table(title: str | None, columns: list[str], rows: list[list[Any]]) ->
 
 def _cell(value: Any) -> str:
     if isinstance(value, dict | list):
-        return json.dumps(value, sort_keys=True)
-    return "" if value is None else str(value)
+        return shown(json.dumps(value, sort_keys=True), markup=True)
+    return "" if value is None else shown(value, markup=True)
 
 
 def print_refusals(refusals: list[dict[str, Any]]) -> None:
     for refusal in refusals:
-        out.print(f"[red]refused[/] {refusal['goal']}: {', '.join(refusal['reasons'])}: "
-                  f"{refusal['detail']}\n  to proceed: {refusal['to_proceed'][0]}")
+        out.print(f"[red]refused[/] {shown(refusal['goal'], markup=True)}: "
+                  f"{shown(', '.join(refusal['reasons']), markup=True)}: "
+                  f"{shown(refusal['detail'], markup=True)}\n  to proceed: "
+                  f"{shown(refusal['to_proceed'][0], markup=True)}")

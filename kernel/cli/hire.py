@@ -6,12 +6,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from kernel import api
 from kernel.cli.answers import hire_answer
 from kernel.cli.common import as_shown, id_table, node_ref, out, print_json, settings_of, store_of
 from kernel.cli.progress import check_mode, make_view, showing
+from kernel.cli.shown import escape
 from kernel.cli.solve import Progress, report
 
 app = typer.Typer(help="Capability requests the kernel asked a human for.",
@@ -45,8 +45,8 @@ def list_command(
     table = id_table("request", "status", "capability", "reason", "waiting goals (run)", "why")
     for row in rows:
         goals = "\n".join(f"{g['summary']} ({runs[g['run_id']]})" for g in row["goals"])
-        table.add_row(short[row["id"]], row["status"], row["capability_tag"], row["reason"], goals,
-                      row.get("rationale", ""))
+        table.add_row(*map(escape, (short[row["id"]], row["status"], row["capability_tag"],
+                                    row["reason"], goals, row.get("rationale", ""))))
     out.print(table)
     out.print("answer with: kernel hire answer ID --resolver FILE | --add-budget USD "
               "[--add-time SECONDS] | --decline; a goal_intake question with --intake FILE")

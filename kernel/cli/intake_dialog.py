@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.markup import escape
 from rich.prompt import Prompt
 
 from kernel.cli.common import out
+from kernel.cli.shown import escape
 from kernel.protocol.intake_models import IntakeAnswer
 from kernel.solve.constraint_text import CONSTRAINT_HELP
 

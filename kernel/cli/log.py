@@ -6,9 +6,9 @@ import json
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from kernel.cli.common import out, print_json, print_refusals, run_ref, split_words, store_of
+from kernel.cli.shown import escape, shown
 
 
 def log_command(
@@ -31,14 +31,14 @@ def log_command(
         print_json(story)
         return
     summaries = {g["id"]: g["summary"] for g in story["goals"]}
-    out.rule(f"{run_id}")
+    out.rule(_safe(run_id))
     for line in story["log"]:
         where = (summaries.get(line["goal_id"]) or "")[:40]
-        out.print(f"[dim]{line['seq']:>4}[/] {escape(where):<40} {escape(line['summary'])}",
+        out.print(f"[dim]{line['seq']:>4}[/] {_safe(where):<40} {_safe(line['summary'])}",
                   highlight=False)
     for goal_row in story["goals"]:
         if goal_row["attempts"]:
-            out.rule(escape(f"{goal_row['summary'][:60]} — {goal_row['status']}, "
+            out.rule(_safe(f"{goal_row['summary'][:60]} — {goal_row['status']}, "
                             f"${goal_row['spent_usd']:.4f}, {goal_row['spent_seconds']:.1f}s"))
         for attempt in goal_row["attempts"]:
             _print_attempt(attempt)
@@ -67,20 +67,20 @@ def _print_attempt(a: dict[str, Any]) -> None:
     through = f" as {a['resolver']}" if a["proposer"] and a["resolver"] else ""
     sigma = f" σv={a['sigma_v']:.2f}" if a["verdict"] == "SAT" and a["sigma_v"] is not None \
         else ""
-    out.print(f"[bold]attempt {a['index']}[/] by {escape(str(who))}{escape(through)}: "
+    out.print(f"[bold]attempt {a['index']}[/] by {_safe(str(who))}{_safe(through)}: "
               f"{a['verdict'] or 'open'}{sigma}  ${a['cost_usd']:.4f} {a['seconds']:.1f}s",
               highlight=False)
     for check in a["failed_checks"]:
         detail = dict(check["detail"])
         tail = str(detail.pop("output_tail", "") or "")
-        out.print(f"  [red]failed[/] {escape(check['constraint'])}: {escape(check['found'])}",
+        out.print(f"  [red]failed[/] {_safe(check['constraint'])}: {_safe(check['found'])}",
                   highlight=False)
         for line in [ln for ln in tail.splitlines() if ln.strip()][-8:]:
-            out.print(f"    [dim]{escape(line)}[/]", highlight=False)
+            out.print(f"    [dim]{_safe(line)}[/]", highlight=False)
         if check["repair"]:
-            out.print(f"    repair: {escape(_brief(check['repair']))}", highlight=False)
+            out.print(f"    repair: {_safe(_brief(check['repair']))}", highlight=False)
     if a["feedback_text"]:
-        out.print(f"  given feedback: {escape(a['feedback_text'])}", highlight=False)
+        out.print(f"  given feedback: {_safe(a['feedback_text'])}", highlight=False)
 
 
 def _brief(value: Any, limit: int = 400) -> str:
@@ -103,11 +103,16 @@ def show_command(
     if as_json:
         print_json(found)
         return
-    out.rule(f"{found['label']} {found['id']}")
+    out.rule(_safe(f"{found['label']} {found['id']}"))
     for key, value in sorted(found["properties"].items()):
-        out.print(f"[bold]{key}[/]: {escape(_brief(value, 600))}", highlight=False)
+        out.print(f"[bold]{key}[/]: {_safe(_brief(value, 600))}", highlight=False)
     for edge in found["neighbours"]:
         arrow = "->" if edge["outgoing"] else "<-"
-        out.print(escape(f"  {arrow} {edge['type']} {edge['label']} {edge['id']}"
+        out.print(_safe(f"  {arrow} {edge['type']} {edge['label']} {edge['id']}"
                          + (f" ({edge['caption']})" if edge["caption"] else "")),
                   highlight=False)
+
+
+def _safe(value: object) -> str:
+    """Model- or import-derived text for the console: nothing hidden, no markup."""
+    return shown(value, markup=True)

@@ -24,6 +24,7 @@ from rich.text import Text
 
 from kernel import api
 from kernel.cli.common import out
+from kernel.cli.shown import shown
 from kernel.cli.tree import render_tree
 from kernel.errors import ConfigError
 from kernel.runtime.progress import CALLS, Event, watching
@@ -69,7 +70,7 @@ class _Status:
         now = time.monotonic()
         parts = [self.phase] if self.step is None else [self.step.text.replace("_", " ")]
         if self.step is not None and self.step.goal:
-            parts.append(f"'{self.step.goal[:40]}'")
+            parts.append(f"'{shown(self.step.goal[:40])}'")
         if self.step is not None and self.step.attempt:
             parts.append(f"attempt {self.step.attempt}")
         if self.call is not None:
@@ -81,7 +82,7 @@ class _Status:
             others = [e for e in self.out.values()
                       if self.step is None or e.goal_id != self.step.goal_id]
         for event in sorted(others, key=lambda e: e.at):
-            whose = f"'{event.goal[:40]}'" if event.goal else event.goal_id
+            whose = shown(f"'{event.goal[:40]}'" if event.goal else event.goal_id)
             yield Text(f"  also out: {_describe(event)} for {whose} "
                        f"{now - event.at:.1f}s", style="dim")
 
@@ -158,7 +159,7 @@ class LineView:
                       "goal_id": event.goal_id, "goal": event.goal, "attempt": event.attempt}
             if event.took is not None:
                 fields["took_seconds"] = round(event.took, 3)
-            line = json.dumps(fields, ensure_ascii=False)
+            line = json.dumps(fields)  # \u escapes: nothing raw reaches a terminal
         else:
             where = f" · '{event.goal[:60]}'" if event.goal else ""
             if not event.goal and event.goal_id and event.kind in ("call", "done"):
@@ -167,7 +168,7 @@ class LineView:
             took = f" · {event.took:.1f}s" if event.took is not None else ""
             line = f"[{elapsed:7.1f}s] {event.kind} {_describe(event)}{where}{attempt}{took}"
         with self.lock:
-            print(line, file=self.stream, flush=True)
+            print(shown(line), file=self.stream, flush=True)
 
     def started(self, kernel: Any, root_id: str) -> None:
         self(Event("phase", f"run {kernel.run.run_id} started"))

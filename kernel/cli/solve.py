@@ -32,6 +32,7 @@ from kernel.cli.progress import (
     make_view,
     showing,
 )
+from kernel.cli.shown import shown
 from kernel.errors import ConfigError
 from kernel.runtime.calls import check_concurrency, process_limit
 from kernel.settings import KernelSettings
@@ -76,8 +77,8 @@ def report(store: GraphStore, outcome: Outcome, as_json: bool,
     code = EXIT_RESOLVED if resolved else EXIT_UNFINISHED if unfinished else EXIT_REFUSED
     if save_to is not None and data["final_artifact"]:
         try:
-            data["saved_files"] = [str(p) for p in _save_final(store, data["final_artifact"],
-                                                               *save_to)]
+            saved, refused = _save_final(store, data["final_artifact"], *save_to)
+            data["saved_files"], data["refused_files"] = [str(p) for p in saved], refused
         except ConfigError as exc:  # the run stands: say how to get its files later
             data["save_error"] = (f"{exc}; the run's files are stored: 'kernel artifact save "
                                   f"{data['final_artifact']} DIR' writes them")
@@ -90,11 +91,7 @@ def report(store: GraphStore, outcome: Outcome, as_json: bool,
     if data["final_artifact"]:
         out.print(f"final artifact {data['final_artifact']} (kernel artifact show "
                   f"{data['final_artifact']})", highlight=False)
-    if data.get("save_error"):
-        err_console.print(f"error: {data['save_error']}", highlight=False, soft_wrap=True)
-    if data.get("saved_files"):
-        out.print(f"saved {len(data['saved_files'])} file(s) to {save_to[1] if save_to else ''}: "
-                  + ", ".join(Path(p).name for p in data["saved_files"]), highlight=False)
+    _print_saving(data, save_to)
     _print_candidates(data["weighed"])
     _print_reused(data["reused"])
     for request_id in outcome.waiting_on:
@@ -110,6 +107,22 @@ def report(store: GraphStore, outcome: Outcome, as_json: bool,
     return code
 
 
+def _print_saving(data: dict[str, Any], save_to: tuple[Path, Path] | None) -> None:
+    """What ``--out`` wrote, what it left out (files a tool would run on its own), or why
+    it could not write."""
+    if data.get("save_error"):
+        err_console.print(f"error: {shown(data['save_error'], markup=True)}", highlight=False,
+                          soft_wrap=True)
+    if data.get("saved_files"):
+        out.print(f"saved {len(data['saved_files'])} file(s) to {save_to[1] if save_to else ''}: "
+                  + shown(", ".join(Path(p).name for p in data["saved_files"])), highlight=False)
+    if data.get("refused_files"):
+        from kernel.artifact_files import refused_note
+
+        note = refused_note(data["refused_files"], data["final_artifact"])
+        err_console.print(f"note: {shown(note, markup=True)}", highlight=False, soft_wrap=True)
+
+
 def _print_candidates(candidates: list[dict[str, Any]]) -> None:
     """How the suggestions fared against the model's output, with each failure's trace."""
     if not candidates:
@@ -118,10 +131,11 @@ def _print_candidates(candidates: list[dict[str, Any]]) -> None:
     for c in candidates:
         what = f"suggestion {c['suggestion']} by {c['author']}" if c["suggestion"] \
             else c["author"]
-        out.print(f"  {c['rank']}. {what}: {c['status']} ({c['verdict']}, "
+        out.print(f"  {c['rank']}. {shown(what, markup=True)}: {c['status']} ({c['verdict']}, "
                   f"σ_v={c['sigma_v']:.2f})", highlight=False)
         for v in c["violations"]:
-            out.print(f"       failed {v['constraint']!r}: {v['why']}", highlight=False,
+            out.print(shown(f"       failed {v['constraint']!r}: {v['why']}", markup=True),
+                      highlight=False,
                       soft_wrap=True)
 
 
@@ -146,10 +160,12 @@ def _note_unused_calls(outcome: Outcome) -> None:
 
 
 def _save_final(store: GraphStore, artifact_id: str, data_dir: Path,
-                directory: Path) -> list[Path]:
-    from kernel.artifact_files import artifact_files, load_artifact, save_files
+                directory: Path) -> tuple[list[Path], dict[str, str]]:
+    """The files written, and those refused because a tool would run them on its own."""
+    from kernel.artifact_files import artifact_files, load_artifact, save_files, split_autorun
 
-    return save_files(artifact_files(*load_artifact(store, data_dir, artifact_id)), directory)
+    files, refused = split_autorun(artifact_files(*load_artifact(store, data_dir, artifact_id)))
+    return save_files(files, directory), refused
 
 
 def check_out_dir(directory: Path | None) -> None:

@@ -16,6 +16,7 @@ from kernel.cli.common import (
     split_words,
     store_of,
 )
+from kernel.cli.shown import shown
 from kernel.core.lease import RESUMABLE
 
 
@@ -52,7 +53,7 @@ def _run_status(ctx: typer.Context, run_id: str, as_json: bool) -> None:
     if as_json:
         print_json(data)
         return
-    out.print(f"[bold]{data['goal']}[/] — {data['status']}"
+    out.print(f"[bold]{shown(data['goal'], markup=True)}[/] — {shown(data['status'], markup=True)}"
               + (f", σ_system={data['sigma_system']:.2f}" if data["sigma_system"] is not None
                  else ""))
     out.print(f"goals: {data['goals']}; spent ${data['spent_usd']:.4f} of "
@@ -61,5 +62,5 @@ def _run_status(ctx: typer.Context, run_id: str, as_json: bool) -> None:
               f"{data['commits']} commits, {data['proposals']} proposals", highlight=False)
     print_refusals(data["refusals"])
     if data["status"] in RESUMABLE:
-        out.print(f"continue with: kernel resume {run_id}")
-    out.print(f"summary hash {data['summary_hash']}")
+        out.print(f"continue with: kernel resume {shown(run_id, markup=True)}")
+    out.print(f"summary hash {shown(data['summary_hash'], markup=True)}")

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 from rich.syntax import Syntax
 
 from kernel.cli.common import as_shown, id_table, node_ref, out, print_json, settings_of, store_of
+from kernel.cli.shown import escape
 
 app = typer.Typer(help="The tools the kernel built or a person supplied: what each provides, "
                        "who made it, how it fared.", invoke_without_command=True)
@@ -38,7 +38,7 @@ def list_command(
                      "replaced by")
     for t in tools:
         rate = "-" if t["pass_rate"] is None else f"{t['pass_rate']:.0%}"
-        table.add_row(escape(short[t["id"]]), escape(", ".join(t["provides"])), t["origin"],
+        table.add_row(escape(short[t["id"]]), escape(", ".join(t["provides"])), escape(t["origin"]),
                       escape(", ".join(t["made_by"] or t["answers"])), str(t["uses"]), rate,
                       escape(", ".join(t["replaces"])), escape(", ".join(t["replaced_by"])))
     out.print(table)

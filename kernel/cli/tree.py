@@ -12,6 +12,7 @@ from rich.tree import Tree
 
 from kernel import api
 from kernel.cli.common import out, print_json, run_ref, store_of
+from kernel.cli.shown import shown
 from kernel.core.lease import RESUMABLE
 from kernel.core.units import micros_to_usd, ms_to_seconds
 
@@ -37,10 +38,10 @@ def _label(goal: Mapping[str, Any]) -> str:
     seconds = ms_to_seconds(goal["time_spent"] or 0)
     time_allocated = ms_to_seconds(goal["time_allocated"] or 0)
     stale = " [dim](stale)[/]" if goal["stale"] else ""
-    return (f"[bold]{goal['summary']}[/] [cyan]{goal['status']}[/]{stale}  "
+    return (f"[bold]{shown(goal['summary'], markup=True)}[/] [cyan]{goal['status']}[/]{stale}  "
             f"{_confidence(goal)}  "
             f"${spent:.4f}/${allocated:.4f}  {seconds:.1f}s/{time_allocated:.0f}s  "
-            f"[dim]{goal['id']}[/]")
+            f"[dim]{shown(goal['id'], markup=True)}[/]")
 
 
 def tree(
@@ -83,7 +84,7 @@ def render_tree(goals: Sequence[Mapping[str, Any]], run_id: str) -> Tree:
         nodes[goal["id"]] = branch
     spent = micros_to_usd(sum(g["cost_spent"] or 0 for g in goals))
     # The run's spend, as `kernel status RUN` counts it (each goal shows its own).
-    top = Tree(f"[bold]{run_id}[/]  spent ${spent:.4f}")
+    top = Tree(f"[bold]{shown(run_id, markup=True)}[/]  spent ${spent:.4f}")
     top.children.extend(roots)
     return top
 
@@ -128,6 +129,7 @@ def runs(
               *(f"${r['spent_by_usd'][part]:.4f}" for part in ("model", "sandbox", "tool")),
               str(r["started_at"] or "")[:16].replace("T", " "), r["goal"] or ""] for r in rows]
     names, cells = _fitted(names, cells, short)
+    cells = [[shown(c) for c in row] for row in cells]  # ids and goals may come from an import
     widths = [max([len(name), *(len(c[i]) for c in cells)]) for i, name in enumerate(names)]
     room = max(_GOAL_ROOM, out.width - sum(widths[:-1]) - _GAP * (len(names) - 1))
     table = Table(title="runs", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,

@@ -26,8 +26,13 @@ from kernel.graph_io.format import (
     RelLine,
     parse_line,
 )
+from kernel.protocol.json_depth import too_deep
 from kernel.repositories import graph_export
 from kernel.store.base import GraphStore
+
+# A line is an object holding properties whose values are scalars or lists of them: a
+# few levels. Past this, a line is refused before it is parsed.
+MAX_LINE_DEPTH = 32
 
 WINDOW = 1000
 BLOCK = 1000  # lines per block digest
@@ -265,6 +270,9 @@ def _parse(path: Path, number: int, raw: bytes) -> AnyLine:
         raise GraphFileError(str(path), number, "not UTF-8 text") from None
     if not text.strip():
         raise GraphFileError(str(path), number, "empty line")
+    deep = too_deep(raw, MAX_LINE_DEPTH)
+    if deep is not None:  # measured first: the parser would recurse once per level
+        raise GraphFileError(str(path), number, f"the line cannot be read: {deep}")
     try:
         return parse_line(text)
     except ValueError as exc:

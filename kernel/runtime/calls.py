@@ -27,6 +27,7 @@ from typing import Any
 
 from kernel.errors import ConfigError
 from kernel.protocol import Proposer, Resolution, ResolveRequest
+from kernel.protocol.deadline import call_deadline
 from kernel.runtime import progress
 
 Key = tuple[str, str, int]  # the proposer (its source), the request's fingerprint, its occurrence
@@ -90,8 +91,9 @@ class Calls:
     """The run's calls: at most ``concurrency`` in flight, the ones asked ahead kept
     until their turn."""
 
-    def __init__(self, concurrency: int = 1) -> None:
+    def __init__(self, concurrency: int = 1, deadline: float | None = None) -> None:
         self.concurrency = check_concurrency(concurrency)
+        self.deadline = deadline  # the run's wall-time cap (monotonic): every call ends by it
         _process_bounds()  # a bad KERNEL_MAX_CALLS is said before the first call
         # Calls of this run out at once (each runs on a daemon thread of its own: a run
         # stopped by Ctrl-C or SIGTERM does not wait for a model's answer to exit).
@@ -151,7 +153,7 @@ class Calls:
         began = time.monotonic()
         try:
             with self._slots:
-                return _bounded(source, request, occurrence)
+                return _bounded(source, request, occurrence, self.deadline)
         finally:
             progress.report("done", request.operation, request.goal_id, _summary(request),
                             took=time.monotonic() - began)
@@ -211,7 +213,7 @@ class Calls:
                                                       request.goal_id, _summary(request)))
                 began = time.monotonic()
                 try:
-                    future.set_result(_bounded(source, request, occurrence))
+                    future.set_result(_bounded(source, request, occurrence, self.deadline))
                 except BaseException as exc:  # handed to whoever waits for it
                     future.set_exception(exc)
                 finally:
@@ -240,9 +242,11 @@ def _cost(future: Future[Resolution]) -> float:
     return float(getattr(error, "cost_usd", 0.0) or 0.0)
 
 
-def _bounded(source: Proposer, request: ResolveRequest, occurrence: int) -> Resolution:
-    """One call under the process's bounds (a sandbox run under the cores' too)."""
+def _bounded(source: Proposer, request: ResolveRequest, occurrence: int,
+             deadline: float | None) -> Resolution:
+    """One call under the process's bounds (a sandbox run under the cores' too), to end
+    by the run's deadline."""
     calls, cores = _process_bounds()
     local: Any = getattr(source, "runs_locally", False)
-    with calls, (cores if local else contextlib.nullcontext()):
+    with calls, (cores if local else contextlib.nullcontext()), call_deadline(deadline):
         return source.propose(request, occurrence)

@@ -112,7 +112,8 @@ class Kernel:
         up to ``concurrency`` at once; ``reuse``: earlier answers in the graph may serve
         identical requests) and every service over its graph."""
         config = config or SolveConfig()
-        calls = Calls(concurrency)
+        started = time.monotonic()
+        calls = Calls(concurrency, deadline=started + config.max_wall_seconds)
         store = run.store
         blobs = BlobStore.of_data_dir(data_dir)
         patterns = Patterns(store, Encoder(blobs.root.parent / "embeddings.sqlite"),
@@ -128,7 +129,8 @@ class Kernel:
             registry=Registry(store), confidence=Confidence(run),
             log=TieredLog(run, raw_io=config.raw_io), patterns=patterns,
             history=History(store, patterns, rows=config.history_rows),
-            failures=FailureModes(run, patterns.encoder), human_prompt=human_prompt)
+            failures=FailureModes(run, patterns.encoder), human_prompt=human_prompt,
+            started=started)
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started

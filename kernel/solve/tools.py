@@ -24,7 +24,7 @@ from kernel.protocol import Estimate, Resolution, ResolveRequest, ToolDefinition
 from kernel.protocol.solve_models import ResolutionOutput
 from kernel.repositories import tools as tool_library
 from kernel.runtime.kernel import Kernel
-from kernel.user_files import read_user_text
+from kernel.user_files import load_yaml, read_user_text
 from resolvers.codex_tools import CodexTools
 from resolvers.sandbox.static_check import check_tool_code
 
@@ -42,7 +42,7 @@ def load_tool_file(path: Path) -> ToolDefinition:
 
     text = read_user_text(path, f"tool file {path}", error=ToolDefinitionError)
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as exc:
         raise ToolDefinitionError(
             f"{path}: cannot read it as YAML or JSON: {yaml_problem(exc)}") from exc

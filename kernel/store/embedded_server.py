@@ -32,6 +32,9 @@ _SOCKET_PATH_LIMIT = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
 _START_TIMEOUT = 30.0
 _STOP_TIMEOUT = 30.0
 PLAN_CACHE_SIZE = 512  # execution plans the server keeps per thread
+# What one statement may allocate: far past any the kernel runs, and a bound on an ad-hoc
+# one that builds a huge string or list (the server stops it with an error).
+QUERY_MEMORY_BYTES = 256 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -205,7 +208,8 @@ class EmbeddedServer:
             f'logfile "{self.logfile}"',
             # a plan per statement variant (fragments left out: see queries.py); the
             # default of 25 per thread would re-plan a step's statements again and again
-            f'loadmodule "{module}" CACHE_SIZE {PLAN_CACHE_SIZE}',
+            f'loadmodule "{module}" CACHE_SIZE {PLAN_CACHE_SIZE} '
+            f"QUERY_MEM_CAPACITY {QUERY_MEMORY_BYTES}",
         ]
         fd = os.open(self.conffile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as handle:

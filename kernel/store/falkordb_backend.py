@@ -19,13 +19,15 @@ import redis
 from kernel.disk_space import STORE_HEADROOM, full_message
 from kernel.errors import StatementError, StoreError, StoreUnavailableError
 from kernel.store.base import GraphStore, QueryResult, Row
-from kernel.store.embedded_server import EmbeddedServer
+from kernel.store.embedded_server import QUERY_MEMORY_BYTES, EmbeddedServer
 from kernel.store.falkordb_params import params_header
 from kernel.store.queries import NamedQuery, QueryCatalog
 from kernel.store.values import plain
 from kernel.store.write_gate import WriteGate, graph_lock
 
 _CONSTRAINT_WAIT = 30.0
+
+ADHOC_TIMEOUT_MS = 15_000  # a person's read-only statement, stopped by the server
 
 
 class FalkorDBStore(GraphStore):
@@ -50,9 +52,13 @@ class FalkorDBStore(GraphStore):
         return [dict(zip(result.columns, row, strict=True)) for row in result.rows]
 
     def execute_adhoc(self, text: str, params: Mapping[str, Any], *, write: bool) -> QueryResult:
-        return self._call("(ad-hoc)", text, dict(params), read_only=not write)
+        """A person's statement: read-only ones end after ``ADHOC_TIMEOUT_MS`` on the
+        server itself, so one that never ends (its client gone or not) frees the server."""
+        return self._call("(ad-hoc)", text, dict(params), read_only=not write,
+                          timeout_ms=None if write else ADHOC_TIMEOUT_MS)
 
-    def _call(self, name: str, text: str, params: dict[str, Any], *, read_only: bool) -> QueryResult:
+    def _call(self, name: str, text: str, params: dict[str, Any], *, read_only: bool,
+              timeout_ms: int | None = None) -> QueryResult:
         header = params_header(params)
         problem = _unstorable(header, params)
         if problem:
@@ -61,7 +67,7 @@ class FalkorDBStore(GraphStore):
             text = header + text
             with self._answering():
                 if read_only:
-                    result = self._graph.ro_query(text)
+                    result = self._graph.ro_query(text, timeout=timeout_ms)
                 else:
                     with self._gate.writing():
                         result = self._graph.query(text)
@@ -69,6 +75,12 @@ class FalkorDBStore(GraphStore):
             message = str(exc)
             if "read-only" in message:
                 message = "this statement writes: pass --write to run it"
+            elif "timed out" in message.lower():
+                message = (f"it ran past {ADHOC_TIMEOUT_MS // 1000} s and was stopped: narrow it "
+                           "(a LIMIT, a label, an indexed property)")
+            elif "mem consumption exceeded" in message.lower():
+                message = (f"it needed more than the {QUERY_MEMORY_BYTES >> 20} MiB a statement "
+                           "may use and was stopped: narrow it")
             raise StatementError(name, message) from exc
         columns = [_column_name(h) for h in (result.header or [])]
         rows = [[plain(v) for v in row] for row in result.result_set]

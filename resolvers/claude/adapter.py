@@ -25,14 +25,24 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from kernel.protocol import (
     AccessRefused,
+    DeadlineReached,
     Estimate,
     PermanentError,
     Resolution,
     ResolveRequest,
     RetryableError,
 )
+from kernel.protocol.deadline import seconds_left
 from kernel.protocol.operations import MODEL_OPERATIONS, Operation
-from resolvers.claude.reply import Block, MalformedReply, Reply, Usage, parse_reply, read_capped
+from resolvers.claude.reply import (
+    Block,
+    LateReply,
+    MalformedReply,
+    Reply,
+    Usage,
+    parse_reply,
+    read_capped,
+)
 
 RESOLVER_ID = "resolver:claude-code-0"
 # Tests switch this off; a real request then fails loudly instead of reaching a model.
@@ -65,7 +75,8 @@ class ClaudeSettings(BaseModel):
 
     model: str = "claude-opus-5"
     max_tokens: int = Field(default=8192, gt=0)
-    timeout_seconds: float = Field(default=300.0, gt=0)
+    timeout_seconds: float = Field(default=300.0, gt=0,
+                                   description="per request, the whole answer, not each read")
     max_retries: int = Field(default=2, ge=0, description="the SDK's own retries")
     max_calls: int = Field(default=3, ge=1, description="requests per operation, repairs included")
     max_response_bytes: int = Field(default=4 * 1024 * 1024, gt=0,
@@ -250,15 +261,30 @@ class ClaudeCode:
 
     # -- internals -------------------------------------------------------------
     def _call(self, messages: list[dict[str, Any]], tool: dict[str, Any]) -> Reply:
+        """One request, its whole answer read by a deadline: the settings' timeout, or
+        the run's wall-time cap when that comes first (a server that sends a byte at a
+        time would hold a per-read timeout for ever)."""
+        left = seconds_left()
+        if left is not None and left <= 0:
+            raise DeadlineReached("the run's wall-time cap came before the model was asked")
+        allowed = self.settings.timeout_seconds if left is None \
+            else min(left, self.settings.timeout_seconds)
+        deadline = time.monotonic() + allowed
         try:
             # The SDK's TypedDicts describe these same shapes; the dicts are built here.
             params: dict[str, Any] = {
                 "model": self.settings.model, "max_tokens": self.settings.max_tokens,
                 "system": self.system, "messages": messages, "tools": [tool],
                 "tool_choice": {"type": "tool", "name": tool["name"]}}
-            with self.client.messages.with_streaming_response.create(**params) as raw:
-                body = read_capped(raw.iter_bytes(), self.settings.max_response_bytes)
+            with self.client.messages.with_streaming_response.create(
+                    **params, timeout=allowed) as raw:
+                body = read_capped(raw.iter_bytes(), self.settings.max_response_bytes,
+                                   deadline)
+        except LateReply as exc:
+            raise self._late(allowed) from exc
         except (anthropic.APIConnectionError, anthropic.APITimeoutError) as exc:
+            if _past(deadline):
+                raise self._late(allowed) from exc
             raise RetryableError(f"Claude unreachable: {exc}", failure_mode="network") from exc
         except anthropic.APIStatusError as exc:
             status = exc.status_code
@@ -275,8 +301,20 @@ class ClaudeCode:
             raise PermanentError(f"Claude refused the request ({status}): {message}",
                                  failure_mode="invalid_request") from exc
         except (httpx2.HTTPError, OSError) as exc:  # a body cut off while it streamed
+            if _past(deadline):
+                raise self._late(allowed) from exc
             raise MalformedReply(f"the answer broke off: {type(exc).__name__}") from exc
         return parse_reply(body)
+
+    def _late(self, allowed: float) -> DeadlineReached | RetryableError:
+        """The run's cap reached mid-answer stops the run (the call is asked again on
+        resume); the settings' own timeout is a call that may be tried again."""
+        left = seconds_left()
+        if left is not None and left <= 0:
+            return DeadlineReached(f"the run's wall-time cap came while the model answered "
+                                   f"({allowed:.0f}s into the call)")
+        return RetryableError(f"Claude's answer took longer than {allowed:.0f}s",
+                              failure_mode="network")
 
     def _upper_bound(self, messages: list[dict[str, Any]]) -> int:
         """Tokens to charge for a request whose answer did not say what it billed: the
@@ -333,6 +371,10 @@ class _Bill:
 
     def cost(self) -> float:
         return round(self.micros / 1_000_000, 9)
+
+
+def _past(deadline: float) -> bool:
+    return time.monotonic() >= deadline
 
 
 def _retry_after(exc: anthropic.APIStatusError) -> float | None:

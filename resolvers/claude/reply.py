@@ -11,10 +11,17 @@ so nothing downstream fails to encode them.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from kernel.protocol.json_depth import too_deep
+
+# A message is an object of content blocks whose tool input is an operation's model: a
+# few levels, never hundreds.
+MAX_ANSWER_DEPTH = 64
 
 
 class MalformedReply(Exception):
@@ -53,17 +60,27 @@ class Reply(BaseModel):
     model: str = ""
 
 
-def read_capped(chunks: Iterable[bytes], limit: int) -> bytes:
-    """The body, or MalformedReply as soon as it passes ``limit`` bytes."""
+class LateReply(Exception):
+    """The answer was still arriving when its deadline came."""
+
+
+def read_capped(chunks: Iterable[bytes], limit: int, deadline: float | None = None) -> bytes:
+    """The body, or MalformedReply as soon as it passes ``limit`` bytes, or LateReply
+    once ``deadline`` (``time.monotonic``) has passed, however steadily bytes arrive."""
     body = bytearray()
     for chunk in chunks:
         body += chunk
         if len(body) > limit:
             raise MalformedReply(f"the answer is larger than {limit:,} bytes")
+        if deadline is not None and time.monotonic() >= deadline:
+            raise LateReply(f"{len(body):,} bytes had arrived")
     return bytes(body)
 
 
 def parse_reply(body: bytes) -> Reply:
+    deep = too_deep(body, MAX_ANSWER_DEPTH)
+    if deep is not None:
+        raise MalformedReply(f"the answer cannot be read: {deep}")
     try:
         data = json.loads(body.decode("utf-8"))
     except UnicodeDecodeError:

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -99,3 +100,35 @@ def test_the_cli_meets_a_bad_model_with_an_exit_code_and_no_traceback(
     assert "Traceback" not in done.stdout + done.stderr
     if code == 3:
         assert "kernel resume" in done.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["deep", "dribble"])
+def test_the_cli_meets_a_deep_or_dribbling_answer_within_its_wall_cap(
+        kind: str, data_dir: Path) -> None:
+    """An answer nested 200,000 deep is a malformed answer (exit 1), not a RecursionError;
+    a server that sends headers and then a byte every 2 s cannot hold ``--max-wall 20``:
+    the run stops near 20 s, resumable (exit 3)."""
+    with messages_server(kind) as (server, _):
+        env = {**os.environ, "KERNEL_DATA_DIR": str(data_dir),
+               "KERNEL_GRAPH_NAME": f"faults-{kind}", "ANTHROPIC_API_KEY": "sk-ant-local-test",
+               "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{server.server_port}",
+               "KERNEL_CLAUDE_RETRY_DELAYS": "[0]", "KERNEL_CLAUDE_SDK_RETRIES": "0"}
+        began = time.monotonic()
+        done = subprocess.run(
+            [sys.executable, "-c", "from kernel.cli.app import main; main()", "solve",
+             "Write a haiku about graph databases", "--proposer", "anthropic",
+             "--max-wall", "20", "--progress", "plain"],
+            env=env, capture_output=True, text=True, timeout=150, check=False)
+        took = time.monotonic() - began
+    said = " ".join((done.stdout + done.stderr).split())
+    assert "Traceback" not in said and "internal error" not in said, said
+    if kind == "deep":
+        assert done.returncode == 1, said
+        assert "nested more than" in said or "INVALID_PROPOSAL" in said, said
+    else:
+        assert done.returncode == 3 and "wall-time cap" in said, said
+        calls = [float(line.rsplit("·", 1)[1].strip(" s")) for line in done.stderr.splitlines()
+                 if "] done " in line]
+        assert calls and max(calls) < 24, done.stderr  # the call ended at the cap
+        assert took < 75, took  # start-up and exit included; unbounded before
