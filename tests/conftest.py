@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import re
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
@@ -95,6 +96,27 @@ def _alone_or_shared(request: pytest.FixtureRequest) -> Iterator[None]:
         finally:
             fcntl.flock(main, fcntl.LOCK_UN)
             fcntl.flock(turnstile, fcntl.LOCK_UN)
+
+
+@pytest.fixture(autouse=True)
+def _stop_servers_left_in_tmp_path(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test that ran ``kernel`` with a data dir under its tmp_path leaves that dir's
+    embedded server running (as a person's would); stopped here, so a suite of such tests
+    does not end with hundreds of servers."""
+    yield
+    if "tmp_path" not in request.fixturenames:
+        return
+    base = str(request.getfixturevalue("tmp_path"))
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:  # the server titles itself "redis-server unixsocket:DIR/falkordb.sock"
+            text = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        found = re.search(r"unixsocket:(\S+)/falkordb\.sock", text)
+        if found and Path(found.group(1)).is_relative_to(base):
+            socket_dir = Path(found.group(1))
+            with contextlib.suppress(Exception):
+                EmbeddedServer(socket_dir).stop()
 
 
 @pytest.fixture(autouse=True)
