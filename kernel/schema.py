@@ -48,11 +48,16 @@ def _drop_unserved_capabilities(store: GraphStore) -> None:
     schema_versions.drop_capabilities(store, ["package_install", "web_search"])
 
 
+def _label_statuses(store: GraphStore) -> None:
+    schema_versions.label_statuses(store)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "boot graph: resolvers, capabilities, human actor", _load_boot_graph),
     Migration(2, "a caption on every node; one resolver cost field", _backfill_captions),
     Migration(3, "codex-tools-0 claims only what its sandbox can do",
               _drop_unserved_capabilities),
+    Migration(4, "status labels on goals and attempts (:Resolved, :Sat, ...)", _label_statuses),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

@@ -8,6 +8,9 @@ MATCH (run:Run {id: $run_id}), (u:Goal {id: $goal_id})
 WHERE run.seq = $seq AND u.status IN $from_states
 SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue, run.queue), u.status = $to, u += $changes
 FOREACH (removal IN $removals | SET u += removal)
+REMOVE u:Resolved:Failed:Parked
+FOREACH (_ IN CASE WHEN u.status = 'resolved' THEN [1] ELSE [] END | SET u:Resolved)
+FOREACH (_ IN CASE WHEN u.status = 'gated' THEN [1] ELSE [] END | SET u:Parked)
 WITH u
 OPTIONAL MATCH (w:Goal)-[:CHILD_OF*1..]->(u)
 WITH u, collect(DISTINCT w) AS subtree
@@ -33,7 +36,8 @@ FOREACH (i IN [i IN range(0, size(subtree) - 1) WHERE cost_left[i] > 0 OR time_l
     SET w.cost_granted = w.cost_granted + cost_left[i],
         w.time_granted = w.time_granted + time_left[i]))
 FOREACH (w IN subtree |
-  SET w.status = 'pending', w.stale = true, w.invalidated_at_seq = $seq
+  SET w.status = 'pending', w.stale = true, w.invalidated_at_seq = $seq, w:Stale
+  REMOVE w:Resolved:Failed:Parked
   FOREACH (removal IN [{output_artifact_id: null}, {verification: null}, {sigma_v: null},
                        {sigma_path: null}] | SET w += removal))
 WITH u, subtree

@@ -25,3 +25,9 @@ def backfill_captions(store: GraphStore) -> None:
 def drop_capabilities(store: GraphStore, tags: list[str]) -> None:
     """Migration 3: capabilities a boot tool claimed but its sandbox cannot serve."""
     store.run("schema/drop_unserved_capabilities", {"tags": tags})
+
+
+def label_statuses(store: GraphStore) -> None:
+    """Migration 4 and the end of an import: goals and attempts take the labels their status
+    and verdict imply (what Neo4j Browser's style colours)."""
+    store.run("schema/status_labels")
