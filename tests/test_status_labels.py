@@ -8,8 +8,11 @@ import io
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from kernel.graph_io import export_graph, import_graph
 from kernel.store import GraphStore
+from kernel.store.ontology import REL_TYPES
 from tests.solve.test_consistency import _run
 
 GOAL_LABELS = {"resolved": "Resolved", "infeasible": "Failed", "gated": "Parked"}
@@ -40,7 +43,7 @@ def _all_labels(found: dict[str, tuple[set[str], set[str]]]) -> list[str]:
 
 def test_commits_keep_status_labels_in_step_and_an_import_restores_them(
         initialised_graph: GraphStore, tmp_path: Path) -> None:
-    kernel, _, outcome = _run(initialised_graph, tmp_path, conflict=True)  # reopens the root
+    _, _, outcome = _run(initialised_graph, tmp_path, conflict=True)  # reopens the root
     assert outcome.status == "resolved"
     found = _labelled(initialised_graph)
     wrong: dict[str, Any] = {k: v for k, v in found.items() if v[0] != v[1]}
@@ -56,3 +59,24 @@ def test_commits_keep_status_labels_in_step_and_an_import_restores_them(
     path.write_text(exported.getvalue())
     import_graph(initialised_graph, path)
     assert _labelled(initialised_graph) == found
+
+
+
+def test_neo4j_knows_every_relationship_type_before_any_edge_of_it(
+        initialised_graph: GraphStore, request: pytest.FixtureRequest) -> None:
+    """A starter query naming a type no edge has yet (COMPOSED_OF before any build) draws
+    no 'relationship type does not exist' warning in the Browser."""
+    if initialised_graph.dialect != "neo4j":
+        pytest.skip("FalkorDB registers types with an index per type")
+    import neo4j
+
+    uri, password = request.getfixturevalue("neo4j_server")
+    assert not initialised_graph.execute_adhoc(
+        "MATCH ()-[r:COMPOSED_OF]->() RETURN count(r) AS n", {}, write=False).rows[0][0]
+    with neo4j.GraphDatabase.driver(uri, auth=("neo4j", password)) as driver, \
+            driver.session(database=getattr(initialised_graph, "database", None)) as session:
+        for rel_type in sorted(REL_TYPES):
+            summary = session.run(f"EXPLAIN MATCH ()-[r:{rel_type}]->() RETURN r").consume()
+            assert not summary.summary_notifications, (rel_type, summary.summary_notifications)
+    assert not initialised_graph.execute_adhoc(
+        "MATCH (n:SchemaInfo {id: 'schema:relationship-types'}) RETURN n", {}, write=False).rows

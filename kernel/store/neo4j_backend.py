@@ -164,7 +164,11 @@ class Neo4jStore(GraphStore):
         self.run("schema/create_unique_id", identifiers={"label": label})
 
     def ensure_relationship_types(self, rel_types: Iterable[str]) -> None:
-        """Nothing to do: Neo4j resolves a relationship type when a statement runs."""
+        """Register every type, so that naming one no edge has yet (COMPOSED_OF before any
+        build) in a query draws no warning; a server before 5.26 (no dynamic types) keeps
+        the warning and works all the same."""
+        with contextlib.suppress(StatementError):
+            self.run("schema/register_relationship_types", {"types": sorted(rel_types)})
 
     def ensure_index(self, label: str, prop: str) -> None:
         self.run("schema/create_range_index", identifiers={"label": label, "prop": prop})
