@@ -38,7 +38,7 @@ DELETE_BATCH = 10_000  # nodes per transaction when emptying the database
 # The kernel's statements find nodes by unique id or an indexed property, so the plan Neo4j
 # makes first is as good on a big graph as on a small one; but on a graph that grows (every
 # new deployment, every benchmark) its statistics keep diverging, and Neo4j would plan each
-# statement again, which costs more than running it (about 10x per step, measured).
+# statement again, which costs more than running it (a step took 3 to 4x as long, measured).
 KEEP_PLANS = "CYPHER replan=skip "
 TRANSIENT_TRIES = 5  # an auto-commit statement the server rolled back (a deadlock) is run again
 
