@@ -2,7 +2,9 @@
 serves, logs in, applies docs/neo4j-browser.grass with `:style` and runs the guide's first
 starter query, on the ingest example's run (a reopened decomposition: at most 40 nodes
 drawn, stale goals unlike live ones) and then on the CSV example's (an UNSAT attempt and
-a SAT one in different fills); no caption is cut. TEST_BROWSER_SHOTS=DIR keeps the
+a SAT one in different fills), then on the flywheel's graph kept by `kernel bench flywheel
+--keep` (its newest tree at most 40 nodes; a retried goal's UNSAT and SAT attempts in
+different fills); no caption is cut. TEST_BROWSER_SHOTS=DIR keeps the
 screenshots there (docs/ holds the guide's)."""
 
 from __future__ import annotations
@@ -64,6 +66,13 @@ def _solve(env: dict[str, str], example: Example) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
 
 
+RETRIED = """// A goal of the flywheel whose first attempt failed, with all its attempts
+MATCH (:Attempt:Unsat)-[:FOR]->(g:Goal)
+WITH g ORDER BY g.id LIMIT 1
+MATCH p = (:Attempt)-[:FOR]->(g)
+RETURN p"""
+
+
 def _fills_of(drawn: list[tuple[str, str]], captions: set[str]) -> set[str]:
     squeezed = {"".join(c.split()) for c in captions}
     return {fill for caption, fill in drawn if "".join(caption.split()) in squeezed}
@@ -118,6 +127,13 @@ def test_the_browser_shows_a_run_in_the_projects_style(
             ingest = draw(_starter_query(), "neo4j-browser-ingest.png")
             _solve(env, examples["csv-cli"])  # one UNSAT attempt, then a SAT one
             csv = draw(_starter_query(), "neo4j-browser-csv.png")
+            kept = subprocess.run(  # the flywheel's forty runs, kept in the same graph
+                [sys.executable, "-c", "from kernel.cli.app import main; main()", "bench",
+                 "flywheel", "--keep", "--json"], env=env, capture_output=True, text=True,
+                timeout=3600, check=False)
+            assert kept.returncode == 0, kept.stderr[-2000:]
+            flywheel = draw(_starter_query(), "neo4j-browser-flywheel.png")
+            retried = draw(RETRIED, "neo4j-browser-flywheel-retry.png")
         except Exception:
             page.screenshot(path=str(shots / "neo4j-browser-failed.png"))
             print(f"screenshot: {shots / 'neo4j-browser-failed.png'}")
@@ -139,9 +155,15 @@ def test_the_browser_shows_a_run_in_the_projects_style(
     assert unsat and sat and not unsat & sat, (unsat, sat)
     assert {SAT_GREEN.lower(), UNSAT_RED.lower(), RESOLVED_BLUE.lower()} <= \
         {fill for _, fill in csv}, csv
+    # the kept flywheel graph: its newest tree, and a goal whose first attempt failed
+    assert 0 < len(flywheel) <= 40, len(flywheel)
+    unsat = {fill for caption, fill in retried if re.search(r"attempt \d+: UNSAT$", caption)}
+    sat = {fill for caption, fill in retried if re.search(r"attempt \d+: SAT$", caption)}
+    assert unsat and sat and not unsat & sat, retried
     stored = {"".join(c.split()) for c in _captions(
         neo4j_store, "MATCH (n) WHERE n.caption IS NOT NULL RETURN n.caption")}
-    cut = [caption for caption, _ in ingest + csv if "".join(caption.split()) not in stored]
+    cut = [caption for caption, _ in ingest + csv + flywheel + retried
+           if "".join(caption.split()) not in stored]
     assert not cut, cut  # each drawn caption is a node's whole caption
     assert (shots / "neo4j-browser-csv.png").stat().st_size > 20_000
     print(f"screenshots: {shots}")
