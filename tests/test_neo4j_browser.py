@@ -68,7 +68,7 @@ def _solve(env: dict[str, str], example: Example) -> None:
 
 RETRIED = """// A goal of the flywheel whose first attempt failed, with all its attempts
 MATCH (:Attempt:Unsat)-[:FOR]->(g:Goal)
-WITH g ORDER BY g.id LIMIT 1
+WITH g ORDER BY g.id DESC LIMIT 1
 MATCH p = (:Attempt)-[:FOR]->(g)
 RETURN p"""
 
