@@ -52,6 +52,10 @@ def _backfill_spend_totals(store: GraphStore) -> None:
     schema_versions.backfill_spend_totals(store)
 
 
+def _label_statuses(store: GraphStore) -> None:
+    schema_versions.label_statuses(store)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "boot graph: resolvers, capabilities, human actor", _load_boot_graph),
     Migration(2, "a caption on every node; one resolver cost field", _backfill_captions),
@@ -59,6 +63,7 @@ MIGRATIONS: tuple[Migration, ...] = (
               _drop_unserved_capabilities),
     Migration(4, "each run's spend split by model, sandbox and tool; each goal's subtree spend",
               _backfill_spend_totals),
+    Migration(5, "status labels on goals and attempts (:Resolved, :Sat, ...)", _label_statuses),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

@@ -1,7 +1,11 @@
 """Neo4j Browser, as a person uses it: headless Chromium opens the Browser the local Neo4j
-serves, logs in, applies docs/neo4j-browser.grass with `:style`, runs the guide's first
-starter query on a run the CSV example made, and the drawn graph shows readable captions
-(the goal's title, each attempt's verdict, spends in USD) in the style's colours."""
+serves, logs in, applies docs/neo4j-browser.grass with `:style` and runs the guide's first
+starter query, on the ingest example's run (a reopened decomposition: at most 40 nodes
+drawn, stale goals unlike live ones) and then on the CSV example's (an UNSAT attempt and
+a SAT one in different fills), then on the flywheel's graph kept by `kernel bench flywheel
+--keep` (its newest tree at most 40 nodes; a retried goal's UNSAT and SAT attempts in
+different fills); no caption is cut. TEST_BROWSER_SHOTS=DIR keeps the
+screenshots there (docs/ holds the guide's)."""
 
 from __future__ import annotations
 
@@ -14,14 +18,13 @@ from pathlib import Path
 
 import pytest
 
+from kernel.bench.examples import EXAMPLES, Example
 from kernel.store import GraphStore
 from tests.conftest import CHECKOUT, TEST_NEO4J, store_env
 from tests.sandbox_support import needs_sandbox
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-GOAL = ("Build a Python CLI tool that reads a CSV file and outputs the top 10 rows sorted by "
-        "a user-specified column")
-ATTEMPT_RED, GOAL_BLUE = "#F16667", "#4C8EDA"
+SAT_GREEN, UNSAT_RED, RESOLVED_BLUE = "#57C785", "#F16667", "#4C8EDA"
 
 pytestmark = [
     pytest.mark.slow, pytest.mark.neo4j, needs_sandbox,
@@ -55,25 +58,45 @@ def _starter_query() -> str:
     return found.group(1)
 
 
+def _solve(env: dict[str, str], example: Example) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", "from kernel.cli.app import main; main()", *example.command(),
+         "--progress", "none"], env=env, capture_output=True, text=True, timeout=900,
+        check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+RETRIED = """// A goal of the flywheel whose first attempt failed, with all its attempts
+MATCH (:Attempt:Unsat)-[:FOR]->(g:Goal)
+WITH g ORDER BY g.id DESC LIMIT 1
+MATCH p = (:Attempt)-[:FOR]->(g)
+RETURN p"""
+
+
+def _fills_of(drawn: list[tuple[str, str]], captions: set[str]) -> set[str]:
+    squeezed = {"".join(c.split()) for c in captions}
+    return {fill for caption, fill in drawn if "".join(caption.split()) in squeezed}
+
+
+def _captions(store: GraphStore, query: str) -> set[str]:
+    return {row[0] for row in store.execute_adhoc(query, {}, write=False).rows}
+
+
 def test_the_browser_shows_a_run_in_the_projects_style(
         neo4j_store: GraphStore, neo4j_server: tuple[str, str], browser_url: str,
         data_dir: Path, tmp_path: Path) -> None:
     from playwright.sync_api import sync_playwright
 
     env = {**os.environ, **store_env(neo4j_store, data_dir)}
-    solved = subprocess.run(
-        [sys.executable, "-c", "from kernel.cli.app import main; main()", "solve", GOAL,
-         "--proposer", "scripted", "--script", str(CHECKOUT / "seeds" / "examples" / "csv-cli.script.yaml"),
-         "--budget", "2", "--time", "600", "--progress", "none"],
-        env=env, capture_output=True, text=True, timeout=600, check=False)
-    assert solved.returncode == 0, solved.stderr[-2000:]
+    examples = {e.name: e for e in EXAMPLES}
+    _solve(env, examples["ingest-pipeline"])  # reopens a decomposition: stale goals
 
     bolt = neo4j_server[0].split("://", 1)[1]
-    shot = tmp_path / "browser.png"
+    shots = Path(os.environ.get("TEST_BROWSER_SHOTS") or tmp_path)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1600, "height": 1100})
         try:
-            page = browser.new_page(viewport={"width": 1600, "height": 1100})
             page.goto(f"{browser_url}?dbms=neo4j://neo4j@{bolt}")
             page.locator("input[data-testid=password]").fill(neo4j_server[1])
             page.locator("button[data-testid=connect]").click()
@@ -84,28 +107,63 @@ def test_the_browser_shows_a_run_in_the_projects_style(
                 page.keyboard.insert_text(command)
                 page.locator("[data-testid=editor-Run]").first.click()
 
+            def draw(query: str, shot: str) -> list[tuple[str, str]]:
+                run(":clear")  # only this query's frame on the page
+                page.wait_for_timeout(1000)
+                run(query)
+                page.wait_for_selector("svg g.node", timeout=60_000)
+                page.wait_for_timeout(3000)  # the layout settles
+                page.screenshot(path=str(shots / shot))
+                nodes = []
+                for node in page.locator("svg g.node").all():
+                    lines = [t.text_content() or "" for t in node.locator("text").all()]
+                    fill = node.locator("circle.b-outline").first.get_attribute("fill") or ""
+                    nodes.append((" ".join(" ".join(lines).split()), fill.lower()))
+                return nodes
+
             run(_style())
-            page.wait_for_selector("text=diameter: 90px", timeout=30_000)  # the style frame
-            run(_starter_query())
-            page.wait_for_selector("svg .node", timeout=60_000)
-            page.wait_for_timeout(3000)  # the layout settles
-            captions = [t.text_content() or "" for t in page.locator("svg .node text").all()]
-            fills = {c.get_attribute("fill") for c in page.locator("svg .node circle.b-outline")
-                     .all()}
-            page.screenshot(path=str(shot))
+            page.wait_for_selector("text=diameter: 130px", timeout=30_000)  # the style frame
+
+            ingest = draw(_starter_query(), "neo4j-browser-ingest.png")
+            _solve(env, examples["csv-cli"])  # one UNSAT attempt, then a SAT one
+            csv = draw(_starter_query(), "neo4j-browser-csv.png")
+            kept = subprocess.run(  # the flywheel's forty runs, kept in the same graph
+                [sys.executable, "-c", "from kernel.cli.app import main; main()", "bench",
+                 "flywheel", "--keep", "--json"], env=env, capture_output=True, text=True,
+                timeout=3600, check=False)
+            assert kept.returncode == 0, kept.stderr[-2000:]
+            flywheel = draw(_starter_query(), "neo4j-browser-flywheel.png")
+            retried = draw(RETRIED, "neo4j-browser-flywheel-retry.png")
         except Exception:
-            page.screenshot(path=str(shot))  # what the page showed when it went wrong
-            print(f"screenshot: {shot}")
+            page.screenshot(path=str(shots / "neo4j-browser-failed.png"))
+            print(f"screenshot: {shots / 'neo4j-browser-failed.png'}")
             raise
         finally:
             browser.close()
 
-    # Captions are drawn as lines of a node's text: join each node's lines back up.
-    drawn = " ".join(" ".join(c.split()) for c in captions)
+    # the ingest run's tree: few enough nodes to read, superseded stages unlike live ones
+    assert 0 < len(ingest) <= 40, len(ingest)
+    stale = _fills_of(ingest, _captions(neo4j_store, "MATCH (g:Goal:Stale) RETURN g.caption"))
+    live = _fills_of(ingest, _captions(
+        neo4j_store, "MATCH (g:Goal) WHERE NOT g:Stale RETURN g.caption"))
+    assert stale and live and not stale & live, (stale, live)
+
+    drawn = " ".join(caption for caption, _ in csv)
     assert "Build a Python CLI tool" in drawn, drawn
-    assert re.search(r"attempt 1: UNSAT", drawn) and re.search(r"attempt 2: SAT", drawn), drawn
-    assert re.search(r"spend \$0\.\d{6}", drawn), drawn
-    assert "allocate $2.000000" in drawn, drawn
-    assert {ATTEMPT_RED.lower(), GOAL_BLUE.lower()} <= {f.lower() for f in fills if f}, fills
-    assert shot.stat().st_size > 50_000
-    print(f"screenshot: {shot}")
+    unsat = {fill for caption, fill in csv if re.search(r"attempt \d+: UNSAT$", caption)}
+    sat = {fill for caption, fill in csv if re.search(r"attempt \d+: SAT$", caption)}
+    assert unsat and sat and not unsat & sat, (unsat, sat)
+    assert {SAT_GREEN.lower(), UNSAT_RED.lower(), RESOLVED_BLUE.lower()} <= \
+        {fill for _, fill in csv}, csv
+    # the kept flywheel graph: its newest tree, and a goal whose first attempt failed
+    assert 0 < len(flywheel) <= 40, len(flywheel)
+    unsat = {fill for caption, fill in retried if re.search(r"attempt \d+: UNSAT$", caption)}
+    sat = {fill for caption, fill in retried if re.search(r"attempt \d+: SAT$", caption)}
+    assert unsat and sat and not unsat & sat, retried
+    stored = {"".join(c.split()) for c in _captions(
+        neo4j_store, "MATCH (n) WHERE n.caption IS NOT NULL RETURN n.caption")}
+    cut = [caption for caption, _ in ingest + csv + flywheel + retried
+           if "".join(caption.split()) not in stored]
+    assert not cut, cut  # each drawn caption is a node's whole caption
+    assert (shots / "neo4j-browser-csv.png").stat().st_size > 20_000
+    print(f"screenshots: {shots}")

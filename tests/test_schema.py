@@ -89,7 +89,7 @@ def test_an_older_boot_graph_stops_claiming_what_the_sandbox_cannot_do(
         "CREATE (r)-[:PROVIDES]->(p:Capability {id: 'capability:package_install', "
         "tag: 'package_install'}) "
         "CREATE (:Resolver {id: 'resolver:pip-0'})-[:PROVIDES]->(p)", {}, write=True)
-    initialised.execute_adhoc("MATCH (m:Migration {version: 3}) DETACH DELETE m", {},
+    initialised.execute_adhoc("MATCH (m:Migration) WHERE m.version >= 3 DETACH DELETE m", {},
                               write=True)
     initialised.run("schema/record_migration", {  # as a kernel that knew only v2 left it
         "id": "migration:0002", "name": MIGRATIONS[1].name, "version": 2,
@@ -128,3 +128,27 @@ def test_processes_opening_one_fresh_graph_at_once_all_get_it(
     assert counts["Resolver"] == 3 and counts["Migration"] == len(MIGRATIONS)
     if store.dialect == "falkordb":  # one at a time: the first brings it forward
         assert sorted(map(len, applied)) == [0, 0, 0, len(MIGRATIONS)]
+
+
+def test_an_older_graph_gets_status_labels(initialised: GraphStore) -> None:
+    """Migration 5: goals and attempts an older kernel wrote take the labels their status
+    and verdict imply, and lose any that no longer hold."""
+    initialised.execute_adhoc(
+        "CREATE (:Goal {id: 'node:done', status: 'resolved'}), "
+        "(:Goal:Resolved {id: 'node:old', status: 'pending', stale: true}), "
+        "(:Goal {id: 'node:stuck', status: 'gated'}), "
+        "(:Attempt {id: 'attempt:ok', verdict: 'SAT'}), (:Attempt {id: 'attempt:no', "
+        "verdict: 'UNSAT'})", {}, write=True)
+    initialised.execute_adhoc("MATCH (m:Migration) WHERE m.version >= 3 DETACH DELETE m", {},
+                              write=True)
+    initialised.run("schema/record_migration", {  # as a kernel that knew only v3 left it
+        "id": "migration:0003", "name": MIGRATIONS[2].name, "version": 3,
+        "applied_at": "2026-01-01T00:00:00+00:00"})
+    assert init_schema(initialised).applied == [m.name for m in MIGRATIONS[3:]]
+    rows = initialised.execute_adhoc(
+        "MATCH (n) WHERE n.id IN ['node:done', 'node:old', 'node:stuck', 'attempt:ok', "
+        "'attempt:no'] RETURN n.id AS id, labels(n) AS labels", {}, write=False).records()
+    assert {r["id"]: sorted(r["labels"]) for r in rows} == {
+        "node:done": ["Goal", "Resolved"], "node:old": ["Goal", "Stale"],
+        "node:stuck": ["Goal", "Parked"], "attempt:ok": ["Attempt", "Sat"],
+        "attempt:no": ["Attempt", "Unsat"]}

@@ -31,6 +31,9 @@ CALL {
       a.failure_mode = chk.failure_mode,
       a.caption = coalesce(a.caption, 'attempt') + ': ' + chk.verdict,
       g.verification = chk.verification, g.sigma_v = chk.sigma_v
+  REMOVE a:Sat:Unsat
+  FOREACH (_ IN CASE WHEN chk.verdict = 'SAT' THEN [1] ELSE [] END | SET a:Sat)
+  FOREACH (_ IN CASE WHEN chk.verdict = 'UNSAT' THEN [1] ELSE [] END | SET a:Unsat)
   FOREACH (_ IN CASE WHEN chk.failure_mode IS NULL THEN [] ELSE [1] END |
     MERGE (f:FailureMode {id: chk.failure_mode})
     ON CREATE SET f.name = chk.failure_slug, f.slug = chk.failure_slug,

@@ -18,6 +18,7 @@ WHERE run.seq = $seq AND g.status = $from
 SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue, run.queue), g.status = $to, g += $changes
 // include: ledger_tip
 FOREACH (removal IN $removals | SET g += removal)
+// include: goal_labels
 // include: store_constraints
 // include: store_artifacts
 // include: open_attempt

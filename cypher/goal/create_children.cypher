@@ -20,6 +20,7 @@ WHERE run.seq = $seq AND (size($entries) = 0 OR coalesce(run.ledger_size, 0) = $
         g.time_allocated + g.time_refunded - g.time_spent - g.time_granted >= $grant.need_time))
 SET run.seq = $seq + size($children), run.proposals = $proposals, run.queue = coalesce($queue, run.queue),
     g.status = coalesce($to, g.status), g += $changes
+// include: goal_labels
 // include: ledger_tip
 // include: store_spend
 WITH *

@@ -14,6 +14,9 @@ MATCH (run:Run {id: $run_id}), (u:Goal {id: $goal_id})
 WHERE run.seq = $seq AND u.status IN $from_states
 SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue, run.queue), u.status = $to, u += $changes
 FOREACH (removal IN $removals | SET u += removal)
+REMOVE u:Resolved:Failed:Parked
+FOREACH (_ IN CASE WHEN u.status = 'resolved' THEN [1] ELSE [] END | SET u:Resolved)
+FOREACH (_ IN CASE WHEN u.status = 'gated' THEN [1] ELSE [] END | SET u:Parked)
 WITH u
 OPTIONAL MATCH (w:Goal)-[:CHILD_OF*1..]->(u)
 WITH u, collect(DISTINCT w) AS subtree
@@ -42,7 +45,7 @@ WITH u, subtree
 OPTIONAL MATCH (u)-[:CHILD_OF*1..]->(a:Goal)
 WHERE a.status = 'resolved'
 WITH u, subtree, collect(DISTINCT a) AS above
-FOREACH (a IN above | SET a.status = 'pending')
+FOREACH (a IN above | SET a.status = 'pending' REMOVE a:Resolved)
 WITH u, subtree, [u.id] + [a IN above | a.id] AS from_ids, [s IN subtree | s.id] AS subtree_ids
 MATCH (x:Goal)
 WHERE x.id IN from_ids
@@ -57,12 +60,14 @@ WITH u, subtree, subtree_ids, redone, collect(DISTINCT w) AS under
 WITH u, size(subtree) AS invalidated, redone,
      subtree + [w IN under WHERE NOT w.id IN subtree_ids] AS stale_now
 FOREACH (w IN stale_now |
-  SET w.status = 'pending', w.stale = true, w.invalidated_at_seq = $seq
+  SET w.status = 'pending', w.stale = true, w.invalidated_at_seq = $seq, w:Stale
+  REMOVE w:Resolved:Failed:Parked
   FOREACH (removal IN [{output_artifact_id: null}, {verification: null}, {sigma_v: null},
                        {sigma_path: null}] | SET w += removal))
 FOREACH (x IN redone |
   SET x.status = 'pending', x.decompositions = 0,
       x.max_attempts = coalesce(x.attempt_count, 0) + 1
+  REMOVE x:Resolved:Failed:Parked
   FOREACH (removal IN [{output_artifact_id: null}, {verification: null}, {sigma_v: null},
                        {sigma_path: null}, {leaf_kind: null}] | SET x += removal))
 WITH u, invalidated, [x IN redone | x.id] AS redone, stale_now + redone AS changed

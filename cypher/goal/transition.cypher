@@ -15,6 +15,7 @@ WHERE run.seq = $seq AND (size($entries) = 0 OR coalesce(run.ledger_size, 0) = $
 SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue, run.queue), g.status = $to, g += $changes
 // include: ledger_tip
 FOREACH (removal IN $removals | SET g += removal)
+// include: goal_labels
 // include: store_artifacts
 // include: open_attempt
 // include: store_spend

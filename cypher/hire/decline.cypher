@@ -6,4 +6,5 @@ WHERE run.seq = $seq AND g.status = $status
 SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue, run.queue), g.status = 'infeasible',
     q.status = 'declined', q.answer = $answer, q.caption = 'declined: ' + q.capability_tag
 FOREACH (removal IN [{awaiting: null}] | SET g += removal)
+// include: goal_labels
 RETURN g.status AS status

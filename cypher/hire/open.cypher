@@ -8,6 +8,7 @@ MATCH (run:Run {id: $run_id}), (g:Goal {id: $goal_id})
 WHERE run.seq = $seq AND g.status = $from
 SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue, run.queue), g.status = $to, g += $changes
 FOREACH (removal IN $removals | SET g += removal)
+// include: goal_labels
 WITH g
 OPTIONAL MATCH (old:CapabilityRequest {capability_tag: $capability_tag})-[:RAISED_FOR]->(g)
 WHERE $supersede AND old.status IN ['requested', 'answered'] AND old.fingerprint <> $fingerprint

@@ -98,17 +98,20 @@ def _core(specs: list[dict[str, Any]]) -> list[ConstraintSpec]:
     return [ConstraintSpec(provenance=Provenance(source="human"), **spec) for spec in specs]
 
 
-def run_experiment(store: GraphStore, folder: Path = EXAMPLE) -> list[PassFigures]:
-    """Both passes, in ``store`` (a graph the caller provides: scratch, normally)."""
+def run_experiment(store: GraphStore, folder: Path = EXAMPLE,
+                   data_dir: Path | None = None) -> list[PassFigures]:
+    """Both passes, in ``store`` (a graph the caller provides: scratch, normally). With
+    ``data_dir`` the runs' artifacts are kept there (a graph kept to explore), otherwise in
+    a temporary directory that goes with the scratch graph."""
     experiment = load_experiment(folder / "goals.yaml")
     script = folder / "script.yaml"
     passes = []
     with tempfile.TemporaryDirectory() as tmp:
-        data_dir = Path(tmp)
         for number in (1, 2):
             figures = PassFigures(number)
             for goal in experiment.goals:
-                _solve_one(store, experiment, folder, goal, script, data_dir, figures)
+                _solve_one(store, experiment, folder, goal, script, data_dir or Path(tmp),
+                           figures)
             passes.append(figures)
     return passes
 

@@ -8,6 +8,7 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
@@ -175,6 +176,10 @@ def kg_bench(
 @app.command("flywheel")
 def flywheel_bench(
     ctx: typer.Context,
+    keep: Annotated[bool, typer.Option(
+        "--keep", help="solve in the graph in use and leave its forty runs there (goals, "
+                       "tools built, failures, HIRE questions and answers) to explore, in "
+                       "Neo4j Browser say (docs/neo4j-browser.md)")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="print the figures as JSON")] = False,
 ) -> None:
     """The flywheel experiment: twenty related goals solved twice in one scratch graph
@@ -182,7 +187,8 @@ def flywheel_bench(
     questions put to a person (seeds/examples/flywheel)."""
     from kernel.bench.flywheel import run_experiment
 
-    passes = _in_scratch(ctx, run_experiment, writes="runs")[0]
+    passes = _kept(ctx, run_experiment) if keep else \
+        _in_scratch(ctx, run_experiment, writes="runs")[0]
     rows = [p.as_dict() for p in passes]
     if as_json:
         typer.echo(json.dumps(rows, indent=1))
@@ -236,6 +242,21 @@ def crash_bench(
                       str(r["identical"])] for r in rows])
     if any(r["failures"] for r in rows):
         raise typer.Exit(1)
+
+
+def _kept(ctx: typer.Context, measure: Callable[[GraphStore, Path, Path], T]) -> T:
+    """Run ``measure`` in the user's own graph and data dir, leaving what it writes."""
+    from kernel.bench.flywheel import EXAMPLE
+    from kernel.schema import init_schema
+    from kernel.store import open_store
+
+    settings = settings_of(ctx)
+    store = open_store(settings)
+    try:
+        init_schema(store)
+        return measure(store, EXAMPLE, settings.target().data_dir or settings.data_dir)
+    finally:
+        store.close()
 
 
 def scratch_database(database: str | None, command_writes: str) -> str:

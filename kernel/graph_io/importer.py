@@ -32,7 +32,7 @@ from kernel.core.artifacts import BlobStore
 from kernel.errors import GraphFileError
 from kernel.graph_io.format import BlobLine
 from kernel.graph_io.validation import BLOCK, validate_file
-from kernel.repositories import graph_export
+from kernel.repositories import graph_export, schema_versions
 from kernel.store.base import GraphStore
 from kernel.store.ontology import vector_for
 
@@ -80,6 +80,7 @@ def import_graph(store: GraphStore, path: Path, window: int = WINDOW, *,
             pending = []
     if pending:
         _write_window(store, path, pending)
+    schema_versions.label_statuses(store)  # export keeps the ontology label only
     _checkpoint(store, checkpoint_id, path, last_line, done=True)
     report = ImportReport(footer.nodes, footer.relationships, resume_after, digest,
                           blobs=footer.blobs or 0, source_schema=summary.header.source_schema)

@@ -30,3 +30,9 @@ def drop_capabilities(store: GraphStore, tags: list[str]) -> None:
 def backfill_spend_totals(store: GraphStore) -> None:
     """Migration 4: each run's spend split by who was paid; each goal's subtree spend."""
     store.run("schema/backfill_spend_totals")
+
+
+def label_statuses(store: GraphStore) -> None:
+    """Migration 5 and the end of an import: goals and attempts take the labels their status
+    and verdict imply (what Neo4j Browser's style colours)."""
+    store.run("schema/status_labels")
