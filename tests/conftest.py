@@ -103,10 +103,11 @@ def _stop_servers_left_in_tmp_path(request: pytest.FixtureRequest) -> Iterator[N
     """A test that ran ``kernel`` with a data dir under its tmp_path leaves that dir's
     embedded server running (as a person's would); stopped here, so a suite of such tests
     does not end with hundreds of servers."""
-    yield
     if "tmp_path" not in request.fixturenames:
+        yield
         return
     base = str(request.getfixturevalue("tmp_path"))
+    yield
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:  # the server titles itself "redis-server unixsocket:DIR/falkordb.sock"
             text = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
