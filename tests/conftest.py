@@ -8,12 +8,18 @@ import contextlib
 import itertools
 import os
 import re
+import tempfile
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
 import hypothesis
 import pytest
+
+# One width whatever runs the suite (a terminal, a pipe, an xdist worker), set before any
+# console is made: output is folded at it, so what a test expects of the CLI's output must
+# not depend on where the suite runs. Tests of narrow terminals set their own.
+os.environ["COLUMNS"] = "200"
 
 from kernel.paths import cypher_dir
 from kernel.schema import init_schema
@@ -180,6 +186,15 @@ def neo4j_test_args(worker: int) -> list[str]:
 
 
 TEST_NEO4J = neo4j_test_args(worker_number())
+
+if "PYTEST_XDIST_WORKER" in os.environ:
+    # Each worker's temporary files apart, its children's included: tests pin the same run
+    # ids (the golden histories), and a run clears its killed sandboxes by run id under
+    # the temp dir, so two workers sharing one would clear each other's live workspaces.
+    _WORKER_TMP = Path(tempfile.gettempdir()) / f"kernel-tests-{os.environ['PYTEST_XDIST_WORKER']}"
+    _WORKER_TMP.mkdir(mode=0o755, exist_ok=True)
+    os.environ["TMPDIR"] = str(_WORKER_TMP)
+    tempfile.tempdir = None  # read TMPDIR again
 
 
 def _local_neo4j() -> tuple[str, str] | str:

@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 
 from kernel.paths import cypher_dir
-from kernel.store.ontology import LABEL_NAMES, REL_TYPE_NAMES
+from kernel.store.ontology import LABEL_NAMES as PRIMARY_LABELS
+from kernel.store.ontology import REL_TYPE_NAMES, STATUS_LABELS
 from kernel.store.vocabulary import Introduced, introduced, outside
 
 STATEMENTS = sorted(cypher_dir().rglob("*.cypher"))
+LABEL_NAMES = PRIMARY_LABELS | STATUS_LABELS
 
 
 def test_every_name_a_statement_can_create_is_in_the_ontology() -> None:

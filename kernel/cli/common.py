@@ -16,8 +16,6 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from kernel.cli.shown import shown
-
 if TYPE_CHECKING:
     from kernel.settings import KernelSettings
     from kernel.store import GraphStore
@@ -168,6 +166,14 @@ def print_table(title: str | None, columns: list[str], rows: list[list[Any]]) ->
     for row in rows:
         table.add_row(*(_cell(v) for v in row))
     out.print(table)
+
+
+def shown(value: object, *, markup: bool = False) -> str:
+    """``kernel.cli.shown.shown``, imported on first use: ``kernel --help`` loads no more
+    than it shows."""
+    from kernel.cli.shown import shown as render
+
+    return render(value, markup=markup)
 
 
 def _cell(value: Any) -> str:

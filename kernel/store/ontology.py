@@ -97,6 +97,12 @@ VECTORS: tuple[VectorSpec, ...] = (
     VectorSpec("FailureMode", "embedding", 384, "failure_mode_embedding"),
 )
 
+# Labels a Goal or an Attempt carries beside its own, kept in step with its status or
+# verdict by the statement that changes it, so that Neo4j Browser's style can colour them.
+# Never exported: an import sets them again from the properties (schema/status_labels).
+STATUS_LABELS: frozenset[str] = frozenset({"Resolved", "Failed", "Parked", "Stale", "Sat",
+                                           "Unsat"})
+
 LABEL_NAMES: frozenset[str] = frozenset(spec.name for spec in LABELS)
 EXPORTED_LABELS: tuple[str, ...] = tuple(sorted(s.name for s in LABELS if s.exported))
 REL_TYPE_NAMES: frozenset[str] = frozenset(REL_TYPES)

@@ -88,7 +88,7 @@ def test_reopening_invalidates_the_subtree_but_keeps_history(tree: GoalTree) -> 
     log.flow(kids[0], "resolved once")
     tree.store.execute_adhoc("MATCH (g:Goal {id: $id}) SET g.status = 'gated'", {"id": root},
                              write=True)
-    assert tree.reopen(root, Status.SELECTING_RESOLVER) == 2
+    assert tree.reopen(root, Status.SELECTING_RESOLVER).invalidated == 2
     assert tree.status(root) == Status.SELECTING_RESOLVER
     for kid in kids:
         goal = tree.get(kid)

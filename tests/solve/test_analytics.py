@@ -138,7 +138,7 @@ def test_every_node_has_the_caption_the_browser_style_shows(initialised_graph: G
     guide = (Path(__file__).parents[2] / "docs" / "neo4j-browser.md").read_text()
     answers = [initialised_graph.execute_adhoc(block, {}, write=False).records()
                for block in re.findall(r"```cypher\n(.*?)```", guide, re.S)]
-    assert all(answers[:4]) and any(r["uses"] for r in answers[2])
+    assert all(answers[:5]) and any(r["uses"] for r in answers[4])
     bookkeeping = initialised_graph.execute_adhoc(
         "MATCH (n) WHERE n:SchemaInfo OR n:Migration RETURN n.caption AS caption", {},
         write=False).records()
