@@ -16,10 +16,11 @@ from pathlib import Path
 import hypothesis
 import pytest
 
-# One width whatever runs the suite (a terminal, a pipe, an xdist worker), set before any
-# console is made: output is folded at it, so what a test expects of the CLI's output must
-# not depend on where the suite runs. Tests of narrow terminals set their own.
-os.environ["COLUMNS"] = "200"
+# One width whatever runs the suite (a terminal, a pipe, an xdist worker): output is
+# folded at it, so what a test expects of the CLI's output must not depend on where the
+# suite runs. No COLUMNS while the consoles are made (one made with it keeps that width
+# for good); each test then gets 200 (below), and tests of narrow terminals set their own.
+os.environ.pop("COLUMNS", None)
 
 from kernel.paths import cypher_dir
 from kernel.schema import init_schema
@@ -134,6 +135,7 @@ def _no_user_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         if name.startswith(("KERNEL_", "NEO4J_")):
             monkeypatch.delenv(name)
     monkeypatch.setenv("KERNEL_AUDIT_READ_CACHE", "1")
+    monkeypatch.setenv("COLUMNS", "200")
 
 
 @pytest.fixture(scope="session")

@@ -118,6 +118,8 @@ def _fan_out_run(store: GraphStore, tmp_path: Path, level: int, budget: float = 
     return solve(kernel, root), proposer
 
 
+@pytest.mark.alone(reason="counts the calls in flight at once: on a loaded machine a call "
+                          "can start after another has ended")
 @pytest.mark.parametrize("level", [1, 4])
 def test_calls_overlap_up_to_the_concurrency_and_no_further(
         store: GraphStore, tmp_path: Path, level: int) -> None:
