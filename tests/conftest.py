@@ -77,8 +77,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 # priority, so a stream of shared holders cannot starve it.
 
 def _lock_file(name: str) -> Path:
-    run = os.environ.get("PYTEST_XDIST_TESTRUNUID", f"pid{os.getpid()}")
-    return Path("/tmp") / f"kernel-tests-{run}.{name}"
+    """One file per test run, shared by its workers (asked for only under xdist)."""
+    return Path("/tmp") / f"kernel-tests-{os.environ['PYTEST_XDIST_TESTRUNUID']}.{name}"
 
 
 @pytest.fixture(autouse=True)
