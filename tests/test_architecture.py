@@ -197,6 +197,7 @@ def _named_statements(path: Path, names: set[str]) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_no_module_outside_the_store_and_the_repositories_names_a_statement() -> None:
     names = _statement_names()
     naming = sorted(
@@ -262,6 +263,7 @@ def _too_complex(source: str, where: str) -> list[str]:
                   for b in _blocks(source) if cc_rank(b.complexity) not in ("A", "B", "C"))
 
 
+@pytest.mark.slow
 def test_no_function_is_more_complex_than_rank_c() -> None:
     """Cyclomatic complexity (radon) of every function, method and closure in the
     packages: one ranking D or worse (above 20) is split before it lands."""

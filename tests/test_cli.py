@@ -318,6 +318,7 @@ def test_ledger_verify_and_export(kernel: Kernel, data_dir: Path, tmp_path: Path
     assert code == 2 and "RUN id or --file" in message
 
 
+@pytest.mark.slow
 def test_solve_replay_and_resume_from_the_cli(kernel: Kernel, tmp_path: Path) -> None:
     from tests.solve import scripts as s
     from tests.solve.test_paths import ESSAY, direct_leaf
@@ -372,12 +373,14 @@ def test_solve_replay_and_resume_from_the_cli(kernel: Kernel, tmp_path: Path) ->
     assert json.loads(kernel("runs", "--json")[1]) == runs  # nothing was stored
 
 
+@pytest.mark.slow
 def test_bench_solve_prints_figures(kernel: Kernel) -> None:
     _, out = kernel("bench", "solve", "--goals", "13")
     assert "scripted run of 13 goals (fan-out 3)" in out
     assert "kernel overhead per dispatch step" in out
 
 
+@pytest.mark.slow
 def test_bench_solve_json_reports_the_store_round_trips_and_writes_of_a_step(
         kernel: Kernel) -> None:
     _, out = kernel("bench", "solve", "--goals", "13", "--json")
@@ -512,6 +515,7 @@ def _main(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
         env={**os.environ, "KERNEL_DATA_DIR": str(tmp_path / "unused"), "COLUMNS": "120"})
 
 
+@pytest.mark.slow
 def test_cli_conventions_version_short_help_words_and_options_after_the_command(
         tmp_path: Path, data_dir: Path) -> None:
     from kernel import __version__

@@ -37,6 +37,7 @@ def kernel(data_dir: Path) -> Iterator[Kernel]:
     k("db", "reset", "--yes")
 
 
+@pytest.mark.slow
 def test_a_run_says_what_it_reused_and_fresh_asks_again(kernel: Kernel,
                                                         tmp_path: Path) -> None:
     script = tmp_path / "note.script.yaml"

@@ -73,6 +73,7 @@ def test_a_mistyped_command_is_named_with_the_nearest_ones() -> None:
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_a_lazily_loaded_group_keeps_its_help_and_options(data_dir: Path) -> None:
     result = CliRunner().invoke(app, ["db", "--help"], env={"COLUMNS": "200"})
     assert result.exit_code == 0 and "Schema and store management." in result.output
@@ -83,6 +84,7 @@ def test_a_lazily_loaded_group_keeps_its_help_and_options(data_dir: Path) -> Non
     assert json.loads(done.stdout)["store"]["backend"].startswith("embedded")
 
 
+@pytest.mark.slow
 def test_the_start_up_bench_times_each_command_beside_its_libraries(data_dir: Path) -> None:
     done = subprocess.run([*KERNEL, "bench", "startup", "--samples", "1", "--solves", "1",
                            "--json"],
@@ -103,6 +105,7 @@ def test_the_start_up_bench_times_each_command_beside_its_libraries(data_dir: Pa
                 if b"kernel-startup-" in _read(p)]
 
 
+@pytest.mark.slow
 def test_the_start_up_bench_stops_on_a_command_that_fails(tmp_path: Path) -> None:
     """A command that fails measures nothing: the bench says which, in one line."""
     data_dir = tmp_path / "data"
@@ -116,6 +119,7 @@ def test_the_start_up_bench_stops_on_a_command_that_fails(tmp_path: Path) -> Non
     assert line.startswith("error: 'kernel status' exited with 2: error: cannot use")
 
 
+@pytest.mark.slow
 def test_a_scripted_solve_never_imports_the_model_sdk(tmp_path: Path) -> None:
     """A run that will never call a model does not pay for the model SDK's import (about
     1.7 s): ``-X importtime`` of the ingest example's scripted solve names no anthropic

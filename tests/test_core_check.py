@@ -47,6 +47,7 @@ def test_prose_and_semantic_constraints_are_left_to_verification() -> None:
     assert check_core(core("logic:tests:all tests pass", "semantic:ux:clear")).problems() == []
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["<=", ">="]), st.integers(-5, 5)), min_size=1,
                 max_size=5))

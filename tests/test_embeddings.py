@@ -14,6 +14,7 @@ from tests import reference_vectors
 from tests.reference_vectors import TEXTS
 
 
+@pytest.mark.slow
 def test_onnx_vectors_match_sentence_transformers_one_at_a_time_and_batched(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Held to sentence-transformers' own vectors for the same texts (short, long past the
@@ -48,6 +49,7 @@ def test_the_reference_is_not_our_own_output_and_would_catch_a_wrong_model() -> 
     assert sum(a * b for a, b in zip(first, shuffled, strict=True)) < 0.9999
 
 
+@pytest.mark.slow
 def test_the_graph_is_built_and_run_without_torch(tmp_path: Path) -> None:
     """The kernel's own path never imports torch: with torch made unimportable, the graph
     is built from the weights and a text is embedded."""

@@ -27,6 +27,7 @@ _values = st.recursive(_scalars, lambda inner: st.one_of(
     st.dictionaries(_keys, inner, max_size=4)), max_leaves=12)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.dictionaries(_keys, _values, max_size=5))
 def test_the_header_is_the_clients(params: dict[str, Any]) -> None:

@@ -58,6 +58,7 @@ def _fill(mount: Path) -> None:
             out.flush()
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_a_full_data_dir_stops_the_run_saying_so_and_resume_finishes_it(
         initialised_graph: GraphStore, small_filesystem: Path, tmp_path: Path) -> None:

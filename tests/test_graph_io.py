@@ -250,6 +250,7 @@ _props = st.dictionaries(st.sampled_from(["a", "b", "caption", "summary", "weigh
                          max_size=4)
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(goals=st.dictionaries(_ids, _props, min_size=1, max_size=12),

@@ -49,6 +49,7 @@ param_texts = st.one_of(
                                            "NaN", "10**29", '{"`": 1}', '{"": 2}']))
 
 
+@pytest.mark.slow
 @EXAMPLES
 @given(value=param_texts)
 def test_no_param_value_is_an_internal_error(initialised: GraphStore, tmp_path: Path,
@@ -75,6 +76,7 @@ STOPPED = {"version": 1, "proposals": [
      "output": {"rationale": "all", "constraint_ids": []}}]}
 
 
+@pytest.mark.slow
 @EXAMPLES
 @given(text=constraint_texts)
 def test_no_constraint_text_is_an_internal_error(initialised: GraphStore, tmp_path: Path,
@@ -115,6 +117,7 @@ def value_script(files: dict[str, str]) -> dict[str, object]:
                                                   "leaf_reason": "one function"}}}}
 
 
+@pytest.mark.slow
 @needs_sandbox
 @settings(max_examples=12, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -173,6 +176,7 @@ def _alias_bomb() -> str:
     return "version: 1\nproposals: []\n" + "\n".join(lines) + "\n"
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("own_server")
 @pytest.mark.parametrize("document", [_alias_bomb(), "version: 1\nproposals: &p [*p]\n",
                                       "version: 1\nproposals: " + "[" * 50_000 + "\n"])

@@ -43,6 +43,7 @@ def _ingest_then_plan(graph: GraphStore, data_dir: Path) -> tuple[dict, str]:
     return solved, plan["id"]
 
 
+@pytest.mark.slow
 def test_a_run_prefix_and_latest_name_what_artifact_show_can_show(
         initialised_graph: GraphStore, data_dir: Path) -> None:
     solved, plan_id = _ingest_then_plan(initialised_graph, data_dir)
@@ -60,6 +61,7 @@ def test_a_run_prefix_and_latest_name_what_artifact_show_can_show(
     assert "no artifact 'ZZZZ' in this graph, nor a run" in said
 
 
+@pytest.mark.slow
 def test_show_takes_a_run_prefix_and_names_ledger_entries_in_plural(
         initialised_graph: GraphStore, data_dir: Path) -> None:
     solved, _ = _ingest_then_plan(initialised_graph, data_dir)
@@ -71,6 +73,7 @@ def test_show_takes_a_run_prefix_and_names_ledger_entries_in_plural(
     assert "matches several ledger entries" in said
 
 
+@pytest.mark.slow
 def test_kernel_runs_at_80_columns_shows_ids_a_command_takes_and_the_spend_split(
         initialised_graph: GraphStore, data_dir: Path) -> None:
     solved, plan_id = _ingest_then_plan(initialised_graph, data_dir)
@@ -86,6 +89,7 @@ def test_kernel_runs_at_80_columns_shows_ids_a_command_takes_and_the_spend_split
     assert "model" in text and "sandbox" in text and "tool" in text
 
 
+@pytest.mark.slow
 def test_a_run_carries_its_spend_split_and_a_goal_its_subtree_spend(
         initialised_graph: GraphStore, data_dir: Path) -> None:
     solved, _ = _ingest_then_plan(initialised_graph, data_dir)
@@ -129,6 +133,7 @@ def test_a_run_carries_its_spend_split_and_a_goal_its_subtree_spend(
     assert json.loads(_cli(initialised_graph, data_dir, "tree", run_id, "--json")) == tree
 
 
+@pytest.mark.slow
 def test_the_sandbox_charge_is_a_setting_the_run_records(
         initialised_graph: GraphStore, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from kernel.protocol import ResolveRequest

@@ -82,6 +82,7 @@ def test_the_second_pass_learns_from_the_first(flywheel: Flywheel) -> None:
     assert not set(second["asked"]) & set(first["asked"])  # no question asked twice
 
 
+@pytest.mark.slow
 def test_similar_goals_share_history_and_dissimilar_ones_do_not(flywheel: Flywheel) -> None:
     run = _runs(flywheel.store, TOP_ROWS)[0]
     pattern = _pattern(flywheel.store, run)
@@ -92,6 +93,7 @@ def test_similar_goals_share_history_and_dissimilar_ones_do_not(flywheel: Flywhe
     assert flywheel.history.patterns.similar(TOP_ROWS, (("semantic", "writing"),)) == []
 
 
+@pytest.mark.slow
 def test_the_boot_queries_answer_from_the_graph(flywheel: Flywheel) -> None:
     history = flywheel.history
     pattern = _pattern(flywheel.store, _runs(flywheel.store, TOP_ROWS)[0])
@@ -123,6 +125,7 @@ def test_the_boot_queries_answer_from_the_graph(flywheel: Flywheel) -> None:
     assert tool["q_executability"] > 0.9 and tool["q_completeness"] > 0.85
 
 
+@pytest.mark.slow
 def test_the_prompt_block_is_the_graph_content_recorded_with_its_proposal(
         flywheel: Flywheel) -> None:
     store = flywheel.store
@@ -149,6 +152,7 @@ def test_the_prompt_block_is_the_graph_content_recorded_with_its_proposal(
     assert cut.endswith("more lines not shown\n[END RESOLUTION HISTORY]")
 
 
+@pytest.mark.slow
 def test_learned_routing_skips_the_ranking_call_and_the_failing_resolver(
         flywheel: Flywheel) -> None:
     store = flywheel.store
@@ -169,6 +173,7 @@ def test_learned_routing_skips_the_ranking_call_and_the_failing_resolver(
     assert {o["resolver_id"] for o in route["resolver_outcomes"]} >= {"resolver:claude-code-0"}
 
 
+@pytest.mark.slow
 def test_a_run_that_used_earlier_history_replays_identically(flywheel: Flywheel) -> None:
     """The replay's scratch graph has none of the earlier runs: the recorded history is
     served from the ledger, so every decision comes out the same."""
@@ -188,6 +193,7 @@ ORDER BY attempts DESC
 """
 
 
+@pytest.mark.slow
 def test_provenance_answers_which_proposer_failed_how_in_one_statement(
         flywheel: Flywheel) -> None:
     """The statement docs/knowledge-graph.md shows, with the kind as a parameter."""

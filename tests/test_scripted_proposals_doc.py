@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from kernel.protocol.reference import BEGIN, END, operations_markdown, rewrite
 from kernel.store import GraphStore
 from tests.sandbox_support import needs_sandbox
@@ -33,6 +35,7 @@ def test_regenerating_the_reference_leaves_one_section_however_many_end_markers(
     assert doc.read_text() == f"intro\n{operations_markdown()}\noutro\n"
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_the_example_runs_as_the_doc_says(data_dir: Path, tmp_path: Path) -> None:
     text = DOC.read_text()

@@ -94,6 +94,7 @@ def _export(store: GraphStore, data_dir: Path | None) -> str:
     return buffer.getvalue()
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_a_seeded_deployment_shows_every_artifact_renders_plans_and_reuses_built_tools(
         initialised_graph: GraphStore, tmp_path: Path,
@@ -141,6 +142,7 @@ def test_a_seeded_deployment_shows_every_artifact_renders_plans_and_reuses_built
     assert "hire" not in ops and len(graph.run("goal/tree", {"run_id": kernel2.run.run_id})) == 1
 
 
+@pytest.mark.slow
 @needs_sandbox
 @pytest.mark.neo4j
 def test_an_embedded_export_seeds_neo4j_and_comes_back_byte_identical(
@@ -242,6 +244,7 @@ def test_a_file_from_a_newer_schema_is_refused(initialised: GraphStore, tmp_path
         seed_graph(initialised, path)
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_the_csv_example_saved_from_the_store_passes_its_tests_outside_the_kernel(
         initialised_graph: GraphStore, data_dir: Path, tmp_path: Path) -> None:

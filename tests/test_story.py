@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from kernel.cli.app import app
@@ -70,6 +71,7 @@ def test_the_log_shows_each_attempt_its_failed_check_and_the_feedback(
     assert code == 2 and "no node 'nothing:here'" in message
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_the_log_of_a_failed_then_fixed_run_is_what_the_ledger_paid(
         initialised_graph: GraphStore, tmp_path: Path, data_dir: Path) -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from kernel.protocol import HireAnswer, ToolDefinition
 from kernel.repositories.requests import list_requests, record_answer
 from kernel.solve.dispatch import solve
@@ -99,6 +101,7 @@ def test_a_request_names_similar_ones_and_how_they_were_answered(
     assert {r["id"] for r in list_requests(initialised_graph)} == {asked, waiting}
 
 
+@pytest.mark.slow
 def test_at_80_columns_the_tool_and_request_tables_show_ids_their_commands_take(
         initialised_graph: GraphStore, data_dir: Path) -> None:
     from typer.testing import CliRunner

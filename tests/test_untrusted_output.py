@@ -59,6 +59,7 @@ def _hostile_script(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_model_text_reaches_every_command_visible(initialised: GraphStore, tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch,
@@ -166,6 +167,7 @@ def test_a_file_name_that_hides_text_or_collides_is_refused(names: list[str],
     assert len(found) == 1 and wanted in found[0], found
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_names_that_hide_text_or_collide_fail_the_attempt(initialised: GraphStore,
                                                           tmp_path: Path,

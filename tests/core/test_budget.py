@@ -134,6 +134,7 @@ calls = st.lists(st.tuples(st.integers(0, 2), st.integers(0, 3_000_000), st.inte
                            st.floats(0, 1)), min_size=1, max_size=25)
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(sequence=calls)

@@ -69,6 +69,7 @@ def test_a_created_goal_reads_back_field_for_field(run: Run) -> None:
     _same(GoalNode.model_validate(raw), raw)
 
 
+@pytest.mark.slow
 def test_every_goal_of_a_run_that_reopens_reads_back_field_for_field(
         initialised_graph: GraphStore, tmp_path: Path) -> None:
     kernel, _, outcome = _run(initialised_graph, tmp_path, conflict=True)

@@ -149,6 +149,7 @@ def _lifecycle_dir(data_dir) -> None:
     _DATA_DIR[:] = [data_dir]
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("_lifecycle_dir")
 class TestGoalLifecycle(GoalLifecycle.TestCase):  # type: ignore[name-defined]
     pass

@@ -419,6 +419,7 @@ def _every_generated_plan_passes_and_every_corruption_fails_its_assertion(doc: D
         assert expected in failed, (corruption.__name__, expected, failed)
 
 
+@pytest.mark.slow
 def test_every_generated_plan_passes_and_every_corruption_fails_its_assertion() -> None:
     """Over generated plans, each passes every assertion and each corruption fails the
     one it breaks; and the generator reaches every corruption (its examples are

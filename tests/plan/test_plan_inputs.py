@@ -29,6 +29,7 @@ def _kernel(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
                                "KERNEL_GRAPH_NAME": f"plan-inputs-{uuid.uuid4().hex[:8]}"})
 
 
+@pytest.mark.slow
 def test_the_docs_script_plans_a_wall_on_each_branch_and_checks_clean(
         tmp_path: Path, data_dir: Path) -> None:
     plan = tmp_path / "plan.json"
@@ -73,6 +74,7 @@ def test_a_mistake_in_a_plan_script_is_bad_input(tmp_path: Path, data_dir: Path,
     assert done.stdout == ""  # nothing planned, nothing paid for
 
 
+@pytest.mark.slow
 def test_plan_takes_progress_like_solve(data_dir: Path) -> None:
     done = _kernel(data_dir, "plan", "--proposer", "scripted", "--script", str(SCRIPT),
                    "--progress", "json", "--json")

@@ -138,6 +138,7 @@ def test_every_task_title_of_a_wide_plan_is_whole_and_inside_the_window(
         assert shown["boxWidth"] >= 0.85 * NODE_W, shown
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_the_report_renders_with_the_critical_path_drawn(initialised_graph: GraphStore,
                                                          tmp_path: Path) -> None:
@@ -238,6 +239,7 @@ def _migration_plan(tmp_path: Path, data_dir: Path) -> dict[str, Any]:
     return doc
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_a_tight_plan_on_two_branches_reads_true_in_the_browser(tmp_path: Path,
                                                                  data_dir: Path) -> None:

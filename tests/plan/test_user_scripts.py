@@ -118,6 +118,7 @@ def approaches(draw: st.DrawFn, task: PlanTask, constraint_ids: list[str]) -> li
     return found
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(dags(), st.integers(1, 150), st.integers(1, 60), st.booleans(),
        st.lists(st.integers(0, 8), max_size=2), st.data())

@@ -138,6 +138,7 @@ def _check_contract(request: ResolveRequest, prompt: str) -> None:
     assert "$" not in re.sub(r"\$\d", "", prompt.replace("$$", "")), "a placeholder was left"
 
 
+@pytest.mark.slow
 @needs_sandbox
 @pytest.mark.parametrize("name", ["csv-cli", "ingest-pipeline", "intake", "flywheel",
                                   "momentum-strategy", "two-step-plan"])

@@ -69,6 +69,7 @@ def _tunnel_threads() -> int:
     return sum(1 for t in threading.enumerate() if t.daemon and t.is_alive())
 
 
+@pytest.mark.slow
 def test_tunnels_to_a_host_that_never_speaks_leave_no_thread(tmp_path: Path,
                                                                silent_host: int) -> None:
     """Tunnels opened and closed by the client for a while: the threads they hold never

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from kernel.cli.app import app
@@ -27,6 +28,7 @@ def _analytics(data_dir: Path, graph: GraphStore, *args: str) -> list | dict:
     return json.loads(result.output)
 
 
+@pytest.mark.slow
 def test_every_analytics_query_answers_from_real_runs(initialised_graph: GraphStore,
                                                      tmp_path: Path, data_dir: Path) -> None:
     kernel, root = _start(initialised_graph, tmp_path, "Summarise the sales CSV",
@@ -93,6 +95,7 @@ def test_analytics_filters_are_checked_before_anything_runs(initialised_graph: G
         assert isinstance(result.exception, ConfigError) and said in str(result.exception)
 
 
+@pytest.mark.slow
 def test_every_node_has_the_caption_the_browser_style_shows(initialised_graph: GraphStore,
                                                             tmp_path: Path) -> None:
     import io

@@ -54,6 +54,7 @@ def _asked(graph: GraphStore, run_id: str) -> list[str]:
             if e.kind == "proposal" and "reused" not in e.data()]
 
 
+@pytest.mark.slow
 @needs_sandbox
 @pytest.mark.alone(reason="its verdicts come from the CSV CLI's tests in the sandbox, one of "
                           "which failed once while other workers loaded the machine")
@@ -91,6 +92,7 @@ def test_an_edited_script_is_asked_again_and_fresh_asks_everything_again(
     assert _asked(initialised_graph, fresh_run) == _asked(initialised_graph, first_run)
 
 
+@pytest.mark.slow
 def test_calls_in_flight_start_none_an_earlier_answer_serves(
         store: GraphStore, data_dir: Path, tmp_path: Path) -> None:
     """A tree of eight leaves side by side, solved twice with four calls in flight: the

@@ -61,6 +61,7 @@ def _run(graph: GraphStore, tmp_path: Path, assembled: list[str]) -> tuple[Any, 
     return kernel, solve(kernel, root)
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_an_assembly_that_breaks_the_root_s_tests_does_not_resolve(
         initialised_graph: GraphStore, tmp_path: Path) -> None:
@@ -74,6 +75,7 @@ def test_an_assembly_that_breaks_the_root_s_tests_does_not_resolve(
     assert kernel.tree.get(outcome.root_id).final_artifact_id is None
 
 
+@pytest.mark.slow
 @needs_sandbox
 @pytest.mark.parametrize("first", ["", "   \n\n"])
 def test_an_empty_or_broken_assembly_is_asked_again_with_its_trace(

@@ -109,6 +109,7 @@ def _decisions(kernel: Any, name: str) -> list[dict[str, Any]]:
     return [d for d in details if d["decision"] == name]
 
 
+@pytest.mark.slow
 def test_parts_that_together_break_a_total_reopen_the_goal(initialised_graph: GraphStore,
                                                             tmp_path: Path,
                                                             data_dir: Path) -> None:
@@ -185,6 +186,7 @@ def test_part_totals_match_an_independent_computation(values: list[float]) -> No
                                                                 len(values))
 
 
+@pytest.mark.slow
 def test_the_shipped_pipeline_example_runs_from_the_cli(initialised_graph: GraphStore,
                                                         data_dir: Path) -> None:
     from typer.testing import CliRunner

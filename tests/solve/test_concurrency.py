@@ -74,6 +74,7 @@ def test_the_benchmark_trees_commit_the_same_at_every_concurrency(initialised: G
     assert len(same) == len(TREES)
 
 
+@pytest.mark.slow
 def test_the_critical_path_of_a_fan_out_is_one_leaf_and_of_a_chain_every_call(
         initialised: GraphStore) -> None:
     fan_out, chain = TREES[0], TREES[1]
@@ -118,6 +119,7 @@ def _fan_out_run(store: GraphStore, tmp_path: Path, level: int, budget: float = 
     return solve(kernel, root), proposer
 
 
+@pytest.mark.slow
 @pytest.mark.alone(reason="counts the calls in flight at once: on a loaded machine a call "
                           "can start after another has ended")
 @pytest.mark.parametrize("level", [1, 4])
@@ -130,6 +132,7 @@ def test_calls_overlap_up_to_the_concurrency_and_no_further(
     assert outcome.calls_unused == 0
 
 
+@pytest.mark.slow
 def test_a_budget_that_runs_out_among_calls_in_flight_is_refused_the_same_at_every_level(
         store: GraphStore, tmp_path: Path) -> None:
     """Each leaf's resolve costs more than its share, so leaves draw on the root while
@@ -162,6 +165,7 @@ class _Slow:
         return Resolution(output={}, cost_usd=0.25, seconds=0.1)
 
 
+@pytest.mark.slow
 def test_a_call_started_ahead_and_not_used_is_told_with_its_cost() -> None:
     calls = Calls(2)
     request = ResolveRequest(operation="resolve", goal_id="goal:a")
@@ -208,6 +212,7 @@ def test_a_rate_limit_met_by_one_call_holds_every_call_of_the_run() -> None:
     ([], {"KERNEL_CONCURRENCY": "0"}, "KERNEL_CONCURRENCY"),
     ([], {"KERNEL_MAX_CALLS": "many"}, "KERNEL_MAX_CALLS must be a whole number"),
 ])
+@pytest.mark.slow
 def test_a_concurrency_that_cannot_be_is_a_one_line_error_and_nothing_runs(
         args: list[str], env: dict[str, str], said: str, tmp_path: Path) -> None:
     done = subprocess.run(
@@ -222,6 +227,7 @@ def test_a_concurrency_that_cannot_be_is_a_one_line_error_and_nothing_runs(
     assert "started" not in done.stdout
 
 
+@pytest.mark.slow
 def test_the_progress_lines_show_several_goals_calls_out_at_once(
         store: GraphStore, tmp_path: Path) -> None:
     lines = io.StringIO()

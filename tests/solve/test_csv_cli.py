@@ -43,6 +43,7 @@ def workspaces() -> Path:
     shutil.rmtree(root, ignore_errors=True)
 
 
+@pytest.mark.slow
 def test_the_csv_cli_example_resolves_with_real_verification(
         initialised_graph: GraphStore, tmp_path: Path, workspaces: Path) -> None:
     proposer = ScriptedProposer.from_file(seeds_dir() / "examples" / "csv-cli.script.yaml")
@@ -101,6 +102,7 @@ def test_the_csv_cli_example_resolves_with_real_verification(
     assert spent["cost_spent"] == 12_000 + 50_000 * 2 + 10_000 * 2 + 10_000 + 20_000
 
 
+@pytest.mark.slow
 def test_without_bubblewrap_the_run_stops_resumable_and_blames_nothing_on_the_goal(
         initialised_graph: GraphStore, tmp_path: Path, workspaces: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -127,6 +129,7 @@ def test_without_bubblewrap_the_run_stops_resumable_and_blames_nothing_on_the_go
     assert [a.verdict for a in kernel.attempts.of_goal(root)] == ["UNSAT", "SAT"]
 
 
+@pytest.mark.slow
 def test_the_test_counts_are_facts_the_kernel_measured(
         initialised_graph: GraphStore, tmp_path: Path, workspaces: Path) -> None:
     none_failed = ConstraintSpec(type="logic", domain="software", title="no test fails",
@@ -144,6 +147,7 @@ def test_the_test_counts_are_facts_the_kernel_measured(
         (False, 1.0, {"tests_failed": 1.0}), (True, 1.0, {"tests_failed": 0.0})]
 
 
+@pytest.mark.slow
 def test_a_test_name_the_output_lacks_is_named_as_the_cause_of_the_refusal(
         initialised_graph: GraphStore, tmp_path: Path, workspaces: Path) -> None:
     """The constraint names a test no output defines; the script has feedback for one

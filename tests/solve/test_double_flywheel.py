@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from kernel.core.envelopes import ConstraintSpec, Provenance
 from kernel.core.ledger import load_entries
 from kernel.solve.dispatch import solve
@@ -53,6 +55,7 @@ def _pass(graph: GraphStore, tmp_path: Path, fresh: bool = False
     return runs, asked, reused
 
 
+@pytest.mark.slow
 def test_eight_related_goals_twice_cost_the_second_pass_a_fraction_of_the_calls(
         initialised_graph: GraphStore, tmp_path: Path, data_dir: Path) -> None:
     first_runs, first, _ = _pass(initialised_graph, tmp_path)

@@ -96,6 +96,7 @@ def _edges(graph: GraphStore, resolver_id: str) -> set[tuple[str, str]]:
     return {(r["type"], r["to_id"]) for r in rows}
 
 
+@pytest.mark.slow
 def test_build_registers_a_tool_and_a_later_goal_finds_it(initialised_graph: GraphStore,
                                                            tmp_path: Path) -> None:
     kernel, root = _start(initialised_graph, tmp_path, "Summarise the sales CSV",
@@ -212,6 +213,7 @@ def _thermal_entries(goal: str) -> list[dict]:
     ]
 
 
+@pytest.mark.slow
 def test_hire_parks_is_answered_from_the_cli_and_is_never_asked_again(
         initialised_graph: GraphStore, tmp_path: Path, data_dir: Path) -> None:
     script = s.write(tmp_path / "thermal.yaml", _thermal_entries("measure the*"))

@@ -77,6 +77,7 @@ def _intake_entries(graph: GraphStore, run_id: str) -> list[Any]:
             if e.operation in ("extract_goal", "intake")]
 
 
+@pytest.mark.slow
 def test_a_vague_goal_is_asked_about_then_confirmed_and_solved(
         initialised_graph: GraphStore, tmp_path: Path, data_dir: Path) -> None:
     script = _script(tmp_path / "vague.yaml", [
@@ -139,6 +140,7 @@ def test_a_redundant_core_constraint_is_pointed_out_once(
                 if e.operation == "intake"]) == 2
 
 
+@pytest.mark.slow
 def test_a_headless_intake_parks_and_resumes_after_the_answer(
         initialised_graph: GraphStore, tmp_path: Path, data_dir: Path) -> None:
     script = _script(tmp_path / "headless.yaml", [
@@ -196,6 +198,7 @@ def test_a_rejected_goal_is_refused_and_nothing_more_is_paid(
     assert operations == ["extract_goal", "intake"]
 
 
+@pytest.mark.slow
 def test_the_dialogue_in_a_terminal_refuses_a_contradiction_naming_its_unsat_core(
         initialised_graph: GraphStore, tmp_path: Path, data_dir: Path) -> None:
     """``kernel solve --interactive`` through a pty, answered as a person types."""

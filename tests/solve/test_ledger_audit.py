@@ -46,6 +46,7 @@ def _write(store: GraphStore, text: str, **params: object) -> None:
     store.execute_adhoc(text, params, write=True)
 
 
+@pytest.mark.slow
 def test_an_untouched_run_is_what_its_ledger_implies(solved) -> None:  # type: ignore[no-untyped-def]
     settings, _, run_id = solved
     result = replay(settings, run_id)
@@ -68,6 +69,7 @@ TAMPERINGS: dict[str, tuple[Callable[[GraphStore, str], None], str]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change", sorted(TAMPERINGS))
 def test_a_changed_committed_state_is_named(solved, change: str) -> None:  # type: ignore[no-untyped-def]
     settings, store, run_id = solved
@@ -78,6 +80,7 @@ def test_a_changed_committed_state_is_named(solved, change: str) -> None:  # typ
     assert any(expected in d for d in result.differences), result.differences
 
 
+@pytest.mark.slow
 def test_a_truncated_tail_is_caught(solved) -> None:  # type: ignore[no-untyped-def]
     settings, store, run_id = solved
     _, size, entries = load_entries(store, run_id)

@@ -82,6 +82,7 @@ def test_a_part_totals_the_rows_its_dependency_produced(initialised_graph: Graph
     assert "north,3" in totals  # the sibling's rows, by content, not an id
 
 
+@pytest.mark.slow
 def test_a_dependent_gets_what_a_decomposed_dependency_ships(initialised_graph: GraphStore,
                                                              tmp_path: Path,
                                                              data_dir: Path) -> None:
@@ -112,6 +113,7 @@ def test_a_dependent_gets_what_a_decomposed_dependency_ships(initialised_graph: 
     assert result.divergence is None and result.identical, result
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_an_assembly_that_writes_no_tests_keeps_every_part_s_tests_and_files(
         initialised_graph: GraphStore, tmp_path: Path) -> None:
@@ -219,6 +221,7 @@ SCENARIOS = {
 }
 
 
+@pytest.mark.slow
 @needs_sandbox
 @pytest.mark.parametrize(("operation", "name", "scenario"), ABLATIONS)
 def test_a_prompt_without_its_input_makes_the_scenario_fail(
@@ -238,6 +241,7 @@ def test_a_prompt_without_its_input_makes_the_scenario_fail(
         SCENARIOS[scenario](initialised_graph, tmp_path)  # type: ignore[operator]
 
 
+@pytest.mark.slow
 def test_a_tree_of_about_a_fifth_of_a_dollar_resolves_within_a_budget_of_0_6(
         initialised_graph: GraphStore, tmp_path: Path, data_dir: Path) -> None:
     """Estimates from the answers seen so far, not from max_tokens: about $0.21 of real

@@ -164,6 +164,7 @@ def test_low_path_confidence_gates_and_backtracks(initialised_graph: GraphStore,
     assert outcome.sigma_system == pytest.approx(0.95 * 0.9)
 
 
+@pytest.mark.slow
 def test_a_replay_reaches_the_same_summary_hash(initialised_graph: GraphStore, tmp_path: Path,
                                                 data_dir: Path) -> None:
     kernel, root = _start(initialised_graph, tmp_path, PLAN, plan_entries())
@@ -198,6 +199,7 @@ def test_an_arithmetic_core_constraint_is_decided_by_z3(
         assert check.detail["violated_by"] == {"cost_usd": 0.06}
 
 
+@pytest.mark.slow
 def test_backtracking_has_a_budget(initialised_graph: GraphStore, tmp_path: Path) -> None:
     part = "launch part*"
     entries = [
@@ -223,6 +225,7 @@ def test_backtracking_has_a_budget(initialised_graph: GraphStore, tmp_path: Path
     assert kernel.tree.get(root).reopened == 3
 
 
+@pytest.mark.slow
 def test_a_child_can_ask_its_parent_to_rescope(initialised_graph: GraphStore,
                                                tmp_path: Path) -> None:
     entries = [
@@ -261,6 +264,7 @@ class _Overestimating(ScriptedProposer):
         return Estimate(cost_usd=cost.cost_usd * 10, seconds=cost.seconds)
 
 
+@pytest.mark.slow
 def test_a_replay_draws_the_grants_the_recorded_estimates_drew(
         initialised_graph: GraphStore, tmp_path: Path, data_dir: Path) -> None:
     script = s.write(tmp_path / "script.yaml", plan_entries())

@@ -71,6 +71,7 @@ def test_the_live_view_moves_while_the_sandbox_works(data_dir: Path, tmp_path: P
     assert "resolved" in text
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_a_piped_run_reports_progress_on_stderr(data_dir: Path, tmp_path: Path) -> None:
     script = scripts.slow_test(tmp_path / "slow.yaml", "test_wait.py", SLEEP_SECONDS)

@@ -51,6 +51,7 @@ def test_at_boot_the_kernel_can_build_and_says_so_before_it_builds(
     assert outlook["expected_cost_usd"] == kernel.config.build_min_usd
 
 
+@pytest.mark.slow
 def test_what_earlier_builds_cost_decides_that_a_build_is_unaffordable(
         initialised_graph: GraphStore, tmp_path: Path, data_dir: Path) -> None:
     first, root = _start(initialised_graph, tmp_path, "Summarise the sales CSV",

@@ -110,6 +110,7 @@ def test_a_suggestion_violating_a_core_constraint_is_rejected_with_its_trace(
         [("alice", "rejected", ["words <= 50"])] * 2
 
 
+@pytest.mark.slow
 def test_a_passing_suggestion_competes_and_the_author_does_not_decide(
         initialised_graph: GraphStore, tmp_path: Path, data_dir: Path) -> None:
     """The same two contents, offered once as (model, person) and once swapped: the same
@@ -165,6 +166,7 @@ def test_two_passing_candidates_are_ranked_by_sigma_then_history_never_by_author
     assert rank([failing, below, low, proven, high], 0.7) == [high, proven, low, below, failing]
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(st.text(min_size=1, max_size=8), st.booleans(),
                           st.floats(0, 1), st.integers(0, 5)), min_size=1, max_size=6),
@@ -296,6 +298,7 @@ def test_a_run_killed_while_weighing_resumes_to_the_same_state(
                 store.drop_all()
 
 
+@pytest.mark.slow
 def test_the_shipped_suggestion_example_chooses_the_clean_note(
         initialised_graph: GraphStore, data_dir: Path, tmp_path: Path) -> None:
     from kernel.paths import seeds_dir
@@ -317,6 +320,7 @@ def test_the_shipped_suggestion_example_chooses_the_clean_note(
     assert [(c["from"]["label"], c["to"]["label"]) for c in chose] == [("Attempt", "Artifact")]
 
 
+@pytest.mark.slow
 def test_a_run_stopped_after_the_weighing_reads_the_winner_s_verification_back(
         initialised_graph: GraphStore, tmp_path: Path, data_dir: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
