@@ -18,6 +18,7 @@ from kernel.store.base import GraphStore
 from resolvers.claude.adapter import render_prompt
 from resolvers.sandbox.runner import default_workspace_root
 from resolvers.scripted import ScriptedProposer
+from tests.sandbox_support import needs_sandbox
 from tests.solve import scripts as s
 from tests.starting import start
 
@@ -160,3 +161,62 @@ def test_a_decomposition_that_gives_a_constraint_to_two_parts_is_refused_by_name
     said = " ".join(str(e.data()) for e in entries if e.kind == "refusal")
     assert "is answered for more than once (by middle, side)" in said, said
     assert BUDGET.with_id().id in said
+
+
+COUNT = "def count_words(text):\n    return len(text.split())\n"
+COUNT_TEST = "from main import count_words\n\n\ndef test_counts():\n    assert count_words('a  b') == 2\n"
+
+
+def _middle_left_to_the_whole(tmp_path: Path, assembly: dict[str, Any]) -> ScriptedProposer:
+    """Root -> (middle, side); the middle layer has a test constraint of its own, and its
+    decomposition leaves it to the whole: only the assembly can meet it."""
+    not_leaf = {"is_leaf": False, "leaf_kind": None, "leaf_reason": "parts"}
+    code = {"artifact_type": "code", "format": "python", "content": "VALUE = 1\n"}
+    middle = s.decompose("part middle", [("deep", "part deep", 1),
+                                         ("shallow", "part shallow", 1)], [])
+    middle["output"]["assembly_answers_for"] = ["counts words"]
+    script = s.write(tmp_path / "script.yaml", [
+        {"operation": "identify_constraints", "goal": "part middle", "output": {
+            "constraints": [{"type": "logic", "domain": "software", "title": "counts words",
+                             "explicit": True, "payload": {"check": "test",
+                                                           "tests": ["test_counts"]}}]}},
+        {"operation": "resolve", "goal": "part middle", "output": {
+            **code, "content": COUNT, "tests": {"test_main.py": COUNT_TEST}}},
+        {"operation": "classify_leaf", "goal": GOAL, "output": not_leaf},
+        {"operation": "classify_leaf", "goal": "part middle", "output": not_leaf},
+        {"operation": "decompose", "goal": GOAL, "output": {
+            "rationale": "two parts", "children": [_child("middle"), _child("side")]}},
+        middle, s.consistent(GOAL),
+        {"operation": "assemble", "goal": GOAL, "repeat": True, "output": assembly},
+    ], fallback={
+        "identify_constraints": {"output": {"constraints": []}},
+        "resolve": {"output": code},
+        "classify_leaf": {"output": {"is_leaf": True, "leaf_kind": "atomic",
+                                     "leaf_reason": "small"}},
+    })
+    return ScriptedProposer.from_file(script)
+
+
+@needs_sandbox
+def test_a_middle_layer_s_test_left_to_the_whole_is_run_on_the_assembled_deliverable(
+        initialised_graph: GraphStore, tmp_path: Path) -> None:
+    bare = _middle_left_to_the_whole(tmp_path, {"content": "VALUE = 1\n", "format": "python"})
+    kernel, root = start(initialised_graph, GOAL, [], 3.0, 600, bare, tmp_path,
+                         default_workspace_root())
+    outcome = solve(kernel, root)
+    assert outcome.status == "infeasible", outcome
+    entries = load_entries(initialised_graph, kernel.run.run_id)[2]
+    refusal = [e.data() for e in entries if e.kind == "refusal"][-1]
+    assert refusal["reasons"] == ["ASSEMBLY_VIOLATES_CONSTRAINTS"]
+    assert "test_counts" in refusal["detail"] and "MISSING" in refusal["detail"]
+
+
+@needs_sandbox
+def test_an_assembly_that_meets_a_middle_layer_s_test_resolves(
+        initialised_graph: GraphStore, tmp_path: Path) -> None:
+    whole = _middle_left_to_the_whole(tmp_path, {
+        "content": "VALUE = 1\n\n\n" + COUNT, "format": "python",
+        "tests": {"test_whole.py": COUNT_TEST}})
+    kernel, root = start(initialised_graph, GOAL, [], 3.0, 600, whole, tmp_path,
+                         default_workspace_root())
+    assert solve(kernel, root).status == "resolved"
