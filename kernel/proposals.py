@@ -477,7 +477,8 @@ def reused_in(entries: list[LedgerEntry]) -> list[dict[str, Any]]:
 
 def _validated(operation: Operation[Out], request: ResolveRequest, entry: LedgerEntry,
                replayed: bool) -> Proposal[Out] | FailedProposal:
-    """The entry's response checked against the operation's output model."""
+    """The entry's response checked against the operation's output model, then against
+    its request (a decomposition that leaves a constraint unanswered is refused)."""
     response = entry.data()["response"]
     failure = response.get("error")
     if failure is None:
@@ -487,6 +488,12 @@ def _validated(operation: Operation[Out], request: ResolveRequest, entry: Ledger
             failure = {"message": f"{request.operation}: the proposal does not validate: "
                                   f"{exc.errors()[0]['msg']}",
                        "failure_mode": "invalid_output", "output_produced": True}
+        else:
+            refused = operation.problems(request, output)
+            if refused:
+                failure = {"message": f"{request.operation}: the proposal is refused: "
+                                      + "; ".join(refused),
+                           "failure_mode": "invalid_output", "output_produced": True}
     cost, seconds = float(response["cost_usd"]), float(response["seconds"])
     if failure is not None:
         return FailedProposal(failure=failure, cost_usd=cost, seconds=seconds,

@@ -43,6 +43,7 @@ from kernel.protocol import (
     NoProposalError,
     Resolution,
     ResolveRequest,
+    coverage,
 )
 from kernel.protocol.intake_models import IntakeAnswer, is_intake_question
 from kernel.user_files import load_yaml, read_user_text
@@ -295,6 +296,11 @@ class ScriptedProposer:
         return Estimate(cost_usd=entry.cost_usd, seconds=entry.seconds)
 
     def propose(self, request: ResolveRequest, occurrence: int) -> Resolution:
+        """The entry's output; a decomposition's logic constraints it names nowhere are
+        left to the assembly (scripts written before parts answered for constraints)."""
         entry = self._entry(request, occurrence)
-        return Resolution(output=entry.output, cost_usd=entry.cost_usd, seconds=entry.seconds,
+        output = entry.output
+        if request.operation == "decompose":
+            output = coverage.left_to_the_whole(request.constraints, output)
+        return Resolution(output=output, cost_usd=entry.cost_usd, seconds=entry.seconds,
                           metadata={"source": self.source, "occurrence": occurrence})

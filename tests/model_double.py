@@ -138,8 +138,82 @@ def _function(prompt: str, name: str) -> Answer:
                                       f"    {check}\n"}}
 
 
+# -- the sales report scenario: the root's tests, answered for by its parts --------------
+SALES = {  # function -> (code, the assertion its test makes)
+    "parse_rows": ("def parse_rows(text):\n    pairs = [line.split(',') for line in "
+                   "text.splitlines()]\n    return [(c, int(a)) for c, a in pairs]\n",
+                   "assert parse_rows('a,1\\nb,2') == [('a', 1), ('b', 2)]"),
+    "totals_per_category": ("def totals_per_category(rows):\n    totals = {}\n"
+                            "    for category, amount in rows:\n"
+                            "        totals[category] = totals.get(category, 0) + amount\n"
+                            "    return totals\n",
+                            "assert totals_per_category([('a', 1), ('b', 2), ('a', 3)]) == "
+                            "{'a': 4, 'b': 2}"),
+    "report_sorted": ("def report_sorted(totals):\n    return [c for c, _ in sorted("
+                      "totals.items(), key=lambda kv: -kv[1])]\n",
+                      "assert report_sorted({'a': 4, 'b': 2, 'c': 9}) == ['c', 'a', 'b']"),
+}
+# each part's goal, the function whose work it does, and the name it gives that function
+# when nothing it is shown names it
+SALES_PARTS = {"read the category rows": ("parse_rows", "read_rows"),
+               "sum the amounts per category": ("totals_per_category", "sum_amounts"),
+               "rank the categories by total": ("report_sorted", "rank_categories")}
+SALES_KEYS = {"parse_rows": "rows", "totals_per_category": "sums", "report_sorted": "ranking"}
+
+
+def _sales_code(functions: list[tuple[str, str, str]]) -> Answer:
+    """Code and one test file: (function as named, the function whose work it does, test)."""
+    code = "\n\n".join(SALES[work][0].replace(work, name) for name, work, _ in functions)
+    names = ", ".join(name for name, _, _ in functions)
+    tests = "".join(f"\n\ndef {test}():\n    {SALES[work][1].replace(work, name)}\n"
+                    for name, work, test in functions)
+    return {"artifact_type": "code", "format": "python", "content": code,
+            "tests": {"test_main.py": f"from main import {names}\n{tests}"}}
+
+
+def _sales_root(prompt: str) -> Answer:
+    """The whole report in one module: a function and a test per constraint shown."""
+    shown = re.findall(r"\] ([a-z_]+)\(.*\"tests\": \[\"([a-z_0-9]+)\"",
+                       section(prompt, "Constraints the output must satisfy"))
+    return _sales_code([(name, name, test) for name, test in shown if name in SALES])
+
+
+def _sales_part(prompt: str, goal: str) -> Answer:
+    """The part's function, named as the constraints it answers for name it, with the
+    tests they require; without them, named from its goal, with a test of its own."""
+    work, invented = next(v for k, v in SALES_PARTS.items() if k in goal)
+    owed = re.split(r"^relies_on:", section(prompt, "Inherited from the goals above"),
+                    flags=re.M)[0]
+    named = re.findall(r"title: ([a-z_]+)\(", owed)
+    tests = re.findall(r"define the tests ([a-z_0-9]+) in", owed)
+    if named and tests:
+        return _sales_code([(named[0], work, tests[0])])
+    return _sales_code([(invented, work, "test_it")])
+
+
+def _sales_decomposition(prompt: str) -> Answer:
+    """A part per function; each constraint naming one is given to that part, any other
+    logic constraint to the whole."""
+    shown = re.findall(r"^- (constraint:[0-9a-z]+) \[(\w+)/[^\]]*\] ([a-z_]+)",
+                       section(prompt, "Constraints"), flags=re.M)
+    owed = {key: [cid for cid, _, name in shown if SALES_KEYS.get(name) == key]
+            for key in SALES_KEYS.values()}
+    rest = [cid for cid, kind, name in shown if name not in SALES_KEYS and kind == "logic"]
+    described = {"rows": "Read the category rows", "sums": "Sum the amounts per category",
+                 "ranking": "Rank the categories by total"}
+    return {"children": [{**_child(key, text, text.lower()), "answers_for": owed[key]}
+                         for key, text in described.items()],
+            "dependencies": [{"child": "sums", "depends_on": "rows"},
+                             {"child": "ranking", "depends_on": "sums"}],
+            "assembly_answers_for": rest, "rationale": "a function each"}
+
+
 def resolve(prompt: str) -> Answer:
     goal = section(prompt, "Goal").lower()
+    if goal.startswith("build the category sales report"):
+        return _sales_root(prompt)
+    if any(part in goal for part in SALES_PARTS):
+        return _sales_part(prompt, goal)
     one = re.match(r"write the python function ([a-z_]+)", goal)
     if one and one.group(1) in FUNCTIONS:
         return _function(prompt, one.group(1))
@@ -185,7 +259,7 @@ def classify_leaf(prompt: str) -> Answer:
     if not output:  # nothing to judge from: it cannot be called done
         return {"is_leaf": False, "leaf_kind": None, "leaf_reason": "no output was shown"}
     if goal.startswith(("report the total", "publish the price list", "write the python functions",
-                        "build the product catalog")):
+                        "build the product catalog", "build the category sales report")):
         return {"is_leaf": False, "leaf_kind": None, "leaf_reason": "two stages of work"}
     return {"is_leaf": True, "leaf_kind": "atomic", "leaf_reason": "one bounded output"}
 
@@ -197,6 +271,8 @@ def _child(key: str, description: str, summary: str) -> Answer:
 
 def decompose(prompt: str) -> Answer:
     goal = section(prompt, "Goal").lower()
+    if goal.startswith("build the category sales report"):
+        return _sales_decomposition(prompt)
     if goal.startswith("publish the price list"):
         return {"children": [
             _child("catalog", "Build the product catalog: its codes and how to read them",
@@ -357,7 +433,10 @@ class _Handler(QuietHandler):
     def do_POST(self) -> None:
         request = self.read_request()
         tool = request["tool_choice"]["name"]
-        prompt = request["messages"][-1]["content"]
+        turn = request["messages"][-1]["content"]
+        if isinstance(turn, list):  # a repair turn: the double answers its prompt again
+            self.server.repairs.append((tool, str(turn[0].get("content"))))
+        prompt = request["messages"][0]["content"]
         self.server.prompts.append((tool, prompt))
         answer = HANDLERS[tool](prompt)
         body = json.dumps({
@@ -374,6 +453,7 @@ class _Handler(QuietHandler):
 class DoubleServer(ThreadingHTTPServer):
     daemon_threads = True
     prompts: list[tuple[str, str]]
+    repairs: list[tuple[str, str]]  # (tool, what the repair turn said was wrong)
 
     def prompts_for(self, tool: str) -> list[str]:
         return [p for t, p in self.prompts if t == tool]
@@ -386,6 +466,7 @@ def model_double(settings: ClaudeSettings | None = None,
     through the real SDK."""
     server = DoubleServer(("127.0.0.1", 0), _Handler)
     server.prompts = []
+    server.repairs = []
     with local_client(server, max_retries=0, timeout=30) as client:
         adapter = ClaudeCode(settings or ClaudeSettings(), client=client)
         yield server, ClaudeProposer(adapter, delays=(0.0,))

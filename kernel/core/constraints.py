@@ -14,7 +14,9 @@ from kernel.core.state_machine import Status, check_transition
 from kernel.store.base import GraphStore
 
 # coupling: added at a lowest common ancestor by a global conflict; always selected there.
-ROLES = ("core", "eligible", "selected", "inherited", "resolved", "coupling")
+# owed: an inherited constraint the goal answers for (its parent's decomposition gave it
+# to this part); always selected.
+ROLES = ("core", "eligible", "selected", "inherited", "resolved", "coupling", "owed")
 # Budget-class domains say little about how to solve a goal, so the signature omits them.
 SIGNATURE_EXCLUDED_DOMAINS = frozenset({"cost", "schedule"})
 
@@ -82,6 +84,15 @@ class ConstraintEngine:
         included): assumed true below, so never eligible again there."""
         return [r["id"] for r in self.store.run("constraint/ancestors_resolved",
                                                 {"goal_id": goal_id})]
+
+    def answered_by(self, goal_id: str) -> tuple[str, dict[str, list[tuple[str, str]]]]:
+        """The parent's summary, and each of its selected constraints with the live parts
+        (id, summary) its decomposition gave it to (none: the whole answers for it);
+        ('', {}) for a root."""
+        rows = self.store.run("constraint/answered_by", {"goal_id": goal_id})
+        parts = {r["id"]: [(str(i), str(s)) for i, s in r["parts"] if i is not None]
+                 for r in rows}
+        return (str(rows[0]["parent"]) if rows else ""), parts
 
     def set_role(self, run: Run, goal_id: str, role: str, ids: Iterable[str],
                  from_status: Status, to_status: Status,

@@ -63,6 +63,9 @@ class GoalSpec:
     purpose: str = "solve"  # "build": the goal builds a tool for its parent
     builds_capability: str | None = None
     intake: bool = False  # the root starts with step 1, the intake dialogue
+    # the parent's constraints this part answers for (its decomposition said so): always
+    # selected, so the part is verified against them
+    owed: tuple[str, ...] = ()
 
 
 class GoalTree:
@@ -93,9 +96,10 @@ class GoalTree:
                         inherited_ids: Iterable[str] = (),
                         decomposed: Decomposed | None = None) -> list[str]:
         """Create a decomposition's children, given as (decomposition key, spec), with the
-        constraints they inherit, in one commit; their ids in the order given (those of
-        ``child_ids``). With ``decomposed``, that commit is the whole decomposition: the
-        children's dependencies and budgets and the parent's move."""
+        constraints they inherit and those each answers for, in one commit; their ids in
+        the order given (those of ``child_ids``). With ``decomposed``, that commit is the
+        whole decomposition: the children's dependencies and budgets and the parent's
+        move."""
         roles = [{"id": cid, "role": "inherited"} for cid in sorted(set(inherited_ids))]
         # only the parent's plain spend, log lines and entries ride: the children take
         # seq numbers (an attempt, artifacts or a move would be a commit of their own)
@@ -108,8 +112,9 @@ class GoalTree:
             if goal_id in granted:
                 props["cost_allocated"] = granted[goal_id]["cost"]
                 props["time_allocated"] = granted[goal_id]["time"]
+            owed = [{"id": cid, "role": "owed"} for cid in sorted(set(spec.owed))]
             rows.append({"props": {k: v for k, v in props.items() if v is not None},
-                         "roles": roles})
+                         "roles": roles + owed})
         if not rows:
             return ids
         params: dict[str, Any] = {"goal_id": parent.id, "children": rows, "edges": [],

@@ -8,11 +8,13 @@ answers through; a scripted proposer stands in for the model on exactly these.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from kernel.protocol import coverage
 from kernel.protocol import plan_models as plan
 from kernel.protocol import solve_models as solve
 from kernel.protocol.hire_models import HireAnswer
@@ -33,11 +35,18 @@ class Operation(Generic[Out]):
     # The prompt contract: the payload keys the step must give and the prompt shows, each
     # under its own name ($key in the template). None: no prompt (sandbox, person).
     inputs: tuple[str, ...] | None = None
+    # What refuses an answer that validates but does not fit its request (the problems,
+    # each naming what is wrong; a model's repair turn gets them). None: nothing does.
+    refusals: Callable[[ResolveRequest, Any], list[str]] | None = None
 
     def __post_init__(self) -> None:
         clash = set(self.inputs or ()) & set(STANDARD_INPUTS)
         if clash:
             raise ValueError(f"{self.name}: {sorted(clash)} are every prompt's own inputs")
+
+    def problems(self, request: ResolveRequest, answer: Any) -> list[str]:
+        """Why a validated ``answer`` to ``request`` is refused (empty: it is not)."""
+        return self.refusals(request, answer) if self.refusals is not None else []
 
     def request(self, goal_id: str, **fields: Any) -> ResolveRequest:
         """A request for this operation on one goal; a model operation's payload must be
@@ -63,13 +72,15 @@ SELECT_CONSTRAINTS = Operation("select_constraints", solve.SelectedConstraints,
 RANK_RESOLVERS = Operation("rank_resolvers", solve.ResolverRanking, "record_tool_plan",
                            "Record the tool plan and the candidates' scores.", ("candidates",))
 RESOLVE = Operation("resolve", solve.ResolutionOutput, "record_output", "Record the output.",
-                    ("inputs", "sandbox"))
+                    ("inputs", "sandbox", "inherited"))
 VERIFY_SEMANTIC = Operation("verify_semantic", solve.SemanticVerification, "record_judgments",
                             "Record one judgment per semantic constraint.", ("output",))
 DECOMPOSE = Operation("decompose", solve.Decomposition, "record_decomposition",
-                      "Record the children and their dependencies.", ("output",))
+                      "Record the children, their dependencies and which part answers for "
+                      "each of the goal's constraints.", ("output", "inherited"),
+                      refusals=coverage.problems)
 CLASSIFY_LEAF = Operation("classify_leaf", solve.LeafClassification, "record_leaf",
-                          "Record whether the goal is a leaf.", ("output",))
+                          "Record whether the goal is a leaf.", ("output", "inherited"))
 GENERATE_FEEDBACK = Operation("generate_feedback", solve.Feedback, "record_feedback",
                               "Record the diagnosis and fixes.",
                               ("output", "violations", "history"))

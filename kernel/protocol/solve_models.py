@@ -103,6 +103,9 @@ class ProposedChild(_Out):
     goal_summary: str = Field(description="a short name; script entries match it by glob")
     modality: Modality = Field(default="text", description="what the part produces")
     relative_complexity: float = Field(gt=0, description="its share of the budget, relative")
+    answers_for: list[str] = Field(default_factory=list, description=(
+        "the goal's constraints (ids or exact titles) this part answers for: it is verified "
+        "against them and defines the tests they name"))
 
 
 class Dependency(_Out):
@@ -115,6 +118,10 @@ class Decomposition(_Out):
     dependencies: list[Dependency] = Field(
         default_factory=list, description="which part needs which part's output first")
     rationale: str = Field(description="why this split")
+    assembly_answers_for: list[str] = Field(default_factory=list, description=(
+        "the goal's constraints (ids or exact titles) no single part answers for: the whole "
+        "does (the assembly, or the parts added up). Every logic constraint of the goal is "
+        "named exactly once, here or in one part's answers_for"))
 
 
 class LeafClassification(_Out):

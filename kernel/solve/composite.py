@@ -58,7 +58,7 @@ def subtree_facts(k: Kernel, goal: GoalNode) -> tuple[dict[str, float], dict[str
     """The facts above, and for each metric some leaves report and others do not, the
     leaves that leave it out (it then has no total)."""
     rows = goals.subtree_parts(k.store, goal.id)
-    live = _live_solution(rows, goal.id)
+    live = live_solution(rows, goal.id)
     parents = {r["parent_id"] for r in rows if r["id"] in live}
     leaves = [r for r in rows if r["id"] in live - parents - {goal.id}]
     metrics = {r["id"]: _metrics(k, r["output_artifact_id"]) for r in leaves}
@@ -71,7 +71,7 @@ def subtree_facts(k: Kernel, goal: GoalNode) -> tuple[dict[str, float], dict[str
     return facts, {n: ids for n, ids in missing.items() if ids}
 
 
-def _live_solution(rows: Sequence[Mapping[str, Any]], goal_id: str) -> set[str]:
+def live_solution(rows: Sequence[Mapping[str, Any]], goal_id: str) -> set[str]:
     """Ids of the goal and its live descendants that are not build subgoals or below one."""
     children: dict[str, list[Mapping[str, Any]]] = {}
     for row in rows:

@@ -80,3 +80,57 @@ def sandbox_contract(policy: Constitution, constraints: list[Constraint],
         lines.append(f"- Decided exactly over the metrics: {'; '.join(metrics)}.")
     return "\n".join(lines)
 
+
+
+def inherited_view(k: Kernel, goal: GoalNode) -> dict[str, Any] | None:
+    """The constraints of the goals above that a part works under: those it answers for
+    (its parent's decomposition gave them to it, and it is verified against them) with
+    what each requires of its output, and those it may rely on, with who answers for
+    each (another part, the whole, or a goal further up). None for a root."""
+    roles = k.constraints.roles(goal.id)
+    owed = set(roles["owed"])
+    shown = set(roles["inherited"]) | owed
+    if not shown:
+        return None
+    parent, answered = k.constraints.answered_by(goal.id)
+    view: dict[str, Any] = {}
+    constraints = k.constraints.get_many(shown)
+    answers_for = [{**_constraint_line(c), "requires": _requires(c, own=True),
+                    "from": parent} for c in constraints if c.id in owed]
+    relies_on = [{**_constraint_line(c), "requires": _requires(c, own=False),
+                  "answered_by": _answered_by(answered.get(c.id), goal.id)}
+                 for c in constraints if c.id not in owed]
+    if answers_for:
+        view["answers_for"] = answers_for
+    if relies_on:
+        view["relies_on"] = relies_on
+    return view
+
+
+def _constraint_line(c: Constraint) -> dict[str, Any]:
+    return {"constraint": c.id, "title": c.title, "type": f"{c.type.value}/{c.domain}"}
+
+
+def _requires(c: Constraint, own: bool) -> str:
+    """What a constraint asks of an output, in the terms its check uses."""
+    method = method_of(c)
+    if method == "tests":
+        tests = [str(t) for t in c.payload.get("tests", [])]
+        named = ", ".join(tests) if tests else "every test"
+        return (f"define the tests {named} in this output's tests; they must pass" if own
+                else f"the tests {named} pass")
+    if method == "z3":
+        return f"{c.payload.get('expr')} (decided exactly over the metrics)"
+    if method == "contract":
+        return "a tool that passes the static check and defines run"
+    rubric = c.payload.get("rubric")
+    return f"judged: {rubric}" if rubric else f"judged: {c.title}"
+
+
+def _answered_by(parts: list[tuple[str, str]] | None, goal_id: str) -> str:
+    if parts is None:
+        return "a goal further up the tree"
+    others = [summary for part_id, summary in parts if part_id != goal_id]
+    if others:
+        return "another part: " + ", ".join(others)
+    return "the whole: the assembly, or the parts added up"

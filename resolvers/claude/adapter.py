@@ -240,7 +240,7 @@ class ClaudeCode:
             if reply.usage is not None:
                 self.largest_answer[request.operation] = max(
                     self.largest_answer.get(request.operation, 0), reply.usage.output_tokens)
-            block, output, errors = self._parse(reply, operation)
+            block, output, errors = self._parse(reply, operation, request)
             if not errors and output is not None:
                 return Resolution(
                     output=output.model_dump(mode="json"), cost_usd=bill.cost(),
@@ -322,7 +322,11 @@ class ClaudeCode:
         return (len(self.system) + len(json.dumps(messages))) // 3 + self.settings.max_tokens
 
     @staticmethod
-    def _parse(reply: Reply, operation: Operation[Any]) -> tuple[Block | None, BaseModel | None, str]:
+    def _parse(reply: Reply, operation: Operation[Any], request: ResolveRequest,
+               ) -> tuple[Block | None, BaseModel | None, str]:
+        """The tool call, its validated answer, and what is wrong with it ('' if nothing):
+        a schema error, or a problem the operation refuses the answer for (a
+        decomposition's coverage of the goal's constraints)."""
         block = next((b for b in reply.content
                       if b.type == "tool_use" and b.name == operation.tool), None)
         if reply.stop_reason == "max_tokens":
@@ -330,10 +334,14 @@ class ClaudeCode:
         if block is None:
             return None, None, f"no call to the {operation.tool} tool"
         try:
-            return block, operation.output.model_validate(block.input), ""
+            output = operation.output.model_validate(block.input)
         except ValidationError as exc:
-            return block, None, "; ".join(
+            return block, None, "the arguments did not match the schema: " + "; ".join(
                 f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:5])
+        refused = operation.problems(request, output)
+        if refused:
+            return block, None, "the answer was refused: " + "; ".join(refused)
+        return block, output, ""
 
     @staticmethod
     def _repair_turn(reply: Reply, block: Block | None, errors: str) -> list[dict[str, Any]]:
@@ -344,8 +352,8 @@ class ClaudeCode:
                                 "content": f"Answer by calling the tool. Problem: {errors}"}]
         return [assistant, {"role": "user", "content": [{
             "type": "tool_result", "tool_use_id": block.id, "is_error": True,
-            "content": f"The arguments did not match the schema: {errors}. Call the tool "
-                       "again with corrected arguments."}]}]
+            "content": f"{errors[:1].upper()}{errors[1:]}. Call the tool again with "
+                       "corrected arguments."}]}]
 
 class _Bill:
     """The tokens of every request of one operation, priced."""

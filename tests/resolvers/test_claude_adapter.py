@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import httpx
 import pytest
 
 from kernel.core.envelopes import ConstraintSpec, Provenance
@@ -135,3 +136,45 @@ def test_real_model_requests_fail_loudly_in_tests() -> None:
     assert adapter.ALLOW_MODEL_REQUESTS is False
     with pytest.raises(RealModelRequestError):
         ClaudeCode(ClaudeSettings())
+
+
+BUDGET = ConstraintSpec(type="logic", domain="cost", title="costs at most $5",
+                        payload={"check": "arith", "expr": "cost_usd <= 5"},
+                        provenance=Provenance(source="human")).with_id()
+DECOMPOSE = ResolveRequest(operation="decompose", goal_id="node:1",
+                           goal_description="Write the field guide", constraints=[BUDGET],
+                           payload={"goal_summary": "field guide", "output": None,
+                                    "inherited": None})
+
+
+def _decomposition(answers_for: list[str]) -> httpx.Response:
+    plan = {"children": [{"key": "a", "goal_description": "part a", "goal_summary": "a",
+                          "relative_complexity": 1, "answers_for": answers_for}],
+            "rationale": "one part"}
+    return httpx.Response(200, json={
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-opus-5",
+        "stop_reason": "tool_use", "usage": {"input_tokens": 100, "output_tokens": 50},
+        "content": [{"type": "tool_use", "id": "toolu_dec", "name": "record_decomposition",
+                     "input": plan}]})
+
+
+def test_a_decomposition_leaving_a_constraint_unanswered_gets_a_repair_turn_naming_it() -> None:
+    with mocked_claude() as (router, client):
+        route = router.post(MESSAGES_URL).mock(side_effect=[
+            _decomposition([]), _decomposition([BUDGET.title])])
+        result = ClaudeCode(ClaudeSettings(), client).resolve(DECOMPOSE)
+    assert route.call_count == 2 and result.metadata["repaired"] is True
+    feedback = json.loads(route.calls[1].request.content)["messages"][2]["content"][0]
+    assert feedback["is_error"] is True and feedback["tool_use_id"] == "toolu_dec"
+    assert feedback["content"].startswith("The answer was refused: nothing answers for "
+                                          f"{BUDGET.id} ('costs at most $5')")
+    assert result.output["children"][0]["answers_for"] == [BUDGET.title]
+
+
+def test_a_decomposition_that_stays_unanswered_is_refused_with_the_names() -> None:
+    with mocked_claude() as (router, client):
+        router.post(MESSAGES_URL).mock(return_value=_decomposition(["cheap"]))
+        with pytest.raises(PermanentError, match=f"nothing answers for {BUDGET.id}") as info:
+            ClaudeCode(ClaudeSettings(), client).resolve(DECOMPOSE)
+    assert "'cheap', which is none of the goal's constraints" in str(info.value)
+    assert info.value.failure_mode == "invalid_output"

@@ -17,6 +17,7 @@ from kernel.artifact_files import artifact_files, load_artifact, save_files
 from kernel.core.envelopes import ConstraintSpec, Provenance
 from kernel.core.ledger import load_entries, verify_chain
 from kernel.plan.session import plan_goal
+from kernel.protocol import coverage
 from kernel.protocol.intake_models import IntakeAnswer
 from kernel.protocol.solve_models import ResolutionOutput
 from kernel.solve.dispatch import solve
@@ -24,6 +25,7 @@ from kernel.solve.session import replay
 from kernel.store.base import GraphStore
 from resolvers.claude import adapter
 from resolvers.sandbox.runner import default_workspace_root
+from tests import model_double as model_double_module
 from tests.conftest import store_settings
 from tests.model_double import (
     DIGIT_CODES,
@@ -211,6 +213,7 @@ ABLATIONS = [
     ("resolve", "inputs", "parts"), ("assemble", "parts", "parts"),
     ("resolve", "feedback", "words"), ("plan_tasks", "planned_constraints", "plan"),
     ("extract_goal", "clarifications", "intake"), ("extract_goal", "intent_classes", "intake"),
+    ("resolve", "inherited", "sales"), ("decompose", "constraints", "sales"),
 ]
 SCENARIOS = {
     "code": test_code_with_a_wrong_first_attempt_is_fixed_from_the_failure_in_the_prompt,
@@ -218,6 +221,7 @@ SCENARIOS = {
     "words": test_a_word_limit_is_decided_on_the_words_the_kernel_counts,
     "plan": test_a_plan_estimates_the_metrics_its_constraints_name,
     "intake": test_intake_asks_then_commits_to_the_goal_the_answer_made_clear,
+    "sales": lambda graph, tmp_path: _sales_resolves(graph, tmp_path),  # defined below
 }
 
 
@@ -259,3 +263,100 @@ def test_a_tree_of_about_a_fifth_of_a_dollar_resolves_within_a_budget_of_0_6(
     result = replay(store_settings(initialised_graph, data_dir), run_id)
     assert result.divergence is None and result.identical, result
 
+
+
+SALES_GOAL = ("Build the category sales report: read the rows, sum each category and rank "
+              "them")
+SALES_TESTS = {"parse_rows(text) gives the (category, amount) pairs": "test_parses_rows",
+               "totals_per_category(rows) sums each category": "test_totals_per_category",
+               "report_sorted(totals) lists the categories largest first": "test_report_sorted"}
+
+
+def _sales_report(graph: GraphStore, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """The root has three tests; the double splits it into a part per function."""
+    with model_double() as (server, proposer):
+        kernel, root = start(graph, SALES_GOAL, [_core(title, {"check": "test", "tests": [test]})
+                                                 for title, test in SALES_TESTS.items()],
+                             3.0, 900, proposer, tmp_path, default_workspace_root())
+        outcome = solve(kernel, root)
+    return server, kernel, outcome
+
+
+@needs_sandbox
+def test_parts_answer_for_the_root_s_tests_so_an_assembly_that_writes_none_resolves(
+        initialised_graph: GraphStore, tmp_path: Path, data_dir: Path) -> None:
+    """The root's three tests are given one to each part; each part's prompt shows the
+    one it answers for (and the others, which it relies on), defines that test, and is
+    verified against it; the assembly writes no tests, and the whole passes the root's
+    tests because the parts' code and tests are in it, which pass under plain pytest.
+    The run replays identically."""
+    _sales_resolves(initialised_graph, tmp_path, data_dir)
+
+
+def _sales_resolves(initialised_graph: GraphStore, tmp_path: Path,
+                    data_dir: Path | None = None) -> None:
+    server, kernel, outcome = _sales_report(initialised_graph, tmp_path)
+    assert outcome.status == "resolved", outcome
+    decompose = server.prompts_for("record_decomposition")[0]
+    assert "answers_for" in decompose and "assembly_answers_for" in decompose
+    for part, test in (("Read the category rows", "test_parses_rows"),
+                       ("Sum the amounts per category", "test_totals_per_category"),
+                       ("Rank the categories by total", "test_report_sorted")):
+        prompt = next(p for p in server.prompts_for("record_output") if f"({part.lower()})" in p)
+        owed, relied = prompt.split("\nrelies_on:")
+        assert f"define the tests {test} in" in owed.split("Inherited from the goals above")[1]
+        assert f"define tests named exactly {test}." in prompt  # the output contract
+        assert all(other in relied for other in SALES_TESTS.values() if other != test)
+        leaf = next(p for p in server.prompts_for("record_leaf") if f"({part.lower()})" in p)
+        assert f"define the tests {test} in" in leaf
+    final = kernel.tree.get(outcome.root_id).require("final_artifact_id")
+    record, data = load_artifact(initialised_graph, tmp_path, final)
+    files = artifact_files(record, data)
+    for test in SALES_TESTS.values():  # the root's own test file, and the part's
+        assert sum(f"def {test}()".encode() in text for text in files.values()) == 2, files
+    assert not any(name.endswith("__assembly.py") for name in files)  # it wrote none
+    out = tmp_path / "deliverable"
+    save_files(files, out)
+    ran = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+                         cwd=out, capture_output=True, text=True, check=False)
+    assert ran.returncode == 0 and "6 passed" in ran.stdout, ran.stdout + ran.stderr
+    if data_dir is not None:  # when the test runs it, not an ablation
+        head, size, entries = load_entries(initialised_graph, kernel.run.run_id)
+        assert verify_chain(entries, head=head, size=size) == []
+        result = replay(store_settings(initialised_graph, data_dir), kernel.run.run_id)
+        assert result.divergence is None and result.identical, result
+
+
+@needs_sandbox
+def test_a_decomposition_leaving_the_root_s_tests_unanswered_is_refused_naming_them(
+        initialised_graph: GraphStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A decomposition that gives the root's tests to no part is refused before any part
+    runs; the repair turn names each one, and a second such answer refuses the root."""
+    monkeypatch.setitem(model_double_module.HANDLERS, "record_decomposition",
+                        lambda prompt: {**model_double_module.decompose(prompt),
+                                        "assembly_answers_for": [], "children": [
+                                            {**c, "answers_for": []} for c in
+                                            model_double_module.decompose(prompt)["children"]]})
+    server, kernel, outcome = _sales_report(initialised_graph, tmp_path)
+    assert outcome.status == "infeasible", outcome
+    assert kernel.deps.children(outcome.root_id) == []
+    [(tool, said)] = server.repairs
+    assert tool == "record_decomposition" and said.startswith("The answer was refused")
+    for title in SALES_TESTS:
+        assert "nothing answers for constraint:" in said and repr(title) in said
+
+
+@needs_sandbox
+def test_without_coverage_the_parts_miss_the_root_s_interface_and_the_assembly_is_refused(
+        initialised_graph: GraphStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Coverage switched off (the decomposition's mapping is still given and checked, but
+    no part is handed what it answers for): each part names its function from its own
+    goal, the whole fails the root's tests twice, and the root is refused."""
+    monkeypatch.setattr(coverage.Coverage, "owed_by", lambda self, key: [])
+    server, kernel, outcome = _sales_report(initialised_graph, tmp_path)
+    assert outcome.status == "infeasible", outcome
+    entries = load_entries(initialised_graph, kernel.run.run_id)[2]
+    refusal = [e.data() for e in entries if e.kind == "refusal"][-1]
+    assert refusal["reasons"] == ["ASSEMBLY_VIOLATES_CONSTRAINTS"]
+    assert "test_parses_rows" in refusal["detail"] and "ImportError" in refusal["detail"]
+    assert len(server.prompts_for("record_assembly")) == 2

@@ -117,11 +117,11 @@ def test_a_decomposition_keeps_the_children_an_earlier_kernel_made(
 
     made: list[str] = []
 
-    def half_made(k: Kernel, goal, plan, round_: int) -> list[str]:  # type: ignore[no-untyped-def]
-        key, spec = next(iter(step._specs(goal, plan, round_, {}).values()))
+    def half_made(k: Kernel, goal, plan, round_: int, covered):  # type: ignore[no-untyped-def]
+        key, spec = next(iter(step._specs(goal, plan, round_, {}, covered).values()))
         made.extend(k.tree.create_children(goal, [(key, spec)],
                                            k.constraints.inherited_by_children_of(goal.id)))
-        return step._beside(k, k.tree.get(goal.id), plan, round_, {key: made[0]})
+        return step._beside(k, k.tree.get(goal.id), plan, round_, {key: made[0]}, covered)
 
     monkeypatch.setattr(step, "_fresh", half_made)
     kernel, root = _start(initialised_graph, tmp_path, PLAN, plan_entries())

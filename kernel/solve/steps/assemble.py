@@ -23,7 +23,7 @@ from kernel.refusal import RefusalReason
 from kernel.repositories import goals
 from kernel.runtime.gate import CLAUDE_ID, ask
 from kernel.runtime.kernel import Kernel
-from kernel.solve import assembly_files, moves, prompt_inputs, verification
+from kernel.solve import assembly_files, composite, moves, prompt_inputs, verification
 from kernel.solve.assembly_files import tag_of
 from kernel.solve.steps._shared import constraints_of
 
@@ -37,12 +37,12 @@ def assemble(k: Kernel, move: moves.Assemble) -> list[str]:
     """Proposal `assemble` over the leaves' outputs (their files and tests, the root's own
     output and tests, the rule on file names); every part's tests and files are kept,
     namespaced where names clash (two parts giving one other file differently is
-    refused with both names); the whole is verified against the root's and every leaf's
-    test constraints and the tool contract and must not be empty; a failing one is asked
-    again once with the trace, then the root is refused
-    (`ASSEMBLY_VIOLATES_CONSTRAINTS`); the final artifact keeps every file, derives from
-    every leaf output and carries σ_system (a leaf root is its own final artifact, no
-    call)."""
+    refused with both names); the whole is verified against the root's test constraints
+    and tool contract and the test constraints of every live goal below it (a middle
+    layer's included) and must not be empty; a failing one is asked again once with
+    the trace, then the root is refused (`ASSEMBLY_VIOLATES_CONSTRAINTS`); the final
+    artifact keeps every file, derives from every leaf output and carries σ_system (a
+    leaf root is its own final artifact, no call)."""
     root = move.goal
     sigma = k.confidence.system_sigma()
     parts, sources = _parts(k)
@@ -117,14 +117,20 @@ FILE_RULE = (
 
 def _checked_on_the_whole(k: Kernel, root_id: str, leaves: list[str]) -> list[Constraint]:
     """Decided again on the whole: the root's logic checks that read the deliverable
-    (tests, the tool contract) and every leaf's test constraints (its tests run on the
-    assembled code). Arithmetic was decided over the parts by the composite check, and
-    semantic constraints were judged on each part."""
+    (tests, the tool contract) and the test constraints of every live goal below it
+    (a leaf's tests run on the assembled code; a middle layer's were handed to its
+    parts, or left to the whole, which must then meet them). Arithmetic was decided over
+    the parts by the composite check, and semantic constraints were judged on each
+    part."""
     root = [c for c in constraints_of(k, root_id, "selected")
             if verification.method_of(c) in ("tests", "contract")]
     seen = {c.id for c in root}
     parts = []
-    for leaf in leaves:
+    rows = goals.subtree_parts(k.store, root_id)
+    live = composite.live_solution(rows, root_id)
+    middle = [r["id"] for r in rows if r["id"] in live and r["id"] != root_id
+              and r["id"] not in leaves]
+    for leaf in [*leaves, *middle]:
         for c in constraints_of(k, leaf, "selected"):
             if verification.method_of(c) == "tests" and c.id not in seen:
                 seen.add(c.id)

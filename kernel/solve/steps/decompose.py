@@ -1,5 +1,6 @@
-"""Step 8, decompose: children from the proposal, dependencies that keep the DAG acyclic,
-budgets by relative complexity."""
+"""Step 8, decompose: children from the proposal, each answering for the goal's
+constraints it was given, dependencies that keep the DAG acyclic, budgets by relative
+complexity."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from kernel.core.dag import DagNode, find_cycle, topological_order
 from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.core.goals import Decomposed, GoalSpec
 from kernel.kg import context as kg_context
+from kernel.protocol import coverage
 from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
 from kernel.repositories import goals
@@ -21,31 +23,42 @@ from kernel.solve.steps._shared import (
 
 
 def decompose(k: Kernel, move: moves.Decompose) -> list[str]:
-    """Proposal `decompose`; the kernel creates the children (inheriting resolved
-    constraints), accepts dependencies that keep the DAG acyclic, allocates budgets by
+    """Proposal `decompose`, refused unless it says who answers for each of the goal's
+    logic constraints, exactly once (a part, or the whole); the kernel creates the
+    children (inheriting resolved constraints, each answering for those it was given),
+    accepts dependencies that keep the DAG acyclic, allocates budgets by
     relative complexity with a 20% reserve."""
     goal_id = move.goal.id
     goal = k.tree.get(goal_id)
     _, context = kg_context.block(k, goal, "decompose")
+    selected = constraints_of(k, goal_id, "selected")
     proposal = ask(k, goal_id, ops.DECOMPOSE, request_for(
-        goal, ops.DECOMPOSE, constraints_of(k, goal_id, "selected"), context,
-        feedback=goal.feedback, output=prompt_inputs.stored_output(k, goal.output_artifact_id)))
+        goal, ops.DECOMPOSE, selected, context, feedback=goal.feedback,
+        output=prompt_inputs.stored_output(k, goal.output_artifact_id),
+        inherited=prompt_inputs.inherited_view(k, goal)))
     plan: models.Decomposition = proposal.output
+    # the proposal was refused unless every logic constraint is answered for exactly once
+    covered = coverage.coverage(selected, plan)
+    if covered.answered_by:
+        k.log.decision(goal_id, "constraint_coverage", candidates=sorted(covered.answered_by),
+                       chosen=[f"{cid}: {who}" for cid, who in sorted(covered.answered_by.items())],
+                       rationale="who answers for each of the goal's constraints, as the "
+                                 "decomposition says; each part is verified against its own")
     round_ = goal.decompositions + 1
     existing = goals.children_keys(k.store, goal_id)
     if not existing:
-        return _fresh(k, goal, plan, round_)
-    return _beside(k, goal, plan, round_, existing)
+        return _fresh(k, goal, plan, round_, covered)
+    return _beside(k, goal, plan, round_, existing, covered)
 
 
 def _beside(k: Kernel, goal: GoalNode, plan: models.Decomposition, round_: int,
-            existing: dict[str, str]) -> list[str]:
+            existing: dict[str, str], covered: coverage.Coverage) -> list[str]:
     """A goal with live children already (made before a crash by a kernel that
     committed a decomposition in parts, or a build subgoal): what is there is kept, and
     each remaining part of the decomposition is its own commit."""
     goal_id = goal.id
     keys = list(dict.fromkeys(c.key for c in plan.children))
-    ids = _children(k, goal, plan, round_, existing)
+    ids = _children(k, goal, plan, round_, existing, covered)
     edges = _acyclic_edges(k, goal_id, plan, ids)
     k.deps.add(k.run, goal_id, edges)
     weights = {ids[key]: next(c.relative_complexity for c in plan.children if c.key == key)
@@ -66,13 +79,14 @@ def _beside(k: Kernel, goal: GoalNode, plan: models.Decomposition, round_: int,
     return woken
 
 
-def _fresh(k: Kernel, goal: GoalNode, plan: models.Decomposition, round_: int) -> list[str]:
+def _fresh(k: Kernel, goal: GoalNode, plan: models.Decomposition, round_: int,
+           covered: coverage.Coverage) -> list[str]:
     """A goal without live children: the children, their dependencies and budgets, the
     goal's move and the spend that paid for the plan are one commit."""
     k.run.store_pending(keep_spend_of=goal.id)
     # a spend that cannot ride is stored here, before the children's ids are taken
     left = k.budget.remaining(goal.id)
-    specs = _specs(goal, plan, round_, {})
+    specs = _specs(goal, plan, round_, {}, covered)
     ids = dict(zip(specs, k.tree.child_ids(len(specs)), strict=True))
     edges = _acyclic_edges(k, goal.id, plan, ids)
     weights = {cid: next(c.relative_complexity for c in plan.children if c.key == key)
@@ -93,25 +107,28 @@ def _fresh(k: Kernel, goal: GoalNode, plan: models.Decomposition, round_: int) -
 
 
 def _specs(goal: GoalNode, plan: models.Decomposition, round_: int,
-           existing: dict[str, str]) -> dict[str, tuple[str, GoalSpec]]:
+           existing: dict[str, str], covered: coverage.Coverage,
+           ) -> dict[str, tuple[str, GoalSpec]]:
     """The children to create by the proposal's keys, in its order (the first of a
-    repeated key), as (decomposition key, spec); not those in ``existing``."""
+    repeated key), as (decomposition key, spec, with the constraints it answers for);
+    not those in ``existing``."""
     new: dict[str, tuple[str, GoalSpec]] = {}
     for child in plan.children:
         key = f"{round_}:{child.key}"
         if child.key not in new and key not in existing:
             new[child.key] = (key, GoalSpec(
                 child.goal_description, child.goal_summary, child.modality,
-                input_artifact_ids=(goal.require("output_artifact_id"),)))
+                input_artifact_ids=(goal.require("output_artifact_id"),),
+                owed=tuple(covered.owed_by(child.key))))
     return new
 
 
 def _children(k: Kernel, goal: GoalNode, plan: models.Decomposition, round_: int,
-              existing: dict[str, str]) -> dict[str, str]:
+              existing: dict[str, str], covered: coverage.Coverage) -> dict[str, str]:
     """The children's ids by the proposal's keys, in its order: those this step made
     before a crash (``existing``, by decomposition key), the others created in one
     commit with the constraints they inherit."""
-    new = _specs(goal, plan, round_, existing)
+    new = _specs(goal, plan, round_, existing, covered)
     ids = {c.key: existing[f"{round_}:{c.key}"] for c in plan.children
            if f"{round_}:{c.key}" in existing}
     made = k.tree.create_children(goal, list(new.values()),

@@ -31,7 +31,9 @@ def classify(k: Kernel, move: moves.Leaf) -> list[str] | moves.Gate:
             k, goal_id, ops.CLASSIFY_LEAF, request_for(goal, ops.CLASSIFY_LEAF,
                                                        constraints_of(k, goal_id, "selected"),
                                                        output=prompt_inputs.stored_output(
-                                                           k, goal.output_artifact_id))
+                                                           k, goal.output_artifact_id),
+                                                       inherited=prompt_inputs.inherited_view(
+                                                           k, goal))
         ).output
     if leaf.is_leaf:
         changes = GoalChanges(leaf_kind=leaf.leaf_kind or "atomic", leaf_reason=leaf.leaf_reason)

@@ -46,10 +46,12 @@ def resolve(k: Kernel, move: moves.Resolve) -> list[str] | moves.Grow:
     inputs = prompt_inputs.dependency_inputs(k, goal)
     ids = [*goal.input_artifact_ids, *(i["artifact_id"] for i in inputs)]
     contract = prompt_inputs.sandbox_contract(k.policy, selected, dependencies=bool(inputs))
+    inherited = prompt_inputs.inherited_view(k, goal)
 
     def step_request(given: list[dict[str, Any]]) -> ResolveRequest:
         return request_for(goal, ops.RESOLVE, selected, context, feedback=goal.feedback,
-                           input_artifact_ids=ids, inputs=given, sandbox=contract)
+                           input_artifact_ids=ids, inputs=given, sandbox=contract,
+                           inherited=inherited)
 
     # A plan of several steps runs them in order, each one's output handed to the next;
     # the last one's output is the attempt's (earlier steps are paid as they run).
