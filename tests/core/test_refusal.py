@@ -22,9 +22,9 @@ def test_a_refusal_names_its_reason_evidence_and_remedy(run: Run) -> None:
     assert [(e.ledger_index, e.ledger_hash) for e in report.evidence] == [
         (first.index, first.hash), (second.index, second.hash)]
     assert report.to_proceed == [
-        "raise the budget: this goal needs $0.2500 and 30s more than it and its parent have "
-        "(run again with a larger --budget / --time, or answer its HIRE request with "
-        "--add-budget)"]
+        "raise the budget: this goal needs $0.2500 and 30s more than it and the goals above "
+        "it hold (run again with a larger --budget / --time, or answer its HIRE request "
+        "with --add-budget)"]
     run.flush()
     head, size, entries = load_entries(run.store, run.run_id)
     assert entries[-1].kind == "refusal" and entries[-1].data()["detail"] == \
