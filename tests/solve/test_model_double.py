@@ -207,6 +207,21 @@ def test_intake_asks_then_commits_to_the_goal_the_answer_made_clear(
     assert titles == ["expired tokens are refused"]
 
 
+def test_a_person_is_asked_for_time_only_when_the_tree_cannot_pay_and_told_what_it_holds(
+        initialised_graph: GraphStore, tmp_path: Path) -> None:
+    """60 s for the tree, and its first resolve, before any answer was seen, is estimated
+    at 126 s: nothing in the tree can pay, so a person is asked, and the question says
+    what the tree holds."""
+    with model_double() as (_, proposer):
+        kernel, root = start(initialised_graph, "Report the total of the sales ledger", [],
+                             2.0, 60, proposer, tmp_path, default_workspace_root())
+        outcome = solve(kernel, root)
+    assert outcome.status != "resolved" and len(outcome.waiting_on) == 1, outcome
+    (asked,) = list_requests(initialised_graph)
+    assert asked["capability_tag"] == "budget" and asked["goals"][0]["id"] == root
+    assert "the tree holds $" in asked["rationale"], asked["rationale"]
+    assert "with the goal and above it" in asked["rationale"]
+
 def _launch(initialised_graph: GraphStore, tmp_path: Path):  # type: ignore[no-untyped-def]
     with model_double() as (server, proposer):
         kernel, root = start(initialised_graph, "Announce the product launch", [], 2.0, 900,
