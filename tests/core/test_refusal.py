@@ -42,7 +42,7 @@ FACTS = {"operation": "resolve", "goal": "Ship it", "needed_usd": 1.5, "needed_s
          "also": "; the closest choice leaves 'c4' (mid 9 against <= 6.5) UNSAT too",
          "which": "one of them to the value it reaches and 'c4' to 9",
          "more": "add other approaches for the tasks in its walls: t4",
-         "figure": "cost_usd = 0.026"}
+         "figure": "cost_usd = 0.026", "pair": "'pick the date' and 'announce it'"}
 
 
 @pytest.mark.parametrize("reason", list(RefusalReason))

@@ -75,6 +75,12 @@ def _entries(conflict: bool, coupling: bool = True) -> list[dict]:
 
 
 def _run(graph: GraphStore, tmp_path: Path, conflict: bool, coupling: bool = True):
+    kernel, root, outcome, _ = _run_recorded(graph, tmp_path, conflict, coupling)
+    return kernel, root, outcome
+
+
+def _run_recorded(graph: GraphStore, tmp_path: Path, conflict: bool, coupling: bool = True):
+    """``_run``, and what each decomposition was asked."""
     script = s.write(tmp_path / "launch.yaml", _entries(conflict, coupling))
     proposer = Recording(load_script(script))
     proposer.asked = []
@@ -85,7 +91,7 @@ def _run(graph: GraphStore, tmp_path: Path, conflict: bool, coupling: bool = Tru
 
 def test_a_global_conflict_reopens_the_lowest_common_ancestor(initialised_graph: GraphStore,
                                                               tmp_path: Path) -> None:
-    kernel, root, outcome, asked = _run(initialised_graph, tmp_path, conflict=True)
+    kernel, root, outcome, asked = _run_recorded(initialised_graph, tmp_path, conflict=True)
     assert outcome.status == "resolved"
     goal = kernel.tree.get(root)
     assert goal.reopened == 1 and goal.decompositions == 2
@@ -115,7 +121,7 @@ def test_a_global_conflict_reopens_the_lowest_common_ancestor(initialised_graph:
 
 def test_assembly_has_full_lineage_and_sigma_system(initialised_graph: GraphStore,
                                                     tmp_path: Path) -> None:
-    kernel, root, outcome, _ = _run(initialised_graph, tmp_path, conflict=False)
+    kernel, root, outcome = _run(initialised_graph, tmp_path, conflict=False)
     assert outcome.status == "resolved"
     # sigma_system = min over leaves of the product down the path: 0.9 * min(0.8, 0.75)
     assert outcome.sigma_system == pytest.approx(0.675)
@@ -142,7 +148,7 @@ def test_an_unsat_review_without_a_coupling_constraint_is_logged_as_unsat(
         initialised_graph: GraphStore, tmp_path: Path) -> None:
     """Nothing to act on, so the tree goes on to assembly; the log still says what the
     review said."""
-    kernel, _, outcome, _ = _run(initialised_graph, tmp_path, conflict=True, coupling=False)
+    kernel, _, outcome = _run(initialised_graph, tmp_path, conflict=True, coupling=False)
     assert outcome.status == "resolved", outcome
     reviews = [e["summary"] for e in kernel.log.entries(2)
                if e["summary"].startswith("global_consistency")]
