@@ -21,6 +21,7 @@ class RefusalReason(StrEnum):
     BUDGET_EXHAUSTED = "BUDGET_EXHAUSTED"
     WALL_TIME_EXCEEDED = "WALL_TIME_EXCEEDED"
     CONTRADICTION_BUDGET_EXCEEDED = "CONTRADICTION_BUDGET_EXCEEDED"
+    CONTRADICTION_REPEATED = "CONTRADICTION_REPEATED"
     UNVERIFIABLE_INVARIANTS = "UNVERIFIABLE_INVARIANTS"
     HIRE_DECLINED = "HIRE_DECLINED"
     ATTEMPTS_EXHAUSTED = "ATTEMPTS_EXHAUSTED"
@@ -44,14 +45,18 @@ REMEDIES: dict[RefusalReason, str] = {
         "for {operation}, or run with --proposer anthropic and ANTHROPIC_API_KEY set",
     RefusalReason.BUDGET_EXHAUSTED:
         "raise the budget: this goal needs ${needed_usd:.4f} and {needed_seconds:.0f}s more "
-        "than it and its parent have (run again with a larger --budget / --time, or answer "
-        "its HIRE request with --add-budget)",
+        "than it and the goals above it hold (run again with a larger --budget / --time, or "
+        "answer its HIRE request with --add-budget)",
     RefusalReason.WALL_TIME_EXCEEDED:
         "the run hit its wall-time cap of {cap_seconds:.0f}s: continue with 'kernel resume "
         "{run_id}' (--max-wall SECONDS to allow it longer)",
     RefusalReason.CONTRADICTION_BUDGET_EXCEEDED:
         "{count} global conflicts exceeded the contradiction budget of {limit}: relax or "
         "reconcile the coupling constraints named in the evidence, or raise the limit",
+    RefusalReason.CONTRADICTION_REPEATED:
+        "{pair} came back in the same conflict over {constraints} right after a "
+        "reopening for it: reconcile them by hand (change the goal so one of them gives "
+        "way) or relax the coupling constraint, then solve again",
     RefusalReason.UNVERIFIABLE_INVARIANTS:
         "constraint '{constraint}' cannot be checked by any registered verifier: make it "
         "checkable (a test or an arithmetic expression) or answer a HIRE for a verifier",

@@ -107,10 +107,11 @@ def _price_list(prompt: str) -> Answer:
             "content": "price list: " + " ".join(codes)}
 
 
-def _three_level(goal: str) -> Answer | None:
-    if "issue the product codes" in goal:
+def _three_level(goal: str, prompt: str) -> Answer | None:
+    if "issue the product codes" in goal:  # digits once its own constraints ask for them
         return {"artifact_type": "data", "format": "text",
-                "content": DIGIT_CODES if DIGIT_RULE in goal else ISSUED_CODES}
+                "content": DIGIT_CODES if DIGIT_RULE in section(prompt, "Constraints")
+                else ISSUED_CODES}
     if "read the product codes" in goal:
         return {"artifact_type": "code", "format": "text", "content": "split on commas"}
     if "build the product catalog" in goal:
@@ -208,6 +209,51 @@ def _sales_decomposition(prompt: str) -> Answer:
             "assembly_answers_for": rest, "rationale": "a function each"}
 
 
+# -- the launch scenario: a conflict the next decomposition learns from -----------------
+LAUNCH_DATE = "2027-03-01"  # what the date part picks
+GUESSED_DATE = "2027-02-15"  # what an announcement that cannot see it guesses
+DATE_RULE = "the announcement states the launch date the date part picked"
+
+
+def _launch_split(prompt: str) -> Answer:
+    """Two parts, the date picked to suit the announcement at first; once the reason for
+    reopening names the date they disagree on, the other way round: the announcement
+    depends on the date part, so it sees the date it must state."""
+    reason = section(prompt, "Why the last decomposition was reopened")
+    learned = "conflict" in reason and f"We launch on {GUESSED_DATE}" in reason
+    return {"children": [
+        _child("date", "Pick the launch date", "pick the launch date"),
+        _child("note", "Write the launch announcement", "write the launch announcement")],
+        "dependencies": [{"child": "note", "depends_on": "date"} if learned
+                         else {"child": "date", "depends_on": "note"}],
+        "rationale": "the announcement needs the date" if learned
+        else "the date suits the announcement"}
+
+
+def _launch(goal: str, prompt: str) -> Answer | None:
+    if goal.startswith("pick the launch date"):
+        return {"artifact_type": "data", "format": "text", "content": f"launch date: {LAUNCH_DATE}"}
+    if goal.startswith("write the launch announcement"):
+        shown = re.findall(r"launch date: ([0-9-]+)", section(prompt, "Inputs"))
+        return {"artifact_type": "doc", "format": "text",
+                "content": f"We launch on {shown[-1] if shown else GUESSED_DATE}."}
+    return None
+
+
+def _launch_review(leaves: str) -> Answer | None:
+    picked = re.findall(r"launch date: ([0-9-]+)", leaves)
+    stated = re.findall(r"We launch on ([0-9-]+)\.", leaves)
+    if not (picked and stated) or picked[-1] == stated[-1]:
+        return None
+    return {"verdict": "UNSAT", "conflicts": [{
+        "nodes_involved": ["pick the launch date", "write the launch announcement"],
+        "description": f"the announcement states {stated[-1]}, but the launch date picked "
+                       f"is {picked[-1]}",
+        "coupling_constraints": [{"type": "semantic", "domain": "communication",
+                                  "title": DATE_RULE, "explicit": False,
+                                  "payload": {"rubric": DATE_RULE}}]}]}
+
+
 def resolve(prompt: str) -> Answer:
     goal = section(prompt, "Goal").lower()
     if goal.startswith("build the category sales report"):
@@ -219,7 +265,7 @@ def resolve(prompt: str) -> Answer:
         return _function(prompt, one.group(1))
     if "print the price list from the catalog" in goal:
         return _price_list(prompt)
-    layered = _three_level(goal)
+    layered = _three_level(goal, prompt) or _launch(goal, prompt)
     if layered is not None:
         return layered
     if "count_words" in goal:
@@ -260,6 +306,9 @@ def classify_leaf(prompt: str) -> Answer:
         return {"is_leaf": False, "leaf_kind": None, "leaf_reason": "no output was shown"}
     if goal.startswith(("report the total", "publish the price list", "write the python functions",
                         "build the product catalog", "build the category sales report")):
+
+
+                        "build the product catalog", "announce the product launch")):
         return {"is_leaf": False, "leaf_kind": None, "leaf_reason": "two stages of work"}
     return {"is_leaf": True, "leaf_kind": "atomic", "leaf_reason": "one bounded output"}
 
@@ -288,13 +337,13 @@ def decompose(prompt: str) -> Answer:
             _child("total", "Write the Python function total_rows(rows): the sum of the "
                    "amounts", "total rows")],
             "dependencies": [], "rationale": "one function each"}
-    if goal.startswith("build the product catalog"):
-        rule = DIGIT_RULE in section(prompt, "Constraints")
+    if goal.startswith("build the product catalog"):  # the same split every time
         return {"children": [
-            _child("codes", "Issue the product codes" + (", " + DIGIT_RULE if rule else ""),
-                   "issue the product codes"),
+            _child("codes", "Issue the product codes", "issue the product codes"),
             _child("parser", "Read the product codes", "read the product codes")],
             "dependencies": [], "rationale": "codes, and how to read them"}
+    if goal.startswith("announce the product launch"):
+        return _launch_split(prompt)
     return {"children": [
         {"key": "parse", "goal_description": "Parse the sales rows of the ledger",
          "goal_summary": "parse the sales rows", "relative_complexity": 1},
@@ -337,8 +386,12 @@ DIGIT_RULE = "every product code ends in a digit"
 
 def check_global_consistency(prompt: str) -> Answer:
     """The parser reads codes that end in a digit: a codes leaf shown issuing one that
-    does not conflicts with it, and the coupling constraint says so."""
+    does not conflicts with it, and the coupling constraint says so; an announcement
+    stating another date than the one picked conflicts with the date part."""
     leaves = section(prompt, "Leaf outputs")
+    launch = _launch_review(leaves)
+    if launch is not None:
+        return launch
     codes = re.findall(r"codes: ([A-Z0-9,]+)", leaves)
     if "read the product codes" in leaves and codes and any(
             not c[-1].isdigit() for c in codes[-1].split(",")):

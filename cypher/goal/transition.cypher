@@ -7,6 +7,8 @@
 // artifacts ($artifacts), the attempt it opened ($attempt), the spend that paid for
 // its call ($spend), the verification of its last attempt ($checked: see the
 // store_verification fragment), its log lines ($logs) and its ledger entries ($entries).
+// A goal it resolves gives its unspent budget back to its parent ($return_id: see the
+// return_unspent fragment).
 MATCH (run:Run {id: $run_id}), (g:Goal {id: $goal_id})
 WHERE run.seq = $seq AND (size($entries) = 0 OR coalesce(run.ledger_size, 0) = $entries[0].props.index) AND g.status = $from
 // include: attempt_guard
@@ -19,6 +21,7 @@ FOREACH (removal IN $removals | SET g += removal)
 // include: store_artifacts
 // include: open_attempt
 // include: store_spend
+// include: return_unspent
 // include: store_verification
 // include: store_logs
 // include: store_entries
@@ -26,5 +29,6 @@ FOREACH (removal IN $removals | SET g += removal)
 // include: spend_family
 // include: goal_view
 RETURN g.status AS status,
-       CASE WHEN spend_touched IS NULL THEN null ELSE spend_touched + checked_below END AS touched,
+       CASE WHEN spend_touched IS NULL OR budget_returned THEN null
+            ELSE spend_touched + checked_below END AS touched,
        attempts_touched, checked_below, view

@@ -137,24 +137,48 @@ class BudgetEnforcer:
                                   "need_time": time + sum(c["time"] for c in chain)})
 
     def pre_check(self, goal_id: str, estimate: Amount) -> PreCheck:
-        """ALLOWED if the goal can pay, drawing the shortfall from its parent if the parent
-        has it (recorded as a grant); otherwise DENIED (the caller escalates to HIRE)."""
+        """ALLOWED if the goal can pay, drawing the shortfall from the goals above it
+        (its parent first, then each level further up, as recorded grants down the
+        chain) when together they have it; otherwise DENIED (the caller escalates to
+        HIRE), with what the goal and the goals above it hold as ``remaining``."""
         row = self._state(goal_id)
         left = Amount(int(row["cost_left"]), int(row["time_left"]))
         if left.covers(estimate):
             return PreCheck(Decision.ALLOWED, left)
         need = Amount(max(estimate.cost - left.cost, 0), max(estimate.time - left.time, 0))
-        if row["parent_id"] is not None:
-            parent_left = Amount(int(row["parent_cost_left"]), int(row["parent_time_left"]))
-            if parent_left.covers(need):
-                self.run.commit("budget/transfer", {
-                    "goal_id": goal_id, "cost": need.cost, "time": need.time,
-                    "event_id": self.run.new_id("budget"),
-                    "description": "pre-check shortfall drawn from parent",
-                }, what=f"grant {goal_id} its shortfall", consumes=False)
-                return PreCheck(Decision.ALLOWED, Amount(left.cost + need.cost,
-                                                         left.time + need.time), need)
-        return PreCheck(Decision.DENIED, left)
+        if row["parent_id"] is None:
+            return PreCheck(Decision.DENIED, left)
+        parent_left = Amount(int(row["parent_cost_left"]), int(row["parent_time_left"]))
+        if parent_left.covers(need):
+            self._transfer(goal_id, need, "pre-check shortfall drawn from parent")
+            return PreCheck(Decision.ALLOWED, total([left, need]), need)
+        above = [(str(r["id"]), Amount(max(int(r["cost_left"]), 0), max(int(r["time_left"]), 0)))
+                 for r in self.store.run("budget/ancestors", {"goal_id": goal_id})]
+        held = total([a for _, a in above])
+        if not held.covers(need):
+            return PreCheck(Decision.DENIED, total([left, held]))
+        for child_id, amount in reversed(_draws(goal_id, above, need)):
+            self._transfer(child_id, amount, "pre-check shortfall drawn from above")
+        return PreCheck(Decision.ALLOWED, total([left, need]), need)
+
+    def _transfer(self, goal_id: str, amount: Amount, description: str) -> None:
+        self.run.commit("budget/transfer", {
+            "goal_id": goal_id, "cost": amount.cost, "time": amount.time,
+            "event_id": self.run.new_id("budget"), "description": description,
+        }, what=f"grant {goal_id} its shortfall", consumes=False)
+
+    def tree_holdings(self, goal_id: str) -> dict[str, Amount]:
+        """What the goal's tree holds, for a question asking a person for more: with the
+        goal and the goals above it (what it could draw on), and with the other live
+        goals (each kept for its own work)."""
+        goal = self._view(goal_id)["goal"]
+        above = {str(r["id"]) for r in self.store.run("budget/ancestors", {"goal_id": goal_id})}
+        mine: list[Amount] = []
+        others: list[Amount] = []
+        for r in self.store.run("budget/tree_left", {"root_id": goal["root_id"]}):
+            amount = Amount(max(int(r["cost_left"]), 0), max(int(r["time_left"]), 0))
+            (mine if r["id"] in above | {goal_id} else others).append(amount)
+        return {"reachable": total(mine), "elsewhere": total(others)}
 
     def record(self, goal_id: str, spent: Amount, resolver_id: str, operation: str,
                attempt_id: str | None = None, output_artifact_id: str | None = None,
@@ -249,6 +273,22 @@ class BudgetEnforcer:
     def _non_negative(amount: Amount) -> None:
         if amount.cost < 0 or amount.time < 0:
             raise BudgetError(f"amounts must not be negative: {amount}")
+
+
+def _draws(goal_id: str, above: Sequence[tuple[str, Amount]],
+           need: Amount) -> list[tuple[str, Amount]]:
+    """The grants that bring ``need`` down to ``goal_id`` from the goals ``above`` it
+    (nearest first, each with what it holds), as (receiving goal, amount), lowest first:
+    each level passes on what the levels below it cannot cover, so the nearest pay first."""
+    draws: list[tuple[str, Amount]] = []
+    receiver, below = goal_id, Amount(0, 0)
+    for giver, held in above:
+        amount = Amount(max(need.cost - below.cost, 0), max(need.time - below.time, 0))
+        if amount.cost == 0 and amount.time == 0:
+            break
+        draws.append((receiver, amount))
+        receiver, below = giver, total([below, held])
+    return draws
 
 
 def total(amounts: Sequence[Amount]) -> Amount:

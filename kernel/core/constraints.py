@@ -13,7 +13,8 @@ from kernel.core.run import Run
 from kernel.core.state_machine import Status, check_transition
 from kernel.store.base import GraphStore
 
-# coupling: added at a lowest common ancestor by a global conflict; always selected there.
+# coupling: added at a lowest common ancestor by a global conflict, and given to the parts
+# of its next decomposition that produce the coupled values; always selected where held.
 # owed: an inherited constraint the goal answers for (its parent's decomposition gave it
 # to this part); always selected.
 ROLES = ("core", "eligible", "selected", "inherited", "resolved", "coupling", "owed")
@@ -100,15 +101,17 @@ class ConstraintEngine:
                  capabilities: Sequence[str] = ()) -> None:
         """Replace a role's constraint set and move the goal, in one commit.
 
-        For ``eligible`` the goal's inherited constraints are removed first (B6). With a
+        For ``eligible`` the goal's inherited constraints are removed first (B6), but not
+        the coupling constraints a conflict pushed to it. With a
         ``pattern`` (``Patterns.row``) the commit stores it and the goal becomes its
         instance, requiring ``capabilities``."""
         if role not in ROLES:
             raise ValueError(f"unknown role {role!r}")
         check_transition(from_status, to_status)
         wanted = sorted(set(ids))
-        if role == "eligible":
-            inherited = set(self.roles(goal_id)["inherited"])
+        if role == "eligible":  # a coupling constraint pushed to it is its own to meet
+            held = self.roles(goal_id)
+            inherited = set(held["inherited"]) - set(held["coupling"])
             wanted = [cid for cid in wanted if cid not in inherited]
         self.get_many(wanted)  # every id must name a stored constraint
         run.commit("constraint/set_role", {

@@ -94,13 +94,16 @@ class GoalTree:
 
     def create_children(self, parent: GoalNode, children: Sequence[tuple[str, GoalSpec]],
                         inherited_ids: Iterable[str] = (),
-                        decomposed: Decomposed | None = None) -> list[str]:
+                        decomposed: Decomposed | None = None,
+                        coupling: Mapping[str, Sequence[str]] | None = None) -> list[str]:
         """Create a decomposition's children, given as (decomposition key, spec), with the
         constraints they inherit and those each answers for, in one commit; their ids in
         the order given (those of ``child_ids``). With ``decomposed``, that commit is the
         whole decomposition: the children's dependencies and budgets and the parent's
-        move."""
+        move. ``coupling``: by decomposition key, the coupling constraints a child gets
+        as its own."""
         roles = [{"id": cid, "role": "inherited"} for cid in sorted(set(inherited_ids))]
+        coupling = coupling or {}
         # only the parent's plain spend, log lines and entries ride: the children take
         # seq numbers (an attempt, artifacts or a move would be a commit of their own)
         self.run.store_pending(keep_spend_of=parent.id)
@@ -114,7 +117,8 @@ class GoalTree:
                 props["time_allocated"] = granted[goal_id]["time"]
             owed = [{"id": cid, "role": "owed"} for cid in sorted(set(spec.owed))]
             rows.append({"props": {k: v for k, v in props.items() if v is not None},
-                         "roles": roles + owed})
+                         "roles": roles + owed + [{"id": cid, "role": "coupling"}
+                                                  for cid in sorted(set(coupling.get(key, ())))]})
         if not rows:
             return ids
         params: dict[str, Any] = {"goal_id": parent.id, "children": rows, "edges": [],
@@ -226,10 +230,14 @@ class GoalTree:
             self.run.store_pending()  # the guard reads what a spend writes (the output)
         if (current, target) in RESUME_TRANSITIONS | COMPOSITE_TRANSITIONS:
             self._check_guarded(goal_id, current, target)
-        # the step's artifacts, attempt and spend ride the transition: one commit
+        # the step's artifacts, attempt and spend ride the transition: one commit; a goal
+        # that resolves gives its unspent budget back to its parent in it
+        returned = self.run.riding_id("budget", salt="returned") \
+            if target == Status.RESOLVED else None
         self.run.commit("goal/transition", {"goal_id": goal_id, "from": current.value,
                                             "to": target.value,
-                                            "changes": step_changes(changes)},
+                                            "changes": step_changes(changes),
+                                            "return_id": returned},
                         what=f"{goal_id}: {current} -> {target}")
 
     def _check_guarded(self, goal_id: str, current: Status, target: Status) -> None:

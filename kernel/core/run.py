@@ -204,7 +204,8 @@ class Run:
     def _store_move(self) -> None:
         move = self.step.pending_move
         if move is not None:
-            self._write("goal/transition", {**move, "changes": {}}, consumes=False,
+            self._write("goal/transition", {**move, "changes": {}, "return_id": None},
+                        consumes=False,
                         what=f"{move['goal_id']}: {move['from']} -> {move['to']}")
             self.step.pending_move = None
 

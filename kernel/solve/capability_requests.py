@@ -4,6 +4,7 @@ fingerprint and budget class), and what a parked goal changes when it may go on.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from typing import Any
 
 from kernel.core.budget import Amount
@@ -62,15 +63,33 @@ def resume_changes(k: Kernel, goal: GoalNode, gap: dict[str, Any],
     return changes
 
 
-def budget_gap(goal: GoalNode, operation: str, estimate: Amount,
-               remaining: Amount) -> dict[str, Any]:
-    """A budget denial as a request: scoped to the goal and operation that needed more."""
+def budget_gap(goal: GoalNode, operation: str, estimate: Amount, remaining: Amount,
+               tree: Mapping[str, Amount] | None = None) -> dict[str, Any]:
+    """A budget denial as a request: scoped to the goal and operation that needed more.
+    ``remaining`` is what the goal could draw on (its own and the goals' above it);
+    ``tree`` (``BudgetEnforcer.tree_holdings``) what the whole tree holds, so the
+    question says it: more is asked only when the tree cannot pay."""
     cls = budget_class(remaining.cost)
     needed = Amount(max(estimate.cost - remaining.cost, 0), max(estimate.time - remaining.time, 0))
-    return {"capability_tag": BUDGET_TAG, "build_constraints": [], "buildable": False,
-            "rationale": f"{operation} needs ${micros_to_usd(needed.cost)} and "
-                         f"{ms_to_seconds(needed.time)}s more than the goal and its parent have",
-            "needed_usd": micros_to_usd(needed.cost), "needed_seconds": ms_to_seconds(needed.time),
-            "budget_class": cls,
-            "fingerprint": request_fingerprint(BUDGET_TAG, [], cls,
-                                               scope=f"{goal.id}:{operation}")}
+    gap: dict[str, Any] = {
+        "capability_tag": BUDGET_TAG, "build_constraints": [], "buildable": False,
+        "rationale": f"{operation} needs ${micros_to_usd(needed.cost)} and "
+                     f"{ms_to_seconds(needed.time)}s more than the goal and the goals above "
+                     "it hold",
+        "needed_usd": micros_to_usd(needed.cost), "needed_seconds": ms_to_seconds(needed.time),
+        "budget_class": cls,
+        "fingerprint": request_fingerprint(BUDGET_TAG, [], cls, scope=f"{goal.id}:{operation}")}
+    if tree is not None:
+        reachable, elsewhere = tree["reachable"], tree["elsewhere"]
+        gap["rationale"] += (
+            f"; the tree holds ${micros_to_usd(reachable.cost + elsewhere.cost)} and "
+            f"{ms_to_seconds(reachable.time + elsewhere.time)}s: "
+            f"${micros_to_usd(reachable.cost)} and {ms_to_seconds(reachable.time)}s with the "
+            f"goal and above it, ${micros_to_usd(elsewhere.cost)} and "
+            f"{ms_to_seconds(elsewhere.time)}s kept by its other open parts for their own "
+            "work (resolved parts gave back what they did not spend)")
+        gap["tree_holds"] = {"reachable_usd": micros_to_usd(reachable.cost),
+                             "reachable_seconds": ms_to_seconds(reachable.time),
+                             "elsewhere_usd": micros_to_usd(elsewhere.cost),
+                             "elsewhere_seconds": ms_to_seconds(elsewhere.time)}
+    return gap

@@ -146,7 +146,8 @@ def escalate(k: Kernel, denied: BudgetDenied) -> list[str]:
     """A budget denial, wherever in a step it happens, escalates to HIRE: a human may add
     budget (or decline)."""
     goal = k.tree.get(denied.goal_id)
-    gap = budget_gap(goal, denied.operation, denied.estimate, denied.remaining)
+    gap = budget_gap(goal, denied.operation, denied.estimate, denied.remaining,
+                     k.budget.tree_holdings(goal.id))
     k.log.flow(goal.id, f"{denied.operation}: budget pre-check denied; escalating to HIRE")
     return take(k, moves.Hire(goal, gap, "over_budget", goal.status))
 

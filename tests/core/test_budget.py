@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kernel.core.attempts import Attempts
-from kernel.core.budget import Amount, BudgetEnforcer, BudgetError, Decision, split
+from kernel.core.budget import Amount, BudgetEnforcer, BudgetError, Decision, split, total
 from kernel.core.goals import GoalSpec, GoalTree
 from kernel.core.run import Run
 from kernel.errors import StatementError
@@ -199,3 +199,49 @@ def test_a_spend_rides_its_goals_transition_and_anything_else_stores_it_first(
     assert (stats.writes["budget/spend"], stats.writes["goal/transition"]) == (1, 2)
     assert budget.remaining(kids[0]).cost == left.cost - 305
     assert tree.run.step.pending_spend is None
+
+
+def test_a_shortfall_the_parent_cannot_cover_is_drawn_down_from_further_up(
+        tree: GoalTree) -> None:
+    """root -> child -> grandchild: the grandchild needs more than it and the child hold;
+    the root has it, so it comes down the chain as recorded grants (each drawn from the
+    goal's own parent, the nearest paying first) and nobody is asked for more."""
+    budget = BudgetEnforcer(tree.run)
+    root, (child,) = _family(tree, budget, n=1)
+    budget.allocate_children(root, {child: 1})
+    grandchild = tree.create_child(child, GoalSpec("grandchild"))
+    budget.allocate_children(child, {grandchild: 1})
+    own, middle, top = (budget.remaining(g) for g in (grandchild, child, root))
+    need = Amount(own.cost + middle.cost + 1000, own.time + middle.time + 10)
+    check = budget.pre_check(grandchild, need)
+    assert check.decision == Decision.ALLOWED
+    assert check.granted == Amount(need.cost - own.cost, need.time - own.time)
+    assert budget.remaining(grandchild) == need
+    assert budget.remaining(child) == Amount(0, 0)
+    assert budget.remaining(root) == Amount(top.cost - 1000, top.time - 10)
+    for goal in (root, child, grandchild):
+        totals = budget.ledger_totals(goal)
+        for key in ("cost_allocated", "cost_granted", "time_allocated", "time_granted"):
+            assert totals[key] == totals[f"cache_{key}"], (goal, key)
+    everything = Amount(need.cost + top.cost, 0)
+    denied = budget.pre_check(grandchild, everything)
+    assert denied.decision == Decision.DENIED
+    assert denied.remaining == Amount(need.cost + top.cost - 1000,
+                                      need.time + top.time - 10)  # what it could draw on
+
+
+def test_a_budget_question_says_what_the_tree_holds(tree: GoalTree) -> None:
+    from kernel.solve.capability_requests import budget_gap
+
+    budget = BudgetEnforcer(tree.run)
+    root, kids = _family(tree, budget, n=2)
+    budget.allocate_children(root, {k: 1 for k in kids})
+    holdings = budget.tree_holdings(kids[0])
+    assert holdings["reachable"] == total([budget.remaining(kids[0]), budget.remaining(root)])
+    assert holdings["elsewhere"] == budget.remaining(kids[1])
+    left = holdings["reachable"]
+    gap = budget_gap(tree.get(kids[0]), "resolve", Amount(left.cost + 250_000, 0), left,
+                     holdings)
+    assert gap["needed_usd"] == 0.25
+    assert "the tree holds $10.0 and 600.0s" in gap["rationale"], gap["rationale"]
+    assert gap["tree_holds"]["elsewhere_usd"] == budget.remaining(kids[1]).cost / 1e6

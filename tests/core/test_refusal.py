@@ -22,9 +22,9 @@ def test_a_refusal_names_its_reason_evidence_and_remedy(run: Run) -> None:
     assert [(e.ledger_index, e.ledger_hash) for e in report.evidence] == [
         (first.index, first.hash), (second.index, second.hash)]
     assert report.to_proceed == [
-        "raise the budget: this goal needs $0.2500 and 30s more than it and its parent have "
-        "(run again with a larger --budget / --time, or answer its HIRE request with "
-        "--add-budget)"]
+        "raise the budget: this goal needs $0.2500 and 30s more than it and the goals above "
+        "it hold (run again with a larger --budget / --time, or answer its HIRE request "
+        "with --add-budget)"]
     run.flush()
     head, size, entries = load_entries(run.store, run.run_id)
     assert entries[-1].kind == "refusal" and entries[-1].data()["detail"] == \
@@ -42,7 +42,7 @@ FACTS = {"operation": "resolve", "goal": "Ship it", "needed_usd": 1.5, "needed_s
          "also": "; the closest choice leaves 'c4' (mid 9 against <= 6.5) UNSAT too",
          "which": "one of them to the value it reaches and 'c4' to 9",
          "more": "add other approaches for the tasks in its walls: t4",
-         "figure": "cost_usd = 0.026"}
+         "figure": "cost_usd = 0.026", "pair": "'pick the date' and 'announce it'"}
 
 
 @pytest.mark.parametrize("reason", list(RefusalReason))

@@ -137,8 +137,9 @@ def test_parts_that_together_break_a_total_reopen_the_goal(initialised_graph: Gr
     first_ask, second_ask = proposer.asked
     assert "feedback" not in first_ask
     assert second_ask["feedback"]["violations"][0]["detail"]["facts"] == {"sum_latency_ms": 600}
-    # what the superseded stages had not spent went back to the goal, by ledger events
-    # the caches agree with, and the second round was allocated from it
+    # what the stages had not spent went back to the goal as each resolved (the
+    # superseded ones too, before the reopening), by ledger events the caches agree
+    # with, and the second round was allocated from it
     budget = kernel.budget
     old = [g["id"] for g in goals if g["stale"]]
     new = [g["id"] for g in goals if not g["stale"] and g["id"] != root]
@@ -147,7 +148,7 @@ def test_parts_that_together_break_a_total_reopen_the_goal(initialised_graph: Gr
     totals = budget.ledger_totals(root)
     assert totals["cost_refunded"] == totals["cache_cost_refunded"] == sum(
         budget.ledger_totals(g)["cost_allocated"] - budget.ledger_totals(g)["cost_spent"]
-        for g in old)
+        for g in old + new)
     for goal_id in [root, *old, *new]:
         row = budget.ledger_totals(goal_id)
         assert all(row[key] == row[f"cache_{key}"] for key in row if not key.startswith("cache_"))

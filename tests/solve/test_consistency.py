@@ -13,8 +13,9 @@ from kernel.solve.dispatch import solve
 from kernel.solve.steps.consistency import coupled_pairs
 from kernel.store import GraphStore
 from resolvers.sandbox.runner import default_workspace_root
-from resolvers.scripted import ScriptedProposer
+from resolvers.scripted import load_script
 from tests.solve import scripts as s
+from tests.solve.test_composite import Recording
 from tests.starting import start
 
 ROOT = "plan a product*"
@@ -62,8 +63,10 @@ def _entries(conflict: bool, coupling: bool = True) -> list[dict]:
             "constraint_ids": [SHARED, JUDGED], "rationale": "the interface and the text"}},
         {**s.resolve(PART, "Launch on 03/04.", repeat=True)} | {"output": {
             **s.resolve(PART, "Launch on 03/04.")["output"], "metrics": {"date_formats": 1}}},
-        _judge("launch part: write the docs", {JUDGED: 0.8}, repeat=True),
-        _judge("launch part: announce it", {JUDGED: 0.75}, repeat=True),
+        # after a conflict the parts hold its coupling constraint as their own, and are
+        # judged on it (a judgment of a constraint a part does not hold is left out)
+        _judge("launch part: write the docs", {JUDGED: 0.8, COUPLING: 0.9}, repeat=True),
+        _judge("launch part: announce it", {JUDGED: 0.75, COUPLING: 0.9}, repeat=True),
         s.leaf(PART, True, repeat=True),
         *([review] if conflict else []),
         s.consistent(ROOT),
@@ -72,15 +75,23 @@ def _entries(conflict: bool, coupling: bool = True) -> list[dict]:
 
 
 def _run(graph: GraphStore, tmp_path: Path, conflict: bool, coupling: bool = True):
+    kernel, root, outcome, _ = _run_recorded(graph, tmp_path, conflict, coupling)
+    return kernel, root, outcome
+
+
+def _run_recorded(graph: GraphStore, tmp_path: Path, conflict: bool, coupling: bool = True):
+    """``_run``, and what each decomposition was asked."""
     script = s.write(tmp_path / "launch.yaml", _entries(conflict, coupling))
+    proposer = Recording(load_script(script))
+    proposer.asked = []
     kernel, root = start(graph, "Plan a product launch", [], 5.0, 600,
-                         ScriptedProposer.from_file(script), tmp_path, default_workspace_root())
-    return kernel, root, solve(kernel, root)
+                         proposer, tmp_path, default_workspace_root())
+    return kernel, root, solve(kernel, root), proposer.asked
 
 
 def test_a_global_conflict_reopens_the_lowest_common_ancestor(initialised_graph: GraphStore,
                                                               tmp_path: Path) -> None:
-    kernel, root, outcome = _run(initialised_graph, tmp_path, conflict=True)
+    kernel, root, outcome, asked = _run_recorded(initialised_graph, tmp_path, conflict=True)
     assert outcome.status == "resolved"
     goal = kernel.tree.get(root)
     assert goal.reopened == 1 and goal.decompositions == 2
@@ -95,6 +106,17 @@ def test_a_global_conflict_reopens_the_lowest_common_ancestor(initialised_graph:
         assert kernel.attempts.of_goal(old["id"])  # its history kept
     ops = [e.operation for e in load_entries(initialised_graph, kernel.run.run_id)[2]]
     assert ops.count("check_global_consistency") == 2 and ops[-1] == "assemble"
+    # the next split is told why, and its parts hold the coupling constraint themselves
+    first_split, second_split = asked
+    assert "feedback" not in first_split
+    reason = second_split["feedback"]
+    assert reason["conflict"]["between"] == ["launch part: announce it",
+                                             "launch part: write the docs"]
+    assert [e["output"] for e in reason["conflict"]["evidence"]] == ["Launch on 03/04."] * 2
+    assert reason["coupling_goes_to"] == ["announce", "docs"]
+    for part in kernel.deps.children(root):
+        assert kernel.constraints.roles(part.id)["coupling"] == roles["coupling"]
+        assert set(roles["coupling"]) <= set(kernel.constraints.roles(part.id)["selected"])
 
 
 def test_assembly_has_full_lineage_and_sigma_system(initialised_graph: GraphStore,

@@ -20,6 +20,7 @@ from kernel.plan.session import plan_goal
 from kernel.protocol import coverage
 from kernel.protocol.intake_models import IntakeAnswer
 from kernel.protocol.solve_models import ResolutionOutput
+from kernel.repositories.requests import list_requests
 from kernel.solve.dispatch import solve
 from kernel.solve.session import replay
 from kernel.store.base import GraphStore
@@ -28,11 +29,15 @@ from resolvers.sandbox.runner import default_workspace_root
 from tests import model_double as model_double_module
 from tests.conftest import store_settings
 from tests.model_double import (
+    DATE_RULE,
     DIGIT_CODES,
     DRAFT_CODES,
     FIXED,
+    GUESSED_DATE,
     ISSUED_CODES,
+    LAUNCH_DATE,
     model_double,
+    section,
 )
 from tests.sandbox_support import needs_sandbox
 from tests.starting import start
@@ -206,6 +211,69 @@ def test_intake_asks_then_commits_to_the_goal_the_answer_made_clear(
     assert titles == ["expired tokens are refused"]
 
 
+def test_a_person_is_asked_for_time_only_when_the_tree_cannot_pay_and_told_what_it_holds(
+        initialised_graph: GraphStore, tmp_path: Path) -> None:
+    """60 s for the tree, and its first resolve, before any answer was seen, is estimated
+    at 126 s: nothing in the tree can pay, so a person is asked, and the question says
+    what the tree holds."""
+    with model_double() as (_, proposer):
+        kernel, root = start(initialised_graph, "Report the total of the sales ledger", [],
+                             2.0, 60, proposer, tmp_path, default_workspace_root())
+        outcome = solve(kernel, root)
+    assert outcome.status != "resolved" and len(outcome.waiting_on) == 1, outcome
+    (asked,) = list_requests(initialised_graph)
+    assert asked["capability_tag"] == "budget" and asked["goals"][0]["id"] == root
+    assert "the tree holds $" in asked["rationale"], asked["rationale"]
+    assert "with the goal and above it" in asked["rationale"]
+
+def _launch(initialised_graph: GraphStore, tmp_path: Path):  # type: ignore[no-untyped-def]
+    with model_double() as (server, proposer):
+        kernel, root = start(initialised_graph, "Announce the product launch", [], 2.0, 900,
+                             proposer, tmp_path, default_workspace_root())
+        return server, kernel, solve(kernel, root)
+
+
+def test_a_conflict_reopens_once_and_the_next_split_learns_from_its_reason(
+        initialised_graph: GraphStore, tmp_path: Path) -> None:
+    """The announcement, unable to see the date, guesses another: the review finds them
+    in conflict and the root is reopened. Its decompose prompt says why, with each
+    part's output as evidence, so the next split lets the announcement see the date;
+    the coupling constraint is each new part's own, and the tree resolves."""
+    server, kernel, outcome = _launch(initialised_graph, tmp_path)
+    assert outcome.status == "resolved", outcome
+    first, second = server.prompts_for("record_decomposition")
+    assert GUESSED_DATE not in section(first, "Why the last decomposition was reopened")
+    reason = section(second, "Why the last decomposition was reopened")
+    assert f"We launch on {GUESSED_DATE}." in reason and LAUNCH_DATE in reason, reason
+    assert "coupling_goes_to" in reason and DATE_RULE in reason
+    assert len(server.prompts_for("record_review")) == 2
+    note = next(p for p in server.prompts_for("record_output")[::-1]
+                if "Write the launch announcement" in p)
+    assert DATE_RULE in section(note, "Constraints")  # pushed to the part, not only the root
+    assert f"We launch on {LAUNCH_DATE}." in _final(kernel, outcome)
+
+
+def test_the_same_conflict_right_after_its_reopening_is_refused_by_name(
+        initialised_graph: GraphStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the reason in the decompose prompt the next split is the same, and so is
+    the conflict: refused at once, naming the pair, not reviewed again and again."""
+    real = adapter._template
+
+    def without_reason(template: str) -> string.Template:
+        text = real(template).template
+        return string.Template(text.replace("$feedback", "(removed)")
+                               if template == "decompose" else text)
+
+    monkeypatch.setattr(adapter, "_template", without_reason)
+    server, kernel, outcome = _launch(initialised_graph, tmp_path)
+    assert outcome.status == "infeasible", outcome
+    assert len(server.prompts_for("record_review")) == 2
+    refusal = [e.data() for e in load_entries(initialised_graph, kernel.run.run_id)[2]
+               if e.kind == "refusal"][-1]
+    assert refusal["reasons"] == ["CONTRADICTION_REPEATED"]
+    assert "'pick the launch date' and 'write the launch announcement'" in refusal["detail"]
+
+
 # Each (template, input) whose removal must break a scenario, and the scenario it breaks.
 ABLATIONS = [
     ("resolve", "feedback", "code"), ("resolve", "sandbox", "code"),
@@ -214,6 +282,9 @@ ABLATIONS = [
     ("resolve", "feedback", "words"), ("plan_tasks", "planned_constraints", "plan"),
     ("extract_goal", "clarifications", "intake"), ("extract_goal", "intent_classes", "intake"),
     ("resolve", "inherited", "sales"), ("decompose", "constraints", "sales"),
+
+
+    ("decompose", "feedback", "reopen"),
 ]
 SCENARIOS = {
     "code": test_code_with_a_wrong_first_attempt_is_fixed_from_the_failure_in_the_prompt,
@@ -222,6 +293,9 @@ SCENARIOS = {
     "plan": test_a_plan_estimates_the_metrics_its_constraints_name,
     "intake": test_intake_asks_then_commits_to_the_goal_the_answer_made_clear,
     "sales": lambda graph, tmp_path: _sales_resolves(graph, tmp_path),  # defined below
+
+
+    "reopen": test_a_conflict_reopens_once_and_the_next_split_learns_from_its_reason,
 }
 
 
@@ -360,3 +434,23 @@ def test_without_coverage_the_parts_miss_the_root_s_interface_and_the_assembly_i
     assert refusal["reasons"] == ["ASSEMBLY_VIOLATES_CONSTRAINTS"]
     assert "test_parses_rows" in refusal["detail"] and "ImportError" in refusal["detail"]
     assert len(server.prompts_for("record_assembly")) == 2
+
+
+def test_what_resolved_parts_leave_unspent_pays_the_review_their_parent_needs(
+        initialised_graph: GraphStore, tmp_path: Path, data_dir: Path) -> None:
+    """150 s for the whole tree: the root keeps a fifth (30 s) when it splits, and its
+    consistency review, an operation not seen before, is estimated at 33.7 s. The parts
+    spent milliseconds of their 60 s each; what they did not spend came back to the root
+    as each resolved, so the review is paid from it and nobody is asked for more time."""
+    with model_double() as (server, proposer):
+        kernel, root = start(initialised_graph, "Report the total of the sales ledger", [],
+                             2.0, 150, proposer, tmp_path, default_workspace_root())
+        outcome = solve(kernel, root)
+    assert outcome.status == "resolved", outcome
+    assert outcome.waiting_on == () and list_requests(initialised_graph) == []
+    assert len(server.prompts_for("record_review")) == 1
+    back = [e for e in initialised_graph.run("summary/budget", {"run_id": kernel.run.run_id})
+            if e["kind"] == "refund" and e["goal_id"] == root]
+    assert len(back) == 2 and all(e["time"] > 50_000 for e in back), back
+    result = replay(store_settings(initialised_graph, data_dir), kernel.run.run_id)
+    assert result.divergence is None and result.identical, result

@@ -5,8 +5,12 @@ Coupling is found by a graph traversal (dependency paths, shared artifacts, shar
 selected constraints); only coupled pairs go to one batched model review, and with
 none there is no call. A conflict the review names adds its coupling constraints at
 the lowest common ancestor of the leaves involved (computed by the kernel), reopens
-that ancestor into constraint selection and invalidates its subtree, history kept.
-Each ancestor may be reopened so only ``max_reopens`` times (the contradiction budget).
+that ancestor into constraint selection and invalidates its subtree, history kept. The
+ancestor's feedback says why (its decompose prompt shows it): the conflict, the leaves'
+outputs, and the keys of its parts that held them, whose successors in its next
+decomposition get the coupling constraints as their own. The same conflict right after
+a reopening for it refuses at once (CONTRADICTION_REPEATED); otherwise each ancestor may
+be reopened so only ``max_reopens`` times (the contradiction budget).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernel.core.envelopes import ConstraintSpec, Provenance
-from kernel.core.goal_node import GoalChanges
+from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.core.state_machine import Status
 from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
@@ -33,8 +37,9 @@ MAX_REVIEWED_PAIRS = 100  # one prompt's worth; the rest are counted for the rev
 def check(k: Kernel, move: moves.Consistency) -> list[str] | moves.Assemble:
     """Coupled leaf pairs by traversal (`cypher/consistency/couplings`); with none, no
     call; otherwise one `check_global_consistency` review; a conflict's coupling
-    constraints go to the lowest common ancestor, which is reopened; a consistent tree
-    goes on to assembly."""
+    constraints go to the lowest common ancestor, which is reopened with the conflict as
+    its reason (the same conflict right after its reopening is refused by name); a
+    consistent tree goes on to assembly."""
     root = move.goal
     pairs = coupled_pairs(k, root.id)
     if not pairs:
@@ -52,27 +57,78 @@ def check(k: Kernel, move: moves.Consistency) -> list[str] | moves.Assemble:
                  "couplings_not_shown": len(pairs) - len(reviewed),
                  "leaves": [_leaf(k, goal_id) for goal_id in leaves]}))
     review: models.ConsistencyReview = proposal.output
-    conflict = _first_actionable(k, review, leaves) if review.verdict == "UNSAT" else None
-    if conflict is None:
+    found = _first_actionable(k, review, leaves) if review.verdict == "UNSAT" else None
+    if found is None:
         k.log.decision(root.id, "global_consistency", candidates=leaves, chosen=review.verdict,
                        rationale=f"review verdict {review.verdict}; no actionable conflict"
                                  + ("" if review.verdict == "SAT" else ": going on to assembly"))
         return moves.Assemble(root)
-    involved, specs = conflict
+    return _reopen(k, root, *found)
+
+
+def _reopen(k: Kernel, root: GoalNode, involved: list[str], specs: list[ConstraintSpec],
+            conflict: models.Conflict) -> list[str]:
+    """Reopen the lowest common ancestor of the conflicting leaves with the conflict as
+    its feedback (the decompose prompt's reason, with the leaves' outputs as evidence,
+    and the parts its coupling constraints go to); the same conflict right after a
+    reopening for it refuses at once, naming the pair, instead of another round."""
     lca = lowest_common_ancestor(k, involved)
     target = k.tree.get(lca)
+    ids = k.constraints.upsert(specs)
+    reason = reopen_reason(k, lca, involved, conflict, ids)
+    before = (target.feedback or {}).get("conflict")
+    pair = " and ".join(f"'{s}'" for s in reason["conflict"]["between"])
+    if before is not None and _same(before, reason["conflict"]):
+        return k.refuse_goal(root, RefusalReason.CONTRADICTION_REPEATED,
+                             f"{pair} conflict again after {lca} was reopened for it: "
+                             f"{conflict.description}", pair=pair,
+                             constraints=", ".join(s.title for s in specs))
     reopened = target.reopened
     if reopened >= k.config.max_reopens:  # the root: nothing above it to wake
         return k.refuse_goal(root, RefusalReason.CONTRADICTION_BUDGET_EXCEEDED,
                              f"{lca} was reopened {reopened} times for conflicts",
                              count=str(reopened), limit=str(k.config.max_reopens))
-    ids = k.constraints.upsert(specs)
     k.constraints.add_roles(k.run, lca, {"eligible": ids, "coupling": ids})
-    invalidated = k.tree.reopen(lca, S.SELECTING_CONSTRAINTS, GoalChanges(reopened=reopened + 1))
+    invalidated = k.tree.reopen(lca, S.SELECTING_CONSTRAINTS,
+                                GoalChanges(reopened=reopened + 1, feedback=reason))
     k.log.decision(root.id, "global_conflict", candidates=involved, chosen=lca,
-                   rationale=f"coupling constraints added at the lowest common ancestor; "
+                   rationale=f"coupling constraints added at the lowest common ancestor, "
+                             f"for its parts {', '.join(reason['coupling_goes_to'])}; "
                              f"{invalidated.said()}", constraints=ids)
     return [lca]
+
+
+def reopen_reason(k: Kernel, lca: str, involved: list[str], conflict: models.Conflict,
+                  coupling_ids: list[str]) -> dict[str, Any]:
+    """What the reopened goal is told (its feedback): the conflict between the leaves,
+    each with the output it shipped (the evidence), the coupling constraints, and the
+    keys of its own parts that hold those leaves (the parts of its next decomposition
+    under the same keys get the coupling constraints as their own)."""
+    leaves = [_leaf(k, goal_id) for goal_id in involved]
+    parts: list[str] = []
+    for goal_id in involved:
+        path = [n.id for n in k.confidence.path(goal_id)]
+        key = k.tree.get(path[path.index(lca) + 1]).decomposition_key or ""
+        parts.append(key.split(":", 1)[-1])
+    titles = {c.id: c.title for c in k.constraints.get_many(coupling_ids)}
+    between = sorted(leaf["summary"] for leaf in leaves)
+    return {
+        "summary": f"the global review found {' and '.join(repr(b) for b in between)} in "
+                   f"conflict: {conflict.description}",
+        "conflict": {"between": between, "description": conflict.description,
+                     "coupling_constraints": [{"id": i, "title": titles[i]}
+                                              for i in sorted(titles)],
+                     "evidence": [{"part": leaf["summary"], "output": leaf["output"]}
+                                  for leaf in sorted(leaves, key=lambda x: x["summary"])]},
+        "coupling_goes_to": sorted(set(parts)),
+    }
+
+
+def _same(before: dict[str, Any], now: dict[str, Any]) -> bool:
+    """The same pair of parts (by summary) in conflict over the same coupling constraints."""
+    return bool(before.get("between") == now["between"] and
+                [c["id"] for c in before.get("coupling_constraints", [])] ==
+                [c["id"] for c in now["coupling_constraints"]])
 
 
 def coupled_pairs(k: Kernel, root_id: str) -> list[dict[str, Any]]:
@@ -103,7 +159,7 @@ def _leaf(k: Kernel, goal_id: str) -> dict[str, Any]:
 
 
 def _first_actionable(k: Kernel, review: models.ConsistencyReview, leaves: list[str],
-                      ) -> tuple[list[str], list[ConstraintSpec]] | None:
+                      ) -> tuple[list[str], list[ConstraintSpec], models.Conflict] | None:
     """The first conflict naming at least two coupled leaves (by id or exact summary)
     and at least one coupling constraint; the kernel ignores the rest."""
     by_summary = {k.tree.get(g).summary: g for g in leaves}
@@ -116,7 +172,7 @@ def _first_actionable(k: Kernel, review: models.ConsistencyReview, leaves: list[
                                     provenance=Provenance(source="resolver",
                                                           resolver_id=CLAUDE_ID))
                      for c in conflict.coupling_constraints]
-            return involved, specs
+            return involved, specs, conflict
         k.log.decision(None, "conflict_ignored", candidates=conflict.nodes_involved,
                        chosen=None, rationale="names fewer than two coupled leaves or no "
                                               "coupling constraint")

@@ -100,10 +100,25 @@ def _fresh(k: Kernel, goal: GoalNode, plan: models.Decomposition, round_: int,
     k.log.flow(goal.id, f"decomposed into {len(ids)} children, {len(edges)} dependencies")
     made = k.tree.create_children(
         goal, list(specs.values()), k.constraints.inherited_by_children_of(goal.id),
-        Decomposed(edges, grants, S.PENDING, GoalChanges(decompositions=round_)))
+        Decomposed(edges, grants, S.PENDING, GoalChanges(decompositions=round_)),
+        coupling=_coupling(k, goal, round_))
     if made != list(ids.values()):
         raise AssertionError(f"children of {goal.id} made as {made}, planned as {ids}")
     return woken
+
+
+def _coupling(k: Kernel, goal: GoalNode, round_: int) -> dict[str, list[str]]:
+    """By decomposition key, the coupling constraints a part gets as its own: a goal
+    reopened for a conflict between its parts gives that conflict's coupling constraints
+    to the parts under the same keys as those that produced the coupled values (its
+    feedback names them, see ``consistency.reopen_reason``)."""
+    reason = goal.feedback or {}
+    ids = [c["id"] for c in (reason.get("conflict") or {}).get("coupling_constraints", [])]
+    if not ids:
+        return {}
+    keys = reason.get("coupling_goes_to", [])
+    k.log.flow(goal.id, f"coupling constraints for the parts {', '.join(keys)}")
+    return {f"{round_}:{key}": ids for key in keys}
 
 
 def _specs(goal: GoalNode, plan: models.Decomposition, round_: int,
@@ -132,7 +147,8 @@ def _children(k: Kernel, goal: GoalNode, plan: models.Decomposition, round_: int
     ids = {c.key: existing[f"{round_}:{c.key}"] for c in plan.children
            if f"{round_}:{c.key}" in existing}
     made = k.tree.create_children(goal, list(new.values()),
-                                  k.constraints.inherited_by_children_of(goal.id))
+                                  k.constraints.inherited_by_children_of(goal.id),
+                                  coupling=_coupling(k, goal, round_))
     ids |= dict(zip(new, made, strict=True))
     return {c.key: ids[c.key] for c in plan.children}  # the proposal's order
 

@@ -30,7 +30,8 @@ def identify(k: Kernel, move: moves.Identify) -> list[str]:
     named metrics, `{check: test, tests}`, `{check: tool_contract}`;
     `kernel/solve/checkable.py`), otherwise it is re-typed semantic, the reason kept in its
     payload (`retyped`) and the goal's log; the kernel stores them content-addressed, adds
-    the core, removes inherited ones (B6), records the required capabilities. The core
+    the core and any coupling constraint a conflict pushed to the goal, removes inherited
+    ones (B6), records the required capabilities. The core
     itself was checked together by Z3 at intake: a contradiction is refused before any
     spend, naming a minimal conflict; a core constraint implied by the others is pointed
     out."""
@@ -53,8 +54,9 @@ def identify(k: Kernel, move: moves.Identify) -> list[str]:
                        request_for(goal, ops.IDENTIFY_CONSTRAINTS, inherited, context))
         found: models.IdentifiedConstraints = proposal.output
         specs, needed = proposed_specs(k, goal_id, found.constraints), found.required_capabilities
+    held = k.constraints.roles(goal_id)
     eligible = set(k.constraints.upsert(specs, ride=k.run)) | \
-        set(k.constraints.roles(goal_id)["core"])  # stored with the step's commit
+        set(held["core"]) | set(held["coupling"])  # stored with the step's commit
     capabilities = sorted(set(needed)) or [DEFAULT_CAPABILITY]
     # The goal's pattern (its summary and the structure of its constraints), linked to
     # the similar patterns the vector index finds, stored by the step's commit.

@@ -66,6 +66,9 @@ def retry(k: Kernel, move: moves.Retry) -> list[str] | moves.Grow:
         cause = k.failures.record(history[-1].id, feedback.failure_mode, feedback.summary)
     note = {"violations": trace, "diagnosis": feedback.model_dump(mode="json"),
             "failure_mode": cause.id}
+    # a conflict the goal was reopened for stays its reason until it is decomposed again
+    kept = {key: value for key, value in (goal.feedback or {}).items()
+            if key in ("conflict", "coupling_goes_to")}
     if feedback.rescope and goal.parent_id:
         parent = k.tree.get(goal.parent_id)
         reopened = parent.reopened
@@ -80,11 +83,11 @@ def retry(k: Kernel, move: moves.Retry) -> list[str] | moves.Grow:
     if goal.attempt_count < goal.max_attempts and not _stagnant(k, history):
         k.run.will_wake([goal_id])
         k.tree.transition(goal_id, S.RESOLVING, GoalChanges(
-            feedback=note, rescope_requested=feedback.rescope))
+            feedback=note | kept, rescope_requested=feedback.rescope))
         k.log.flow(goal_id, f"RETRY {goal.attempt_count + 1}/{goal.max_attempts} "
                             f"with feedback: {feedback.summary}")
         return [goal_id]
-    return moves.Grow(goal, GoalChanges(feedback=note))
+    return moves.Grow(goal, GoalChanges(feedback=note | kept))
 
 
 def _stagnant(k: Kernel, history: list[Attempt]) -> bool:
