@@ -305,10 +305,8 @@ def classify_leaf(prompt: str) -> Answer:
     if not output:  # nothing to judge from: it cannot be called done
         return {"is_leaf": False, "leaf_kind": None, "leaf_reason": "no output was shown"}
     if goal.startswith(("report the total", "publish the price list", "write the python functions",
-                        "build the product catalog", "build the category sales report")):
-
-
-                        "build the product catalog", "announce the product launch")):
+                        "build the product catalog", "build the category sales report",
+                        "announce the product launch")):
         return {"is_leaf": False, "leaf_kind": None, "leaf_reason": "two stages of work"}
     return {"is_leaf": True, "leaf_kind": "atomic", "leaf_reason": "one bounded output"}
 

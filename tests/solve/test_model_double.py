@@ -282,8 +282,6 @@ ABLATIONS = [
     ("resolve", "feedback", "words"), ("plan_tasks", "planned_constraints", "plan"),
     ("extract_goal", "clarifications", "intake"), ("extract_goal", "intent_classes", "intake"),
     ("resolve", "inherited", "sales"), ("decompose", "constraints", "sales"),
-
-
     ("decompose", "feedback", "reopen"),
 ]
 SCENARIOS = {
@@ -293,8 +291,6 @@ SCENARIOS = {
     "plan": test_a_plan_estimates_the_metrics_its_constraints_name,
     "intake": test_intake_asks_then_commits_to_the_goal_the_answer_made_clear,
     "sales": lambda graph, tmp_path: _sales_resolves(graph, tmp_path),  # defined below
-
-
     "reopen": test_a_conflict_reopens_once_and_the_next_split_learns_from_its_reason,
 }
 
