@@ -12,7 +12,7 @@ resolved, and each recorded in the ledger as a knowledge-graph entry before it i
   reused whole. An edited script, or another model, is asked again.
 - **leaf classification** (step 7): a goal whose pattern (or a pattern SIMILAR_TO it,
   which has the same constraint signature) was resolved as an atomic leaf, and never
-  decomposed, is an atomic leaf too, when that classification was asked of the same
+  decomposed, is an atomic leaf too, when that goal's run was answered by the same
   source this run asks (an edited script, or another model, is asked again); one
   decomposition on record, whoever classified it, and the model is asked.
 
