@@ -54,6 +54,25 @@ class SolveRequest(BaseModel):
             raise ValueError("the goal is empty: say in words what should be achieved")
         return goal.strip()
 
+    @model_validator(mode="before")
+    @classmethod
+    def _script_core(cls, given: Any) -> Any:
+        """A script's ``core`` constraints for the goal join those given (one whose title a
+        given constraint already has is left out: the person's own wins)."""
+        if not isinstance(given, dict) or given.get("script") is None \
+                or given.get("proposer", "auto") == "anthropic":
+            return given
+        from kernel.core.written_constraint import written_title
+        from resolvers.scripted import load_script
+
+        script = load_script(Path(given["script"]).expanduser().resolve())
+        constraints = list(given.get("constraints") or [])
+        titles = {written_title(c) if isinstance(c, str) else getattr(c, "title", None)
+                  for c in constraints}
+        more = [text for text in script.core_for(str(given.get("goal", "")).strip())
+                if written_title(text) not in titles]
+        return {**given, "constraints": constraints + more} if more else given
+
     # Both raise ConfigError, which pydantic passes through: the message is the CLI's own.
     @field_validator("constraints", mode="before")
     @classmethod

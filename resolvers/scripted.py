@@ -17,6 +17,9 @@ Format (``kernel-script`` v1, YAML; see docs/scripted-proposals.md)::
       - answers: ["..."]                  # one per question put to them, in order
       - drop: ["..."]                     # (IntakeAnswer: answers, verdict, description,
                                           #  drop, edit, add, note)
+    core:                                 # optional: the person's core constraints for
+      - goal: "print the top 3 rows*"     # a goal typed to `kernel solve` (glob), each as
+        constraints: ["logic:data:..."]   # --constraint takes it: TYPE[:DOMAIN]:TEXT
 
 For the n-th call of an operation on a goal (n counted from the run's ledger, so a
 resumed run continues where it stopped), the n-th matching entry answers, in file
@@ -36,6 +39,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kernel.core.envelopes import canonical_json
+from kernel.core.written_constraint import written_title
 from kernel.errors import KernelError, yaml_problem
 from kernel.protocol import (
     MODEL_OPERATIONS,
@@ -82,6 +86,17 @@ class Example(BaseModel):
     verifications: list[dict[str, Any]] = Field(default_factory=list)
 
 
+class CoreEntry(BaseModel):
+    """The person's core constraints for the goals a glob matches, as ``-c`` takes them:
+    what a script's answers name by title comes with the script, so each of its goals can
+    be solved with ``kernel solve`` alone."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    goal: str
+    constraints: list[str] = Field(min_length=1)
+
+
 class Script(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -91,11 +106,21 @@ class Script(BaseModel):
     proposals: list[ScriptedEntry] = Field(default_factory=list)
     fallback: dict[str, FallbackEntry] = Field(default_factory=dict)
     intake: list[IntakeAnswer] = Field(default_factory=list)
+    core: list[CoreEntry] = Field(default_factory=list)
+
+    def core_for(self, goal: str) -> list[str]:
+        """The core constraints (``TYPE[:DOMAIN]:TEXT``) of every ``core`` entry whose glob
+        matches ``goal`` (case-insensitive), in file order, each once."""
+        found = [text for entry in self.core if fnmatch.fnmatchcase(goal.lower(),
+                                                                    entry.goal.lower())
+                 for text in entry.constraints]
+        return list(dict.fromkeys(found))
 
 
 # Outputs whose constraints a semantic judgment in the script may name by title.
 _PROPOSING = {"identify_constraints": ("constraints",),
-              "detect_capability_gap": ("build_constraints",)}
+              "detect_capability_gap": ("build_constraints",),
+              "extract_goal": ("core_constraints",)}
 
 
 # Where a script's answers name a constraint by id or exact title, per operation: the
@@ -105,25 +130,37 @@ _NAMING = {"verify_semantic": "checks", "generate_feedback": "per_constraint"}
 
 def check_judgments(path: Path, script: Script, core_titles: set[str]) -> None:
     """Every constraint a script's answers name (a semantic judgment's check, a feedback
-    entry's diagnosis) is one the run can have: an id, the title of one the script
-    proposes, or one of the core constraints' titles. A name that matches nothing would
-    be judged "no judgment returned" (σ 0) or leave a failure undiagnosed, so it is
-    refused here, with the titles it could mean."""
+    entry's diagnosis, a selection's choice) is one the run can have: an id, the title of
+    one the script proposes, or one of the core constraints' titles. A name that matches
+    nothing would be judged "no judgment returned" (σ 0), leave a failure undiagnosed or
+    drop out of the selection unseen, so it is refused here, with the titles it could
+    mean."""
     known = _titles(script, core_titles)
+    for where, name in _names(script):
+        if not name.startswith("constraint:") and name not in known:
+            raise ScriptError(f"{path}: {where}: {name!r} names no constraint of this run "
+                              f"({_could_mean(name, known)})")
+
+
+def _names(script: Script) -> list[tuple[str, str]]:
+    """Every constraint the script's answers name, with where it is named."""
+    named = []
     for where, operation, output in _answers(script):
+        if operation == "select_constraints":
+            named += [(f"{where}.output.constraint_ids.{number}", str(name))
+                      for number, name in enumerate(output.get("constraint_ids") or [])]
         items = _NAMING.get(operation)
-        if items is None:
-            continue
-        for number, item in enumerate(output.get(items) or []):
-            name = str(item.get("constraint_id"))
-            if not name.startswith("constraint:") and name not in known:
-                raise ScriptError(
-                    f"{path}: {where}.output.{items}.{number}.constraint_id: {name!r} names "
-                    f"no constraint of this run ({_could_mean(name, known)})")
+        if items is not None:
+            named += [(f"{where}.output.{items}.{number}.constraint_id",
+                       str(item.get("constraint_id")))
+                      for number, item in enumerate(output.get(items) or [])]
+    return named
 
 
 def _titles(script: Script, core_titles: set[str]) -> set[str]:
-    """The titles of the constraints a run of ``script`` can have."""
+    """The titles of the constraints a run of ``script`` can have: the core (given, or in
+    the script's ``core``), those its answers propose, and those its person adds or
+    rewrites during intake."""
     known = set(core_titles)
     for entry in script.proposals:
         for key in _PROPOSING.get(entry.operation, ()):
@@ -131,6 +168,9 @@ def _titles(script: Script, core_titles: set[str]) -> set[str]:
         for conflict in entry.output.get("conflicts", []) \
                 if entry.operation == "check_global_consistency" else []:
             known |= {str(c.get("title")) for c in conflict.get("coupling_constraints", [])}
+    for answer in script.intake:
+        known |= {written_title(text) for text in [*answer.add, *answer.edit.values()]}
+    known |= {written_title(text) for entry in script.core for text in entry.constraints}
     return known
 
 

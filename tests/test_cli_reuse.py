@@ -76,3 +76,19 @@ def test_feedback_naming_no_constraint_is_refused_when_the_script_loads(
            "'names every flag'?" in message
     _, runs = kernel("runs")
     assert "run:" not in runs  # nothing was stored
+
+
+def test_a_selection_naming_no_constraint_is_refused_when_the_script_loads(
+        kernel: Kernel, tmp_path: Path) -> None:
+    script = tmp_path / "select.script.yaml"
+    script.write_text(SCRIPT + """- operation: select_constraints
+  output: {constraint_ids: [names each flag], rationale: the one that matters}
+""")
+    code, message = kernel("solve", GOAL, "--proposer", "scripted", "--script", str(script),
+                           ok=False)
+    assert code == 2
+    assert "constraint_ids.0: 'names each flag' names no constraint of this run (did you " \
+           "mean 'names every flag'?" in message
+    assert len(message.strip().splitlines()) == 1
+    _, runs = kernel("runs")
+    assert "run:" not in runs  # nothing was stored

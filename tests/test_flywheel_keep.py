@@ -1,6 +1,7 @@
 """`kernel bench flywheel --keep`: the flywheel's forty runs stay in the graph in use, with
 the tools built, the failures diagnosed and the HIRE answers, for a person to explore
-(docs/neo4j-browser.md walks through them)."""
+(docs/neo4j-browser.md walks through them), and to export: on each store the kept graph
+round-trips through `kernel graph export` and `import` byte for byte."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 
 from kernel.store import GraphStore
 from tests.conftest import store_env
+from tests.graph_round_trip import assert_export_round_trips
 
 pytestmark = pytest.mark.slow
 
@@ -23,7 +25,7 @@ def _count(store: GraphStore, query: str) -> int:
 
 
 def test_the_kept_flywheel_graph_holds_its_runs_tools_failures_and_answers(
-        store: GraphStore, data_dir: Path) -> None:
+        store: GraphStore, data_dir: Path, tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-c", "from kernel.cli.app import main; main()", "bench", "flywheel",
          "--keep", "--json"], env={**os.environ, **store_env(store, data_dir)},
@@ -40,3 +42,7 @@ def test_the_kept_flywheel_graph_holds_its_runs_tools_failures_and_answers(
                          "RETURN count(q)") >= 1
     assert _count(store, "MATCH (a:Attempt:Unsat) RETURN count(a)") >= 1
     assert _count(store, "MATCH (a:Attempt:Sat) RETURN count(a)") >= 40
+    # what the person keeps can be exported, and imported again without a byte changed
+    lines = assert_export_round_trips(store, data_dir, tmp_path)
+    assert sum('"kind":"node","label":"Run"' in line for line in lines) == 40
+    assert any('"type":"ANSWERED_BY"' in line for line in lines)

@@ -12,7 +12,9 @@ resolved, and each recorded in the ledger as a knowledge-graph entry before it i
   reused whole. An edited script, or another model, is asked again.
 - **leaf classification** (step 7): a goal whose pattern (or a pattern SIMILAR_TO it,
   which has the same constraint signature) was resolved as an atomic leaf, and never
-  decomposed, is an atomic leaf too; one decomposition on record and the model is asked.
+  decomposed, is an atomic leaf too, when that goal's run was answered by the same
+  source this run asks (an edited script, or another model, is asked again); one
+  decomposition on record, whoever classified it, and the model is asked.
 
 A run started with ``--fresh`` reuses neither (``Proposals.reuse``).
 """
@@ -64,15 +66,18 @@ def identified_before(k: KnowledgeRun, goal: GoalNode, inherited: list[Constrain
 
 
 def leaf_before(k: KnowledgeRun, goal: GoalNode) -> models.LeafClassification | None:
-    """An atomic-leaf classification the record settles, or None (ask the model)."""
+    """An atomic-leaf classification the record of the same source settles, or None
+    (ask the model)."""
     pattern_id = goal.pattern_id
     if pattern_id is None:
         return None
 
+    identity = k.proposals.answering()
+
     def read() -> dict[str, Any] | None:
-        if not k.proposals.reuse:  # --fresh: the model is asked
+        if identity is None:  # --fresh, or a source that cannot say who it is: ask
             return None
-        row = knowledge.leaves_before(k.store, pattern_id, k.run.run_id)
+        row = knowledge.leaves_before(k.store, pattern_id, identity, k.run.run_id)
         atomic, decomposed = int(row["atomic"] or 0), int(row["decomposed"] or 0)
         if atomic == 0 or decomposed > 0:
             return None

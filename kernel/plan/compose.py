@@ -46,6 +46,45 @@ class SurveyUnusable(PlanRefused):
         super().__init__(f"survey_approaches: {'; '.join(problems)} ({unsat})")
 
 
+class ConstraintsIncomplete(PlanRefused):
+    """The proposed constraints lack what check-plan requires of them (its 1.1 and 1.2):
+    a plan from them would fail it, so none is written. ``problems`` name each gap with
+    its fix."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__(f"plan_constraints: {'; '.join(problems)}")
+
+
+def completeness_problems(goal: str, constraints: list[PlanConstraint]) -> list[str]:
+    """What keeps the constraints from check-plan's 1.1 (explicit ones, each quoting the
+    goal) and 1.2 (implicit ones, each with its removal consequence), each with its fix."""
+    explicit = [c for c in constraints if c.kind == "explicit"]
+    implicit = [c for c in constraints if c.kind == "implicit"]
+    problems = [] if explicit else [
+        "no explicit constraint: add one for what the goal itself states (kind: explicit, "
+        "with source_text quoting the goal's words)"]
+    problems += [f"constraint '{c.id}' is explicit, but its source_text {c.source_text!r} "
+                 "is not in the goal: quote the goal's own words, or make it implicit with "
+                 "a removal_consequence" for c in explicit
+                 if c.source_text.lower() not in goal.lower()]
+    if not implicit:
+        problems.append("no implicit constraint: add one a careful engineer would add "
+                        "(kind: implicit, with a removal_consequence saying what goes wrong "
+                        "without it)")
+    problems += [f"constraint '{c.id}' is implicit without a removal_consequence: give it "
+                 "one (what goes wrong without it)" for c in implicit
+                 if not c.removal_consequence.strip()]
+    return problems
+
+
+def check_complete(goal: str, constraints: list[PlanConstraint]) -> None:
+    """Raise ``ConstraintsIncomplete`` when check-plan's 1.1 or 1.2 would fail."""
+    problems = completeness_problems(goal, constraints)
+    if problems:
+        raise ConstraintsIncomplete(problems)
+
+
 def compose(goal: str, run_id: str, extracted: ExtractedConstraints, dag: TaskDag,
             ask_survey: SurveyAsk, verifications: list[dict[str, Any]] | None = None,
             ) -> tuple[PlanDocument, f.Repair | None]:
@@ -150,6 +189,8 @@ def _repair_flags(fixed: f.Repair | None, flags: list[str]) -> None:
 
 
 def _constraint_flags(goal_text: str, constraints: list[PlanConstraint]) -> list[str]:
+    """The constraint gaps of a plan composed without the planner's ``check_complete``
+    (which refuses them first)."""
     flags = []
     for c in constraints:
         if c.kind == "explicit" and c.source_text and \

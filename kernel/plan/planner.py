@@ -18,7 +18,14 @@ from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.core.goals import GoalSpec
 from kernel.core.state_machine import Status
 from kernel.plan import feasibility as f
-from kernel.plan.compose import PlanRefused, SurveyUnusable, compose, refusal_facts
+from kernel.plan.compose import (
+    ConstraintsIncomplete,
+    PlanRefused,
+    SurveyUnusable,
+    check_complete,
+    compose,
+    refusal_facts,
+)
 from kernel.plan.digest import SCHEMA
 from kernel.plan.document import PlanDocument
 from kernel.proposals import Out, ProposerUnavailable
@@ -41,6 +48,12 @@ def make_plan(k: Kernel, root_id: str, verifications: list[dict[str, Any]] | Non
     goal = k.tree.get(root_id)
     extracted: ExtractedConstraints = _ask(k, goal, ops.PLAN_CONSTRAINTS, {})
     constraints = extracted.constraints
+    try:  # before the task DAG is asked for: nothing more is paid for a plan not written
+        check_complete(goal.description, constraints)
+    except ConstraintsIncomplete as incomplete:
+        refuse(k.ledger, root_id, RefusalReason.INVALID_PROPOSAL, str(incomplete),
+               operation=ops.PLAN_CONSTRAINTS.name, failure="; ".join(incomplete.problems))
+        raise
     dag: TaskDag = _ask(k, goal, ops.PLAN_TASKS, {
         "planned_constraints": [c.model_dump(mode="json") for c in constraints]})
     problems = f.validate_dag(dag.tasks)

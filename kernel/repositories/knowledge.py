@@ -95,9 +95,10 @@ def identified_before(store: GraphStore, normalized: str, description: str, iden
                                  "identity": f"{identity}:", "run_id": run_id, "k": k}))
 
 
-def leaves_before(store: GraphStore, pattern_id: str, run_id: str) -> LeavesBefore:
-    return cast(LeavesBefore, store.run("kg/leaves_before",
-                                        {"pattern_id": pattern_id, "run_id": run_id})[0])
+def leaves_before(store: GraphStore, pattern_id: str, identity: str,
+                  run_id: str) -> LeavesBefore:
+    return cast(LeavesBefore, store.run("kg/leaves_before", {
+        "pattern_id": pattern_id, "identity": f"{identity}:", "run_id": run_id})[0])
 
 
 def couplings(store: GraphStore, root_id: str) -> list[Coupling]:

@@ -9,12 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from kernel.core.envelopes import ConstraintSpec, ConstraintType, Provenance
+from kernel.core.written_constraint import COMPARISONS, titled_comparison
 from kernel.errors import ConfigError
 
 CONSTRAINT_HELP = ("TYPE[:DOMAIN]:TEXT, e.g. 'logic:cost:cost_usd <= 5' (an arithmetic "
                    "expression is checked by Z3; sum_M, max_M, min_M total a metric M over "
-                   "the goal's parts) or 'semantic:usability:errors are helpful'")
-COMPARISONS = ("<", ">", "==", "!=")
+                   "the goal's parts; 'logic:data:TITLE: rows == 3' titles it) or "
+                   "'semantic:usability:errors are helpful'")
 
 
 def _shown(text: str, limit: int = 120) -> str:
@@ -24,9 +25,10 @@ def _shown(text: str, limit: int = 120) -> str:
 
 
 def parse_constraint(text: str) -> ConstraintSpec:
-    """One ``--constraint``: a logic constraint given as a comparison is checked by Z3; one
-    in prose about tests by running every test in the sandbox; any other prose is refused,
-    since nothing could decide it deterministically."""
+    """One ``--constraint``: a logic constraint given as a comparison (titled by it, or by
+    the title written before it) is checked by Z3; one in prose about tests by running
+    every test in the sandbox; any other prose is refused, since nothing could decide it
+    deterministically."""
     parts = [p.strip() for p in text.split(":", 2)]
     if len(parts) >= 2 and parts[0] not in ("logic", "semantic"):
         raise ConfigError(f"--constraint {_shown(text)}: the type {parts[0]!r} must be 'logic' "
@@ -38,22 +40,30 @@ def parse_constraint(text: str) -> ConstraintSpec:
         (parts[0], "general", parts[1])
     payload: dict[str, Any] = {}
     if kind == "logic":
-        from kernel.solve import arith  # Z3 loads only when a logic constraint is given
-
-        try:
-            arith.parse(title)
-            payload = {"check": "arith", "expr": title}
-        except arith.ExpressionError as exc:
-            # Prose ("all tests pass") is a logic constraint checked by tests; a comparison
-            # that does not parse is a typo the user should hear about now, not after a run.
-            if any(op in title for op in COMPARISONS):
-                raise ConfigError(f"--constraint {_shown(text)}: {exc}; write a comparison such as "
-                                  "'cost_usd <= 5' or 'latency_ms < 200'") from None
-            if "test" not in title.lower():
-                raise ConfigError(f"--constraint {_shown(text)}: a logic constraint is decided by "
-                                  "a program; write a comparison ('logic:cost:cost_usd <= 5'), "
-                                  "say that the tests pass ('logic:tests:all tests pass'), or "
-                                  "type it semantic ('semantic:...')") from None
-            payload = {"check": "test", "tests": []}  # every test passes, in the sandbox
+        title, payload = _logic(text, title)
     return ConstraintSpec(type=ConstraintType(kind), domain=domain, title=title, payload=payload,
                           provenance=Provenance(source="human"))
+
+
+def _logic(text: str, written: str) -> tuple[str, dict[str, Any]]:
+    """A logic constraint's title and payload from its TEXT: a comparison, ``TITLE:
+    COMPARISON``, or prose saying the tests pass."""
+    from kernel.solve import arith  # Z3 loads only when a logic constraint is given
+
+    title, expression = titled_comparison(written) or (written, written)
+    try:
+        arith.parse(expression)
+        return title, {"check": "arith", "expr": expression}
+    except arith.ExpressionError as exc:
+        # Prose ("all tests pass") is a logic constraint checked by tests; a comparison
+        # that does not parse is a typo the user should hear about now, not after a run.
+        if any(op in expression for op in COMPARISONS):
+            raise ConfigError(f"--constraint {_shown(text)}: {exc}; write a comparison such as "
+                              "'cost_usd <= 5' or 'latency_ms < 200', titled if you like "
+                              "('logic:cost:stays cheap: cost_usd <= 5')") from None
+        if "test" not in written.lower():
+            raise ConfigError(f"--constraint {_shown(text)}: a logic constraint is decided by "
+                              "a program; write a comparison ('logic:cost:cost_usd <= 5'), "
+                              "say that the tests pass ('logic:tests:all tests pass'), or "
+                              "type it semantic ('semantic:...')") from None
+        return title, {"check": "test", "tests": []}  # every test passes, in the sandbox

@@ -79,3 +79,24 @@ def test_a_feedback_entry_must_name_a_constraint_the_run_can_have(tmp_path: Path
                                      "constraint_id: counts the rows")
     path.write_text(fixed)
     check_judgments(path, load_script(path), set())
+
+
+def test_a_selection_must_name_constraints_the_run_can_have(tmp_path: Path) -> None:
+    """A selection naming nothing would silently keep only the core: refused at load, with
+    the titles it could mean; titles the intake's person adds count as the run's own."""
+    path = tmp_path / "select.yaml"
+    path.write_text(
+        "version: 1\nproposals:\n- operation: identify_constraints\n  output:\n"
+        "    constraints: [{type: semantic, domain: docs, title: names every flag, "
+        "explicit: true}]\n"
+        "- operation: select_constraints\n  output:\n"
+        "    constraint_ids: ['constraint:abc', words <= 50, name every flag]\n"
+        "    rationale: both\n"
+        "intake:\n- add: ['logic:cost:words <= 50']\n")
+    script = load_script(path)
+    with pytest.raises(ScriptError, match=r"proposals\.1\.output\.constraint_ids\.2: "
+                                          r"'name every flag' names no constraint of this "
+                                          r"run \(did you mean 'names every flag'\?"):
+        check_judgments(path, script, set())
+    path.write_text(path.read_text().replace(", name every flag]", ", names every flag]"))
+    check_judgments(path, load_script(path), set())

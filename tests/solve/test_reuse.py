@@ -46,3 +46,23 @@ def test_the_same_question_is_answered_by_the_record(initialised_graph: GraphSto
     solve(other, root3)
     assert _operations(initialised_graph, other.run.run_id)[0] == (
         "proposal", "identify_constraints")
+
+
+def test_a_leaf_classification_is_reused_only_from_the_same_source(
+        initialised_graph: GraphStore, tmp_path: Path) -> None:
+    """An edited script is another source: its own classification is asked, not the one
+    the earlier script gave; the earlier script, asked again, is served the record."""
+    for name in "abc":
+        (tmp_path / name).mkdir()
+    first, root = _start(initialised_graph, tmp_path / "a", ESSAY, direct_leaf())
+    assert solve(first, root).status == "resolved"
+    edited = [*direct_leaf()[:3], {**direct_leaf()[3], "output": {
+        "is_leaf": True, "leaf_kind": "atomic", "leaf_reason": "one short note"}}]
+    other, root2 = _start(initialised_graph, tmp_path / "b", ESSAY, edited)
+    assert solve(other, root2).status == "resolved"
+    assert _operations(initialised_graph, other.run.run_id)[-1] == ("proposal", "classify_leaf")
+    assert other.tree.get(root2).leaf_reason == "one short note"
+    same, root3 = _start(initialised_graph, tmp_path / "c", ESSAY, direct_leaf())
+    assert solve(same, root3).status == "resolved"
+    assert _operations(initialised_graph, same.run.run_id)[-1] == (
+        "observation", "reuse/classify_leaf")
