@@ -182,3 +182,17 @@ def test_the_commands_ingest_and_print_impact(initialised: GraphStore, data_dir:
     code, output = _cli(initialised, data_dir, "repo", "impact", "pkg.core.count",
                         "--path", str(root))
     assert code == 0 and "pkg.report.summary" in output and "test_summary" in output, output
+
+
+def test_the_benchmark_reingests_one_changed_file(initialised: GraphStore, tmp_path: Path) -> None:
+    from kernel.bench.repo import bench_repo
+
+    root = _repository(tmp_path / "repo")
+    figures = {f.name.strip(): f.value for f in
+               bench_repo(initialised, root, Caps(100, 100_000, 10_000), "pkg.core.parse")}
+    assert figures["files"] == 7 and figures["Python files parsed"] == 5
+    assert (figures["files changed on re-ingest"], figures["files parsed on re-ingest"]) == (1, 1)
+    assert (figures["impacted symbols"], figures["covering tests"]) == (5, 2)
+    assert figures["nodes"] == 1 + 7 + 10 and figures["TESTS"] == 3
+    assert list((tmp_path / "repo").rglob("*.py")) and "_bench_changed_function" not in \
+        (root / "pkg/report.py").read_text()
