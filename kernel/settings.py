@@ -67,6 +67,12 @@ class KernelSettings(BaseSettings):
         "(a provider's retry-after can lengthen them); JSON list, e.g. [1, 4, 16]")
     claude_sdk_retries: int = Field(default=2, ge=0, description="the anthropic SDK's own retries")
     claude_model: str = Field(default="claude-opus-5", description="the model claude-code-0 asks")
+    repo_max_files: int = Field(default=20_000, ge=1, description="the most files a "
+                                "repository snapshot may hold (kernel repo ingest)")
+    repo_max_bytes: int = Field(default=200_000_000, ge=1, description="the most bytes a "
+                                "repository snapshot may hold, all files together")
+    repo_max_file_bytes: int = Field(default=1_000_000, ge=1, description="a file larger "
+                                     "than this is recorded (size, hash) but its text not kept")
     anthropic_api_key: SecretStr | None = Field(default=None,
                                                 validation_alias="ANTHROPIC_API_KEY")
 

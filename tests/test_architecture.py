@@ -154,6 +154,7 @@ BOTTOM = ("kernel.errors", "kernel.settings", "kernel.paths", "kernel.disk_space
     ("embeddings", ("embeddings", "kernel.errors")),
     ("kernel.proposals", ("kernel.proposals", "kernel.protocol", "kernel.core",
                           "kernel.refusal", *BOTTOM)),
+    ("kernel.codebase", ("kernel.codebase", "kernel.repositories", "kernel.core", *BOTTOM)),
     ("kernel.kg", ("kernel.kg", "kernel.repositories", "kernel.proposals", "kernel.protocol",
                    "kernel.core", "embeddings", *BOTTOM)),
     ("kernel.runtime", ("kernel.runtime", "kernel.kg", "kernel.repositories", "kernel.proposals",

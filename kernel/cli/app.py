@@ -82,6 +82,9 @@ class _Commands(LazyGroup):
         "tools": Lazy("kernel.cli.tools", "app",
                       "The tools the kernel built or a person supplied: what each provides, "
                       "who made it, how it fared."),
+        "repo": Lazy("kernel.cli.repo", "app",
+                     "A codebase as a graph: take a repository in, ask what a change "
+                     "impacts."),
         "artifact": Lazy("kernel.cli.artifact", "app",
                          "Artifacts out of the store: show one, or save its files."),
     }

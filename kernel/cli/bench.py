@@ -199,6 +199,28 @@ def flywheel_bench(
                 [[k.replace("_", " "), str(rows[0][k]), str(rows[1][k])] for k in keys])
 
 
+@app.command("repo")
+def repo_bench(
+    ctx: typer.Context,
+    path: Annotated[Path, typer.Argument(help="the repository's top directory")],
+    symbol: Annotated[str | None, typer.Option(
+        help="the symbol whose impact is timed (default: the function the benchmark adds)")]
+        = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the figures as JSON")] = False,
+) -> None:
+    """Ingest a copy of the repository at PATH (its snapshot, in a scratch directory): time,
+    nodes and edges; then change one Python file, ingest again (only it is parsed), and time
+    an impact query. A scratch graph on the embedded store (or an empty scratch Neo4j
+    database)."""
+    from kernel.bench.repo import bench_repo
+    from kernel.codebase.ingest import caps_of
+
+    caps = caps_of(settings_of(ctx))
+    _run_bench(ctx, f"repository benchmark: {path}",
+               lambda store: bench_repo(store, path, caps, symbol), writes="a code graph",
+               as_json=as_json)
+
+
 @app.command("crash")
 def crash_bench(
     ctx: typer.Context,

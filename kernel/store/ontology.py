@@ -38,15 +38,19 @@ LABELS: tuple[LabelSpec, ...] = (
     LabelSpec("Capability", "capability:", "caption"),
     LabelSpec("CapabilityRequest", "capreq:", "caption",
               indexed=("fingerprint", "status", "capability_tag")),
+    LabelSpec("Chunk", "chunk:", "caption", indexed=("repo",)),
     LabelSpec("Constraint", "constraint:", "caption", indexed=("type", "domain")),
     LabelSpec("FailureMode", "failure:", "caption"),
+    LabelSpec("File", "file:", "caption", indexed=("repo", "path", "module")),
     LabelSpec("Goal", "node:", "caption",
               indexed=("run_id", "root_id", "status", "builds_capability")),
     LabelSpec("GoalPattern", "goal_pattern:", "caption"),
     LabelSpec("LedgerEntry", "ledger:", "caption", indexed=("run_id", "reuse_key")),
     LabelSpec("LogEntry", "log:", "caption", indexed=("run_id", "goal_id")),
+    LabelSpec("Repository", "repository:", "caption"),
     LabelSpec("Resolver", "resolver:", "caption"),
     LabelSpec("Run", "run:", "caption"),
+    LabelSpec("Symbol", "symbol:", "caption", indexed=("repo", "qname", "name", "file")),
     # Bookkeeping of the store itself: never exported, never imported.
     LabelSpec("SchemaInfo", "schema:", "caption", exported=False),
     LabelSpec("Migration", "migration:", "caption", exported=False),
@@ -58,10 +62,12 @@ REL_TYPES: tuple[str, ...] = (
     "ANSWERED_BY",      # CapabilityRequest -> Resolver
     "ASKS_FOR",         # CapabilityRequest -> Capability
     "BUILT_BY",         # Resolver -> Resolver | Actor
+    "CALLS",            # Symbol -> Symbol (a call the parse resolved)
     "CHARGED_TO",       # BudgetEvent -> Goal
     "CHILD_OF",         # Goal -> Goal
     "CHOSE",            # Attempt -> Artifact (the person's suggestion it chose)
     "COMPOSED_OF",      # Resolver -> Resolver {order, role}
+    "DEFINES",          # File -> Symbol
     "DEPENDS_ON",       # Goal -> Goal (siblings)
     "DERIVED_FROM",     # Artifact -> Artifact, Constraint -> Constraint
     "DRAWN_FROM",       # BudgetEvent -> Goal (the parent a grant came from)
@@ -71,7 +77,9 @@ REL_TYPES: tuple[str, ...] = (
     "FOLLOWS",          # LedgerEntry -> LedgerEntry (hash chain)
     "FOR",              # Attempt -> Goal
     "HAS_CONSTRAINT",   # Goal -> Constraint {role}
+    "HOLDS",            # Repository -> File, File -> Chunk
     "IMPLEMENTED_BY",   # Resolver -> Artifact (the code a registered tool runs)
+    "IMPORTS",          # File -> File (the module it imports)
     "INSTANCE_OF",      # Goal -> GoalPattern
     "PAYS_FOR",         # BudgetEvent -> Attempt
     "PLANNED",          # Goal -> Artifact (tool plan)
@@ -86,6 +94,7 @@ REL_TYPES: tuple[str, ...] = (
     "SATISFIES",        # Artifact -> Constraint
     "SIMILAR_TO",       # GoalPattern -> GoalPattern {score}
     "SUCCEEDED_ON",     # Resolver -> GoalPattern {sigma_v, cost, ...}
+    "TESTS",            # Symbol (a test) -> Symbol it calls directly
     "TRIED_FOR",        # Attempt -> GoalPattern
     "USED",             # Attempt -> Resolver
     "USED_CONSTRAINT",  # Attempt -> Constraint
