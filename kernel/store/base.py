@@ -41,10 +41,6 @@ class GraphStore(ABC):
     """A Cypher graph reached through named statements."""
 
     dialect: str = ""
-    # Whether each statement is sent as one text whatever its riders: a server that plans
-    # every distinct text (Neo4j, about a second for a large commit) plans it once, where
-    # leaving out the empty clauses would make a plan per combination of riders.
-    one_text_per_statement: bool = False
 
     def __init__(self, catalog: QueryCatalog) -> None:
         self.catalog = catalog
@@ -69,7 +65,7 @@ class GraphStore(ABC):
             raise LookaheadStop(name)
         values = dict(params or {})
         query.check_parameters(values)
-        text = query.render(identifiers, None if self.one_text_per_statement else values)
+        text = query.render(identifiers, values)
 
         def execute() -> list[Row]:
             started = time.perf_counter()

@@ -52,7 +52,6 @@ TRANSIENT_TRIES = 5  # an auto-commit statement the server rolled back (a deadlo
 
 class Neo4jStore(GraphStore):
     dialect = "neo4j"
-    one_text_per_statement = True
 
     def __init__(self, catalog: QueryCatalog, uri: str, user: str, password: str | None,
                  database: str | None = None, gate: WriteGate | None = None) -> None:
