@@ -419,8 +419,11 @@ def plan_constraints(prompt: str) -> Answer:
                             "aggregation": "critical_path", "op": "<=",
                             "limit": float(days.group(1)), "unit": "days",
                             "source_text": days.group(0)})
-    return {"constraints": constraints or [{"id": "done", "title": "it is done",
-                                            "kind": "implicit", "type": "semantic"}]}
+    # the implicit one the prompt asks a careful engineer to add, with its consequence
+    constraints.append({"id": "rehearsed", "title": "the change is rehearsed before it ships",
+                        "kind": "implicit", "type": "semantic",
+                        "removal_consequence": "a mistake is found by the people it reaches"})
+    return {"constraints": constraints}
 
 
 def plan_tasks(prompt: str) -> Answer:

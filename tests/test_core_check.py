@@ -81,9 +81,11 @@ def test_solve_stores_and_spends_nothing_on_a_contradictory_core(
     env = {**store_env(initialised_graph, data_dir), "COLUMNS": "200"}
     runner = CliRunner()
     before = runner.invoke(app, ["runs", "--json"], env=env).output
+    script = data_dir / "never-asked.yaml"  # loaded (it may carry core constraints), never asked
+    script.write_text("version: 1\nproposals: []\n")
     result = runner.invoke(app, ["solve", "build a tool", "-c", "logic:cost:cost_usd <= 1",
                                  "-c", "logic:cost:cost_usd >= 2", "--proposer", "scripted",
-                                 "--script", str(data_dir / "never-read.yaml")], env=env)
+                                 "--script", str(script)], env=env)
     assert isinstance(result.exception, ConfigError), result.output  # main() exits 2
     assert "cannot all hold" in str(result.exception)
     assert runner.invoke(app, ["runs", "--json"], env=env).output == before

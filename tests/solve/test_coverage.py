@@ -116,7 +116,7 @@ def test_a_middle_layer_answers_for_what_it_was_given_and_hands_it_down(
     root_plan = {"rationale": "two parts", "children": [
         _child("middle", BUDGET.title), _child("side")], "dependencies": []}
     proposer = _three_levels(tmp_path, root_plan)
-    kernel, root = start(initialised_graph, GOAL, [BUDGET, TONE], 3.0, 600, proposer,
+    kernel, root = start(initialised_graph, GOAL, [BUDGET, TONE], 3.0, 3600, proposer,
                          tmp_path, default_workspace_root())
     outcome = solve(kernel, root)
     assert outcome.status == "resolved", [e.data() for e in load_entries(
@@ -152,7 +152,7 @@ def test_a_decomposition_that_gives_a_constraint_to_two_parts_is_refused_by_name
     root_plan = {"rationale": "two parts", "children": [
         _child("middle", BUDGET.title), _child("side", BUDGET.title)], "dependencies": []}
     proposer = _three_levels(tmp_path, root_plan)
-    kernel, root = start(initialised_graph, GOAL, [BUDGET, TONE], 3.0, 600, proposer,
+    kernel, root = start(initialised_graph, GOAL, [BUDGET, TONE], 3.0, 3600, proposer,
                          tmp_path, default_workspace_root())
     outcome = solve(kernel, root)
     assert outcome.status != "resolved"
@@ -201,7 +201,7 @@ def _middle_left_to_the_whole(tmp_path: Path, assembly: dict[str, Any]) -> Scrip
 def test_a_middle_layer_s_test_left_to_the_whole_is_run_on_the_assembled_deliverable(
         initialised_graph: GraphStore, tmp_path: Path) -> None:
     bare = _middle_left_to_the_whole(tmp_path, {"content": "VALUE = 1\n", "format": "python"})
-    kernel, root = start(initialised_graph, GOAL, [], 3.0, 600, bare, tmp_path,
+    kernel, root = start(initialised_graph, GOAL, [], 3.0, 3600, bare, tmp_path,
                          default_workspace_root())
     outcome = solve(kernel, root)
     assert outcome.status == "infeasible", outcome
@@ -217,6 +217,6 @@ def test_an_assembly_that_meets_a_middle_layer_s_test_resolves(
     whole = _middle_left_to_the_whole(tmp_path, {
         "content": "VALUE = 1\n\n\n" + COUNT, "format": "python",
         "tests": {"test_whole.py": COUNT_TEST}})
-    kernel, root = start(initialised_graph, GOAL, [], 3.0, 600, whole, tmp_path,
+    kernel, root = start(initialised_graph, GOAL, [], 3.0, 3600, whole, tmp_path,
                          default_workspace_root())
     assert solve(kernel, root).status == "resolved"
