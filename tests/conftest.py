@@ -68,6 +68,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         defs = info.name2fixturedefs.values() if info is not None else ()
         if any(d[-1].scope in ("module", "class") for d in defs if d):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        _longest_first(items)
+
+
+def _longest_first(items: list[pytest.Item]) -> None:
+    """The modules that hold slow tests are handed out first, so the workers do not end
+    with one of them running alone while the others have nothing left (the slowest
+    modules sort last by name). Modules stay whole, so their fixtures are built once;
+    every worker collects, and sorts, the same way."""
+    slow = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.nodeid.split("::")[0] not in slow)
 
 
 # -- tests that cannot run beside others -------------------------------------------
