@@ -187,3 +187,26 @@ def test_bad_repository_input_exits_2_and_stores_nothing(
     assert line.startswith("error: ") and ("give the path" in line or "KERNEL_REPO_MAX" in line)
     assert api.list_runs(initialised) == []
     assert code_graph.known_files(initialised, repo_id(repo.resolve())) == {}
+
+
+@needs_sandbox
+@pytest.mark.slow
+def test_the_command_writes_the_patch_and_applies_it(
+        embedded_store: GraphStore, data_dir: Path, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from kernel.cli.app import app
+
+    repo = _copy(tmp_path)
+    args = ["solve", GOAL, "--repo", str(repo), "--proposer", "scripted", "--script",
+            str(EXAMPLE / "script.yaml"), "--progress", "none", "--json"]
+    env = store_env(embedded_store, data_dir)
+    alone = CliRunner().invoke(app, [*args[:2], "--apply"], env=env)
+    assert isinstance(alone.exception, ConfigError)  # exit 2 once main() maps it
+    assert "give --repo PATH too" in str(alone.exception)
+    done = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "fix"), "--apply"], env=env)
+    assert done.exit_code == 0, done.output
+    shown = json.loads(done.output)
+    assert shown["delivered"]["applied_to"] == str(repo.resolve())
+    assert (tmp_path / "fix" / PATCH_NAME).read_text().startswith("diff --git a/wordstats/")
+    assert _plain_pytest(repo).returncode == 0
