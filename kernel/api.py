@@ -90,7 +90,8 @@ def solve(store: GraphStore, request: SolveRequest, settings: KernelSettings | N
     if request.repo is not None:
         from kernel.solve.repo_goal import repo_input, with_repo_tests
 
-        repo["repo"] = repo_input(request.repo, settings)  # refused before anything is stored
+        # refused before anything is stored
+        repo["repo"] = repo_input(request.repo, settings, request.test_cmd)
         core = with_repo_tests(core)
     proposer, recorded = make_proposer(request.proposer, request.script, settings,
                                        core_titles={c.title for c in core})

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from kernel import api
+from kernel.codebase.edits import sha256_of
 from kernel.codebase.ingest import repo_id
 from kernel.core.attempts import Attempts
 from kernel.core.run import Run
@@ -162,6 +163,7 @@ def test_the_resolve_prompt_shows_the_map_the_named_files_and_the_failing_test(
     assert shown["named_by_failing_tests"] == []
     assert set(shown["files"]) == {"wordstats/count.py"}
     assert "before_sha256" in shown["edit_contract"]
+    assert "format edits" in first.payload["sandbox"] and "main.py" not in first.payload["sandbox"]
     again = second.payload["repository"]
     assert "tests/test_count.py" in again["named_by_failing_tests"]
     assert "tests/test_count.py" in again["files"]
@@ -210,3 +212,51 @@ def test_the_command_writes_the_patch_and_applies_it(
     assert shown["delivered"]["applied_to"] == str(repo.resolve())
     assert (tmp_path / "fix" / PATCH_NAME).read_text().startswith("diff --git a/wordstats/")
     assert _plain_pytest(repo).returncode == 0
+
+
+def _unittest_script(tmp_path: Path) -> tuple[Path, Path]:
+    """A repository tested with unittest, and a script whose first replacement is wrong."""
+    repo = tmp_path / "calc"
+    (repo / "tests").mkdir(parents=True)
+    buggy = "def add(a, b):\n    return a - b\n"
+    (repo / "calc.py").write_text(buggy)
+    (repo / "tests/__init__.py").write_text("")
+    (repo / "tests/test_calc.py").write_text(
+        "import unittest\n\nfrom calc import add\n\n\nclass Adds(unittest.TestCase):\n"
+        "    def test_adds(self):\n        self.assertEqual(add(2, 3), 5)\n")
+
+    def edit(text: str) -> str:
+        return json.dumps([{"path": "calc.py", "kind": "replace",
+                            "before_sha256": sha256_of(buggy.encode()),
+                            "after_sha256": sha256_of(text.encode()), "content": text}])
+
+    entry = {"goal": "make add*", "output": {"artifact_type": "code", "format": "edits"}}
+    script = {"version": 1, "proposals": [
+        {"operation": "identify_constraints", "goal": "make add*",
+         "output": {"constraints": []}},
+        {**entry, "operation": "resolve",
+         "output": {**entry["output"], "content": edit("def add(a, b):\n    return b - a\n")}},
+        {"operation": "generate_feedback", "goal": "make add*",
+         "output": {"summary": "add subtracts", "failure_mode": "subtracts"}},
+        {**entry, "operation": "resolve",
+         "output": {**entry["output"], "content": edit("def add(a, b):\n    return a + b\n")}}],
+        "fallback": {"classify_leaf": {"output": {"is_leaf": True, "leaf_kind": "atomic",
+                                                  "leaf_reason": "one function"}}}}
+    (tmp_path / "calc.yaml").write_text(yaml.safe_dump(script))
+    return repo, tmp_path / "calc.yaml"
+
+
+@needs_sandbox
+@pytest.mark.slow
+def test_a_test_command_decides_the_suite_by_its_exit_status(
+        embedded_store: GraphStore, data_dir: Path, tmp_path: Path) -> None:
+    repo, script = _unittest_script(tmp_path)
+    request = api.SolveRequest.checked(goal="make add add", proposer="scripted", script=script,
+                                       repo=repo, test_cmd="python3 -m unittest -v")
+    outcome = api.solve(embedded_store, request, store_settings(embedded_store, data_dir))
+    assert outcome.status == "resolved"
+    tries = Attempts(Run.load(embedded_store, outcome.run_id)).of_goal(outcome.root_id)
+    assert [t.verdict for t in tries] == ["UNSAT", "SAT"]
+    checks = [c for t in tries for c in (t.verification.checks if t.verification else [])]
+    assert [c.detail["verdicts"] for c in checks] == [
+        {"python3 -m unittest -v": "failed"}, {"python3 -m unittest -v": "passed"}]

@@ -274,6 +274,9 @@ def solve_command(
         help="the repository GOAL changes: its snapshot (git's files) is the run's input, "
              "the output hash-anchored edits verified by its own tests; --out writes the "
              "patch (docs/repositories.md)")] = None,
+    test_cmd: Annotated[str | None, typer.Option(
+        help="with --repo: the command that runs the repository's tests in the sandbox, "
+             "its exit status deciding (default: pytest on its test files)")] = None,
     apply: Annotated[bool, typer.Option(
         "--apply", help="with --repo: write the patch into the repository's working tree, "
                         "refused when the tree changed since the run's snapshot")] = False,
@@ -283,11 +286,12 @@ def solve_command(
     Exit code: 0 resolved, 1 refused (infeasible, gated), 3 unfinished and resumable
     (waiting on a person, or stopped by the wall-time cap)."""
     check_out_dir(out_dir)
-    if apply and repo is None:
-        raise ConfigError("--apply writes a repository goal's patch: give --repo PATH too")
+    if (apply or test_cmd is not None) and repo is None:
+        raise ConfigError(f"{'--apply' if apply else '--test-cmd'} is for a repository "
+                          "goal: give --repo PATH too")
     request = _request(goal, constraint, budget, time_limit, proposer, script, max_attempts,
                        max_wall, interactive if intake is None else intake, progress,
-                       _suggestions(suggest, suggested_by), fresh, repo)
+                       _suggestions(suggest, suggested_by), fresh, repo, test_cmd)
     _start(ctx, request, interactive, as_json, out_dir, progress, stop_after_intake=False,
            concurrency=concurrency, apply=apply)
 
@@ -323,7 +327,7 @@ def _request(goal: str, constraint: list[str] | None, budget: float, time_limit:
              proposer: str, script: Path | None, max_attempts: int, max_wall: float,
              intake: bool, progress: str,
              suggestions: list[Suggestion], fresh: bool = False,
-             repo: Path | None = None) -> api.SolveRequest:
+             repo: Path | None = None, test_cmd: str | None = None) -> api.SolveRequest:
     """The run's inputs, checked before anything is stored or paid for."""
     amount(budget, "--budget")
     amount(time_limit, "--time")
@@ -331,7 +335,7 @@ def _request(goal: str, constraint: list[str] | None, budget: float, time_limit:
     request = api.SolveRequest.checked(
         goal=goal, constraints=constraint or [], budget_usd=budget, time_seconds=time_limit,
         proposer=proposer, script=script, max_attempts=max_attempts, max_wall_seconds=max_wall,
-        intake=intake, suggestions=suggestions, fresh=fresh, repo=repo)
+        intake=intake, suggestions=suggestions, fresh=fresh, repo=repo, test_cmd=test_cmd)
     for note in request.implied_core():
         err_console.print(f"[yellow]note:[/] {note}", highlight=False, soft_wrap=True)
     return request

@@ -12,3 +12,6 @@ class RepoInput(BaseModel):
 
     root: str = Field(description="the repository's top directory, absolute")
     tree_hash: str = Field(description="sha256 over the snapshot's paths and content hashes")
+    test_cmd: list[str] | None = Field(default=None, description="the command whose exit "
+                                       "status decides the suite (none: pytest on the "
+                                       "repository's test files)")

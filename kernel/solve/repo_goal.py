@@ -5,6 +5,7 @@ the snapshot with the output's edits applied to a copy, and the repository's own
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -18,6 +19,7 @@ from kernel.codebase.snapshot import Snapshot, take_snapshot
 from kernel.codebase.workspace import checked_snapshot, edited_files
 from kernel.core.envelopes import ConstraintSpec
 from kernel.core.goal_node import GoalNode
+from kernel.errors import ConfigError
 from kernel.protocol.solve_models import ResolutionOutput
 from kernel.runtime.kernel import Kernel
 from kernel.runtime.repo_input import RepoInput
@@ -30,23 +32,35 @@ REPO_TESTS = "logic:tests:the repository's tests pass"
 _EDITS = TypeAdapter(list[FileEdit])
 
 
-_TAKEN: dict[RepoInput, Snapshot] = {}  # the snapshot each run's start read, by its input
+_TAKEN: dict[tuple[str, str], Snapshot] = {}  # what each run's start read: (root, tree hash)
 
 
 def snapshot_of(repo: RepoInput) -> Snapshot:
     """The run's snapshot: as ``prepare`` read it when the run started or resumed, else
     read now (refused if the tree changed since the run's inputs were recorded)."""
-    if repo not in _TAKEN:
-        _TAKEN[repo] = checked_snapshot(repo.root, repo.tree_hash,
-                                        caps_of(KernelSettings.load()))
-    return _TAKEN[repo]
+    key = (repo.root, repo.tree_hash)
+    if key not in _TAKEN:
+        _TAKEN[key] = checked_snapshot(repo.root, repo.tree_hash,
+                                       caps_of(KernelSettings.load()))
+    return _TAKEN[key]
 
 
-def repo_input(path: Path, settings: KernelSettings) -> RepoInput:
+def repo_input(path: Path, settings: KernelSettings, test_cmd: str | None = None) -> RepoInput:
     """What a run records of the repository at ``path``: refused (ConfigError, exit 2)
-    when it is not a readable directory or is over the caps, before anything is stored."""
+    when it is not a readable directory, is over the caps, or ``test_cmd`` (a command line,
+    split as a shell would) is empty or unbalanced, before anything is stored."""
+    argv = None
+    if test_cmd is not None:
+        try:
+            argv = shlex.split(test_cmd)
+        except ValueError as exc:
+            raise ConfigError(f"--test-cmd {test_cmd!r}: {exc}; quote it as a shell "
+                              "would") from None
+        if not argv:
+            raise ConfigError("--test-cmd is empty: give the command that runs the tests, "
+                              "e.g. 'python3 -m unittest'")
     snapshot = take_snapshot(path, caps_of(settings))
-    return RepoInput(root=str(snapshot.root), tree_hash=snapshot.tree_hash)
+    return RepoInput(root=str(snapshot.root), tree_hash=snapshot.tree_hash, test_cmd=argv)
 
 
 def with_repo_tests(core: list[ConstraintSpec]) -> list[ConstraintSpec]:
@@ -60,7 +74,7 @@ def prepare(store: GraphStore, repo: RepoInput | None) -> None:
     """Before a run works on ``repo``: its tree is the one recorded, and its facts are in
     this store (a replay's scratch store too); nothing is rewritten when they are."""
     if repo is not None:
-        _TAKEN.pop(repo, None)  # read again: the tree may have changed since
+        _TAKEN.pop((repo.root, repo.tree_hash), None)  # read again: the tree may have changed since
         ingest_snapshot(store, snapshot_of(repo))
 
 
@@ -99,10 +113,10 @@ def is_test_file(path: str) -> bool:
     return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
 
 
-def test_inputs(k: Kernel, output: ResolutionOutput) -> tuple[dict[str, str], list[str]] | \
-        list[dict[str, str]]:
-    """The files a test run gets (the snapshot with the edits applied) and the test files
-    to run, or the problems (each with a reason code) that kept the edits out."""
+def test_inputs(k: Kernel, output: ResolutionOutput) -> dict[str, Any] | list[dict[str, str]]:
+    """The test run's payload: the files (the snapshot with the edits applied) and the
+    test files pytest runs, or the test command; or the problems (each with a reason code)
+    that kept the edits out."""
     assert k.repo is not None
     edits = parse_edits(output)
     if isinstance(edits, str):
@@ -110,7 +124,9 @@ def test_inputs(k: Kernel, output: ResolutionOutput) -> tuple[dict[str, str], li
     files = edited_files(snapshot_of(k.repo), edits)
     if isinstance(files, list):
         return [r.as_dict() for r in files if isinstance(r, Refusal)]
-    return files, sorted(p for p in files if is_test_file(p))
+    if k.repo.test_cmd:
+        return {"files": files, "commands": [list(k.repo.test_cmd)]}
+    return {"files": files, "tests": sorted(p for p in files if is_test_file(p))}
 
 
 __all__ = ["EDITS_FORMAT", "REPO_TESTS", "parse_edits", "prepare", "prompt_section",

@@ -161,16 +161,16 @@ def _run_tests(k: Kernel, goal: GoalNode, tested: list[Constraint],
     tests_failed, tests_total and test_seconds, from the report and the runner).
     Files an output names badly (a NUL, a name too long, a file that is also a folder)
     fail the checks with the reason; nothing runs."""
-    laid_out = _workspace(k, output)
-    if isinstance(laid_out, Check):
-        return {c.id: laid_out.model_copy(update={"constraint_id": c.id}) for c in tested}, {}
-    files, tests = laid_out
-    request = ops.RUN_TESTS.request(goal.id, payload={"files": files, "tests": tests})
+    payload = _workspace(k, output)
+    if isinstance(payload, Check):
+        return {c.id: payload.model_copy(update={"constraint_id": c.id}) for c in tested}, {}
+    request = ops.RUN_TESTS.request(goal.id, payload=payload)
     proposal = ask(k, goal.id, ops.RUN_TESTS, request, resolver_id="resolver:codex-tools-0",
                    proposer=SandboxProposer(k))
     run = proposal.output
     result = run.results[-1] if run.results else {}
-    verdicts, problem, mode = report_verdicts(result)
+    verdicts, problem, mode = command_verdicts(result) if "commands" in payload else \
+        report_verdicts(result)
     checks = {c.id: _test_check(c, verdicts, problem, mode, result, every=k.repo is not None)
               for c in tested}
     counted = {"tests_total": float(len(verdicts)),
@@ -205,10 +205,10 @@ def _test_check(constraint: Constraint, verdicts: dict[str, str], problem: str |
                      "failing": sorted(t for t, s in statuses.items() if s != "PASSED")})
 
 
-def _workspace(k: Kernel, output: ResolutionOutput) -> tuple[dict[str, str], list[str]] | Check:
-    """The files a test run gets and the test files it runs: the output's own, or for a
-    repository goal the snapshot with the output's edits applied and the repository's
-    tests. A failed check (its constraint id left blank) when nothing can run: files an
+def _workspace(k: Kernel, output: ResolutionOutput) -> dict[str, Any] | Check:
+    """The test run's payload: the output's files and tests, or for a repository goal the
+    snapshot with the output's edits applied and the repository's tests (or its test
+    command). A failed check (its constraint id left blank) when nothing can run: files an
     output names badly, or edits the kernel refuses (each with its reason code)."""
     if k.repo is not None:
         laid_out = repo_goal.test_inputs(k, output)
@@ -224,7 +224,19 @@ def _workspace(k: Kernel, output: ResolutionOutput) -> tuple[dict[str, str], lis
                      detail={"file_names": bad_names, "failure_mode": file_names.FAILURE_MODE},
                      repair_suggestion={"fix": "name every file with a plain relative path",
                                         "problems": bad_names})
-    return output.workspace_files(), sorted(output.tests)
+    return {"files": output.workspace_files(), "tests": sorted(output.tests)}
+
+
+def command_verdicts(result: Mapping[str, Any]) -> tuple[dict[str, str], str | None, None]:
+    """A test command's one verdict, from its exit status alone (it writes no report):
+    the suite passed when it ran to the end and exited 0."""
+    if not result.get("ran"):
+        return {}, f"the test command did not run: {result.get('reason')} " \
+                   f"{result.get('detail', '')}", None
+    if result.get("reason") is not None:
+        return {}, f"the test command was stopped: {result.get('reason')}", None
+    shown = " ".join(str(a) for a in result.get("argv", []))
+    return {shown: "passed" if result.get("exit_code") == 0 else "failed"}, None, None
 
 
 def report_verdicts(result: Mapping[str, Any]) -> tuple[dict[str, str], str | None, str | None]:

@@ -45,7 +45,8 @@ def resolve(k: Kernel, move: moves.Resolve) -> list[str] | moves.Grow:
     _, context = kg_context.block(k, goal, "resolve")
     inputs = prompt_inputs.dependency_inputs(k, goal)
     ids = [*goal.input_artifact_ids, *(i["artifact_id"] for i in inputs)]
-    contract = prompt_inputs.sandbox_contract(k.policy, selected, dependencies=bool(inputs))
+    contract = prompt_inputs.sandbox_contract(k.policy, selected, dependencies=bool(inputs),
+                                              repository=k.repo is not None)
     inherited = prompt_inputs.inherited_view(k, goal)
     repository = {"repository": repo_goal.prompt_section(k, goal)} if k.repo else {}
 
