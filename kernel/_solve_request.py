@@ -45,6 +45,10 @@ class SolveRequest(BaseModel):
     suggestions: list[Suggestion] = Field(
         default_factory=list, description="a person's candidates for the goal, weighed "
                                           "with the model's own output on merit alone")
+    repo: Path | None = Field(default=None, description="the repository the goal changes: "
+                              "its snapshot is the run's input, the output a set of edits")
+    test_cmd: str | None = Field(default=None, description="with repo: the command that "
+                                 "runs the repository's tests in the sandbox (default: pytest)")
     _implied: list[str] = PrivateAttr(default_factory=list)  # found with the consistency check
 
     @field_validator("goal")

@@ -20,6 +20,7 @@ from kernel._views import (
     list_runs,
     outcome_report,
     plan_document,
+    root_goal,
     run_refusals,
     run_status,
     run_tree,
@@ -65,7 +66,7 @@ __all__ = [
     "HireAnswer", "KernelSettings", "Outcome", "SolveRequest", "analytics_queries",
     "analytics_rows", "answer_hire", "export_graph",
     "hire_requests", "import_graph", "list_runs", "open_store", "outcome_report",
-    "plan_document", "plan_goal", "replay", "resume", "resume_plan", "run_refusals",
+    "plan_document", "plan_goal", "replay", "resume", "resume_plan", "root_goal", "run_refusals",
     "run_status", "run_summary", "run_tree", "solve", "store_status", "summary_hash",
 ]
 
@@ -84,8 +85,16 @@ def solve(store: GraphStore, request: SolveRequest, settings: KernelSettings | N
 
     settings = settings or KernelSettings.load()
     progress.report("phase", "loading the proposer")
+    core = list(request.constraints)
+    repo: dict[str, Any] = {}
+    if request.repo is not None:
+        from kernel.solve.repo_goal import repo_input, with_repo_tests
+
+        # refused before anything is stored
+        repo["repo"] = repo_input(request.repo, settings, request.test_cmd)
+        core = with_repo_tests(core)
     proposer, recorded = make_proposer(request.proposer, request.script, settings,
-                                       core_titles={c.title for c in request.constraints})
+                                       core_titles={c.title for c in core})
     progress.report("phase", "recording the goal and its constraints")
     given: dict[str, Any] = dict(recorded)  # only what was asked for is recorded
     if request.intake:
@@ -96,9 +105,10 @@ def solve(store: GraphStore, request: SolveRequest, settings: KernelSettings | N
         given["suggestions"] = request.suggestions
     if request.fresh:
         given["fresh"] = True
+    given.update(repo)
     inputs = RunInputs(
         goal=request.goal, budget_usd=request.budget_usd, time_seconds=request.time_seconds,
-        max_attempts=request.max_attempts, core=request.constraints,
+        max_attempts=request.max_attempts, core=core,
         solve=SolveConfig(tau_local=settings.tau_local, tau_global=settings.tau_global,
                           max_wall_seconds=request.max_wall_seconds,
                           sandbox_run_usd=settings.sandbox_run_usd), **given)

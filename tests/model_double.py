@@ -11,12 +11,15 @@ prompts) never could.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import ThreadingHTTPServer
 from typing import Any
+
+import yaml
 
 from resolvers.claude.adapter import ClaudeCode, ClaudeSettings
 from resolvers.claude.proposer import ClaudeProposer
@@ -254,8 +257,49 @@ def _launch_review(leaves: str) -> Answer | None:
                                   "payload": {"rubric": DATE_RULE}}]}]}
 
 
+# -- the repository scenario -----------------------------------------------------------
+REPO_HEADING = "The repository this goal changes"
+DURATION_BUG = "    return int(number) * UNITS.get(unit, 1)\n"
+
+
+def _repository(prompt: str) -> dict[str, Any]:
+    text = section(prompt, REPO_HEADING).rsplit("\n\nProduce the output.", 1)[0]
+    return dict(yaml.safe_load(text)) if text else {}
+
+
+def _edit(path: str, shown: dict[str, str], text: str) -> Answer:
+    after = hashlib.sha256(text.encode()).hexdigest()
+    edits = [{"path": path, "kind": "replace", "before_sha256": shown["sha256"],
+              "after_sha256": after, "content": text}]
+    return {"artifact_type": "code", "format": "edits", "content": json.dumps(edits)}
+
+
+def _repo_fix(prompt: str) -> Answer:
+    """Fix the function the goal names, in the file the prompt shows whole (its sha256 is
+    what anchors the edit); the unit the failing test wants is read from that test's file,
+    shown only when the failure points at it. Blind to either, the answer changes nothing."""
+    repo = _repository(prompt)
+    files: dict[str, dict[str, str]] = repo.get("files") or {}
+    home = next((p for p, f in files.items() if "def parse_duration" in f["text"]), None)
+    if home is None:
+        return {"artifact_type": "code", "format": "edits", "content": "[]",
+                "notes": "the file defining parse_duration is not shown"}
+    code = files[home]["text"]
+    wanted = set()
+    for f in files.values():  # a test file the failing run pointed at
+        wanted |= set(re.findall(r"parse_duration\('\d+([a-z])'\) ==", f["text"]))
+    units = dict(re.findall(r'"([a-z])": (\d+)', code))
+    for unit in sorted(wanted - set(units)):
+        seconds = {"d": "86400", "w": "604800"}.get(unit, "1")
+        code = code.replace("UNITS = {", f'UNITS = {{"{unit}": {seconds}, ', 1)
+    code = code.replace(DURATION_BUG, "    return int(number) * UNITS[unit]\n")
+    return _edit(home, files[home], code)
+
+
 def resolve(prompt: str) -> Answer:
     goal = section(prompt, "Goal").lower()
+    if REPO_HEADING in prompt and "parse_duration" in goal:
+        return _repo_fix(prompt)
     if goal.startswith("build the category sales report"):
         return _sales_root(prompt)
     if any(part in goal for part in SALES_PARTS):
@@ -469,7 +513,14 @@ def identify_constraints(prompt: str) -> Answer:
     return {"constraints": constraints, "required_capabilities": ["generate_code"]}
 
 
+def detect_capability_gap(prompt: str) -> Answer:
+    """Out of attempts: nothing software built here would add, so a person is asked."""
+    return {"capability_tag": "knowledge_of_the_code", "buildable": False,
+            "rationale": "the attempts failed on what the prompt did not show"}
+
+
 HANDLERS: dict[str, Callable[[str], Answer]] = {
+    "record_gap": detect_capability_gap,
     "record_goal": extract_goal, "record_constraints": identify_constraints,
     "record_selection": select_constraints,
     "record_tool_plan": rank_resolvers, "record_output": resolve,

@@ -111,6 +111,25 @@ def test_impact_of_a_change_is_its_callers_closed_and_the_tests_that_reach_them(
     assert words == ["pkg.core.count"]
 
 
+def test_every_repository_node_carries_a_whole_caption(initialised: GraphStore,
+                                                      tmp_path: Path) -> None:
+    root = _repository(tmp_path)
+    (root / "pkg/long.py").write_text("".join(f"x{i} = {i}\n" for i in range(450)))
+    ingest(initialised, root, SETTINGS)
+    rows = initialised.execute_adhoc(
+        "MATCH (n) WHERE n:Repository OR n:File OR n:Chunk OR n:Symbol "
+        "RETURN labels(n)[0] AS label, n.caption AS caption, n.id AS id", {}, write=False).rows
+    captions: dict[str, set[str]] = {}
+    for label, caption, node_id in rows:
+        assert caption, node_id
+        captions.setdefault(label, set()).add(caption)
+    assert captions["Repository"] == {str(root.resolve())}
+    assert {"pkg/core.py", "logo.png", "pkg/long.py"} <= captions["File"]
+    assert captions["Chunk"] == {"pkg/long.py:1-200", "pkg/long.py:201-400",
+                                 "pkg/long.py:401-450"}
+    assert {"pkg.core.parse", "pkg.report.Reporter.show"} <= captions["Symbol"]
+
+
 def test_a_second_ingest_parses_only_the_changed_file_and_keeps_its_callers(
         initialised: GraphStore, tmp_path: Path) -> None:
     root = _repository(tmp_path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -68,14 +69,19 @@ EXIT_RESOLVED, EXIT_REFUSED, EXIT_UNFINISHED = 0, 1, 3
 
 
 def report(store: GraphStore, outcome: Outcome, as_json: bool,
-           save_to: tuple[Path, Path] | None = None) -> int:
+           save_to: tuple[Path, Path] | None = None,
+           deliver_to: RepoDelivery | None = None) -> int:
     """Print the run's outcome (and, when it did not resolve, why) and return the exit code.
-    With ``save_to`` (data dir, directory) a resolved run's final artifact is written there."""
+    With ``save_to`` (data dir, directory) a resolved run's final artifact is written there;
+    with ``deliver_to``, a repository goal's patch and verification pack (or the patch
+    applied to the working tree: refused, exit 1, when the tree changed since)."""
     data = api.outcome_report(store, outcome)
     resolved = outcome.status == "resolved"
     unfinished = not resolved and bool(outcome.waiting_on or outcome.stopped)
     code = EXIT_RESOLVED if resolved else EXIT_UNFINISHED if unfinished else EXIT_REFUSED
-    if save_to is not None and data["final_artifact"]:
+    if deliver_to is not None and resolved:
+        code = _deliver(store, outcome, deliver_to, data) or code
+    elif save_to is not None and data["final_artifact"]:
         try:
             saved, refused = _save_final(store, data["final_artifact"], *save_to)
             data["saved_files"], data["refused_files"] = [str(p) for p in saved], refused
@@ -107,12 +113,40 @@ def report(store: GraphStore, outcome: Outcome, as_json: bool,
     return code
 
 
+@dataclass(frozen=True)
+class RepoDelivery:
+    """What ``--out`` and ``--apply`` ask of a repository goal's result."""
+
+    settings: KernelSettings
+    directory: Path | None
+    apply: bool
+
+
+def _deliver(store: GraphStore, outcome: Outcome, to: RepoDelivery, data: dict[str, Any]) -> int:
+    """Write the patch and pack, apply the patch; EXIT_REFUSED when that was refused."""
+    from kernel.solve.repo_delivery import deliver
+
+    try:
+        data["delivered"] = deliver(store, to.settings, outcome.run_id,
+                                    api.root_goal(store, outcome.run_id), to.directory,
+                                    to.apply)
+    except ConfigError as exc:
+        data["save_error"] = str(exc)
+        return EXIT_REFUSED
+    return 0
+
+
 def _print_saving(data: dict[str, Any], save_to: tuple[Path, Path] | None) -> None:
     """What ``--out`` wrote, what it left out (files a tool would run on its own), or why
     it could not write."""
     if data.get("save_error"):
         err_console.print(f"error: {shown(data['save_error'], markup=True)}", highlight=False,
                           soft_wrap=True)
+    delivered = data.get("delivered") or {}
+    for path in delivered.get("written", []):
+        out.print(f"wrote {path}", highlight=False)
+    if delivered.get("applied_to"):
+        out.print(f"applied the patch to {delivered['applied_to']}", highlight=False)
     if data.get("saved_files"):
         out.print(f"saved {len(data['saved_files'])} file(s) to {save_to[1] if save_to else ''}: "
                   + shown(", ".join(Path(p).name for p in data["saved_files"])), highlight=False)
@@ -236,17 +270,30 @@ def solve_command(
     suggested_by: SuggestedBy = None,
     concurrency: Concurrency = None,
     fresh: Fresh = False,
+    repo: Annotated[Path | None, typer.Option(
+        help="the repository GOAL changes: its snapshot (git's files) is the run's input, "
+             "the output hash-anchored edits verified by its own tests; --out writes the "
+             "patch (docs/repositories.md)")] = None,
+    test_cmd: Annotated[str | None, typer.Option(
+        help="with --repo: the command that runs the repository's tests in the sandbox, "
+             "its exit status deciding (default: pytest on its test files)")] = None,
+    apply: Annotated[bool, typer.Option(
+        "--apply", help="with --repo: write the patch into the repository's working tree, "
+                        "refused when the tree changed since the run's snapshot")] = False,
 ) -> None:
     """Solve GOAL: constraints, resolvers, verification, decomposition, until done or refused.
 
     Exit code: 0 resolved, 1 refused (infeasible, gated), 3 unfinished and resumable
     (waiting on a person, or stopped by the wall-time cap)."""
     check_out_dir(out_dir)
+    if (apply or test_cmd is not None) and repo is None:
+        raise ConfigError(f"{'--apply' if apply else '--test-cmd'} is for a repository "
+                          "goal: give --repo PATH too")
     request = _request(goal, constraint, budget, time_limit, proposer, script, max_attempts,
                        max_wall, interactive if intake is None else intake, progress,
-                       _suggestions(suggest, suggested_by), fresh)
+                       _suggestions(suggest, suggested_by), fresh, repo, test_cmd)
     _start(ctx, request, interactive, as_json, out_dir, progress, stop_after_intake=False,
-           concurrency=concurrency)
+           concurrency=concurrency, apply=apply)
 
 
 def intake_command(
@@ -279,7 +326,8 @@ def intake_command(
 def _request(goal: str, constraint: list[str] | None, budget: float, time_limit: float,
              proposer: str, script: Path | None, max_attempts: int, max_wall: float,
              intake: bool, progress: str,
-             suggestions: list[Suggestion], fresh: bool = False) -> api.SolveRequest:
+             suggestions: list[Suggestion], fresh: bool = False,
+             repo: Path | None = None, test_cmd: str | None = None) -> api.SolveRequest:
     """The run's inputs, checked before anything is stored or paid for."""
     amount(budget, "--budget")
     amount(time_limit, "--time")
@@ -287,7 +335,7 @@ def _request(goal: str, constraint: list[str] | None, budget: float, time_limit:
     request = api.SolveRequest.checked(
         goal=goal, constraints=constraint or [], budget_usd=budget, time_seconds=time_limit,
         proposer=proposer, script=script, max_attempts=max_attempts, max_wall_seconds=max_wall,
-        intake=intake, suggestions=suggestions, fresh=fresh)
+        intake=intake, suggestions=suggestions, fresh=fresh, repo=repo, test_cmd=test_cmd)
     for note in request.implied_core():
         err_console.print(f"[yellow]note:[/] {note}", highlight=False, soft_wrap=True)
     return request
@@ -318,8 +366,9 @@ def _suggestions(given: list[str] | None, author: str | None) -> list[Suggestion
 
 def _start(ctx: typer.Context, request: api.SolveRequest, interactive: bool, as_json: bool,
            out_dir: Path | None, progress: str, stop_after_intake: bool,
-           concurrency: int | None = None) -> None:
+           concurrency: int | None = None, apply: bool = False) -> None:
     settings = with_concurrency(settings_of(ctx), concurrency)
+    delivery = RepoDelivery(settings, out_dir, apply) if request.repo is not None else None
     with store_of(ctx) as store:
         with showing(make_view(progress, store, as_json)) as view:
             outcome = api.solve(
@@ -328,7 +377,7 @@ def _start(ctx: typer.Context, request: api.SolveRequest, interactive: bool, as_
                 on_step=view.step if view else None,
                 human_prompt=_prompt(interactive, view), stop_after_intake=stop_after_intake)
         code = report(store, outcome, as_json,
-                      (settings.data_dir, out_dir) if out_dir is not None else None)
+                      (settings.data_dir, out_dir) if out_dir is not None else None, delivery)
     raise typer.Exit(code)
 
 

@@ -38,6 +38,9 @@ class Operation(Generic[Out]):
     # What refuses an answer that validates but does not fit its request (the problems,
     # each naming what is wrong; a model's repair turn gets them). None: nothing does.
     refusals: Callable[[ResolveRequest, Any], list[str]] | None = None
+    # Payload keys a request may give besides its inputs (the prompt shows each, with its
+    # heading, only when given): the repository of a goal that changes one.
+    optional: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         clash = set(self.inputs or ()) & set(STANDARD_INPUTS)
@@ -53,7 +56,7 @@ class Operation(Generic[Out]):
         exactly its inputs (a missing or unknown key is a kernel bug, caught here)."""
         request = ResolveRequest(operation=self.name, goal_id=goal_id, **fields)
         if self.inputs is not None:
-            given = set(request.payload) - {"goal_summary"}
+            given = set(request.payload) - {"goal_summary"} - set(self.optional)
             if given != set(self.inputs):
                 raise ValueError(f"{self.name}: the payload gives {sorted(given)}, the prompt "
                                  f"contract wants {sorted(self.inputs)}")
@@ -72,7 +75,7 @@ SELECT_CONSTRAINTS = Operation("select_constraints", solve.SelectedConstraints,
 RANK_RESOLVERS = Operation("rank_resolvers", solve.ResolverRanking, "record_tool_plan",
                            "Record the tool plan and the candidates' scores.", ("candidates",))
 RESOLVE = Operation("resolve", solve.ResolutionOutput, "record_output", "Record the output.",
-                    ("inputs", "sandbox", "inherited"))
+                    ("inputs", "sandbox", "inherited"), optional=("repository",))
 VERIFY_SEMANTIC = Operation("verify_semantic", solve.SemanticVerification, "record_judgments",
                             "Record one judgment per semantic constraint.", ("output",))
 DECOMPOSE = Operation("decompose", solve.Decomposition, "record_decomposition",

@@ -24,6 +24,7 @@ from kernel.core.run import Run
 from kernel.errors import ConfigError
 from kernel.protocol.suggestion_models import Suggestion
 from kernel.runtime.kernel import SolveConfig
+from kernel.runtime.repo_input import RepoInput
 
 
 class RunInputs(BaseModel):
@@ -47,6 +48,8 @@ class RunInputs(BaseModel):
     suggestions: list[Suggestion] = Field(default_factory=list)
     # ``--fresh``: every question is asked again; no earlier answer in the graph is reused
     fresh: bool = False
+    # ``--repo``: the repository the goal changes, and the snapshot's tree hash
+    repo: RepoInput | None = None
 
     def record(self) -> dict[str, Any]:
         """What the Run node stores: the fields always recorded, and those given."""

@@ -29,6 +29,7 @@ from kernel.proposals import Proposals
 from kernel.protocol import Proposer
 from kernel.refusal import RefusalReason, refuse
 from kernel.runtime.calls import Calls
+from kernel.runtime.repo_input import RepoInput
 from kernel.store.base import GraphStore
 from resolvers.sandbox.policy import Constitution
 
@@ -92,6 +93,8 @@ class Kernel:
     human_prompt: Callable[[dict[str, Any]], Any] | None = None
     # The run's calls in flight (``--concurrency``): how many at once, never what they decide.
     calls: Calls = field(default_factory=Calls)
+    # The repository a repository goal changes (``--repo``), None for a goal from nothing.
+    repo: RepoInput | None = None
     started: float = field(default_factory=time.monotonic)
 
     @property
@@ -107,7 +110,8 @@ class Kernel:
               config: SolveConfig | None = None,
               recorded: list[LedgerEntry] | None = None,
               human_prompt: Callable[[dict[str, Any]], Any] | None = None,
-              concurrency: int = 1, reuse: bool = True) -> Kernel:
+              concurrency: int = 1, reuse: bool = True,
+              repo: RepoInput | None = None) -> Kernel:
         """The run's context: its proposals (``recorded``: a ledger to replay; its calls,
         up to ``concurrency`` at once; ``reuse``: earlier answers in the graph may serve
         identical requests) and every service over its graph."""
@@ -130,7 +134,7 @@ class Kernel:
             log=TieredLog(run, raw_io=config.raw_io), patterns=patterns,
             history=History(store, patterns, rows=config.history_rows),
             failures=FailureModes(run, patterns.encoder), human_prompt=human_prompt,
-            started=started)
+            started=started, repo=repo)
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started

@@ -33,7 +33,8 @@ def start(store: GraphStore, inputs: RunInputs, proposer: Proposer | None, data_
                     proposed_by=provenance(proposer))
     kernel = Kernel.build(run, proposer, data_dir, workspace_root, inputs.solve,
                           recorded=recorded, human_prompt=human_prompt,
-                          concurrency=concurrency, reuse=not inputs.fresh)
+                          concurrency=concurrency, reuse=not inputs.fresh,
+                          repo=inputs.repo)
     return kernel, finish_start(kernel, inputs)
 
 

@@ -45,10 +45,37 @@ def dependency_inputs(k: Kernel, goal: GoalNode) -> list[dict[str, Any]]:
     return inputs
 
 
+REPO_LAYOUT = [
+    "- Edits (format edits): `content` is the JSON list the repository section's edit "
+    "contract describes; the repository's text files, with the edits applied, are laid "
+    "out in the sandbox, its top directory on the import path.",
+    "- The repository's test files (test_*.py, *_test.py) run with pytest under the "
+    "kernel's own configuration: its conftest.py, pytest.ini and pyproject.toml are not "
+    "read. Add or change tests with edits like any other file.",
+]
+CODE_LAYOUT = [
+    "- Code (format python): `content` is saved as main.py; other files go in `files` "
+    "(relative paths); test files go in `tests`, named test_*.py, beside main.py.",
+    "- Tests run with pytest in that directory and import the code as a module: "
+    "`import main` or `from main import ...`. Calling main() must not exit the "
+    "interpreter unless a test expects SystemExit.",
+]
+
+
+def _named_tests(tests: list[str], repository: bool) -> str:
+    if repository:
+        return (f"the repository's tests named exactly {', '.join(tests)}, and its whole "
+                "suite for a constraint naming none.") if tests else \
+            "a constraint naming none holds when the repository's whole suite passes."
+    return f"define tests named exactly {', '.join(tests)}." if tests else \
+        "none is selected here."
+
+
 def sandbox_contract(policy: Constitution, constraints: list[Constraint],
-                     dependencies: bool = False) -> str:
+                     dependencies: bool = False, repository: bool = False) -> str:
     """How the output is checked, in the terms the checks use; with ``dependencies``,
-    that what other goals produced reaches this one only as the text shown."""
+    that what other goals produced reaches this one only as the text shown; with
+    ``repository``, that the output edits a repository whose own tests run."""
     tests = sorted({str(t) for c in constraints if method_of(c) == "tests"
                     for t in c.payload.get("tests", [])})
     metrics = sorted({str(c.payload.get("expr")) for c in constraints if is_arithmetic(c)})
@@ -56,18 +83,13 @@ def sandbox_contract(policy: Constitution, constraints: list[Constraint],
     network = (f"only to {', '.join(policy.network_hosts)}" if policy.network_hosts
                else "none: no request leaves the sandbox")
     lines = [
-        "- Code (format python): `content` is saved as main.py; other files go in `files` "
-        "(relative paths); test files go in `tests`, named test_*.py, beside main.py.",
-        "- Tests run with pytest in that directory and import the code as a module: "
-        "`import main` or `from main import ...`. Calling main() must not exit the "
-        "interpreter unless a test expects SystemExit.",
+        *(REPO_LAYOUT if repository else CODE_LAYOUT),
         f"- Installed: the Python 3 standard library and {packages}; nothing else imports.",
         f"- Network: {network}.",
         f"- Limits per test run: {policy.max_wall_seconds:g} s wall, "
         f"{policy.max_memory_bytes >> 20} MiB memory, {policy.max_processes} processes.",
         "- A test constraint holds when every test it names passes: "
-        + (f"define tests named exactly {', '.join(tests)}." if tests
-           else "none is selected here."),
+        + _named_tests(tests, repository),
         f"- The kernel measures {', '.join(MEASURED)} of `content`, and {', '.join(COUNTED)} "
         "of the test run, itself; report in `metrics` only other numbers, which are "
         "judged as claims.",

@@ -27,6 +27,7 @@ from kernel.runtime.proposers import proposer_from
 from kernel.runtime.start import finish_start, start
 from kernel.schema import init_schema
 from kernel.settings import KernelSettings
+from kernel.solve import repo_goal
 from kernel.solve.dispatch import Outcome, solve
 from kernel.store import open_store
 from kernel.store.base import GraphStore
@@ -50,6 +51,7 @@ def resume(store: GraphStore, run_id: str, data_dir: Path,
         if inputs.mode == "plan":
             raise ConfigError(f"{run_id} is a planning run: 'kernel resume' continues it "
                               "(kernel.plan.session.resume_plan)")
+        repo_goal.prepare(store, inputs.repo)  # the same tree, or refused
         workspaces = default_workspace_root()
         remove_leftovers(workspaces, run_id.removeprefix("run:"))  # a killed run's sandboxes
         solve_config = inputs.solve
@@ -57,7 +59,8 @@ def resume(store: GraphStore, run_id: str, data_dir: Path,
             solve_config = replace(solve_config, max_wall_seconds=max_wall_seconds)
         kernel = Kernel.build(run, proposer or proposer_from(inputs), data_dir,
                               workspaces, solve_config, human_prompt=human_prompt,
-                              concurrency=concurrency, reuse=not (inputs.fresh or fresh))
+                              concurrency=concurrency, reuse=not (inputs.fresh or fresh),
+                              repo=inputs.repo)
         root = finish_start(kernel, inputs)
         # `kernel intake` stops once the goal is confirmed, by whichever resume confirms it
         stop_after_intake = inputs.stop_after_intake and kernel.tree.get(root).intake != "done"
@@ -151,6 +154,7 @@ def replay(settings: KernelSettings, run_id: str, ledger_file: Path | None = Non
     try:
         scratch.drop_all()
         init_schema(scratch)
+        repo_goal.prepare(scratch, inputs.repo)
         with tempfile.TemporaryDirectory() as blobs:
             kernel, root = start(scratch, inputs, None, Path(blobs), default_workspace_root(),
                                  ulid=ULID.from_str(run_id.removeprefix("run:")),
@@ -245,6 +249,7 @@ def start_and_solve(settings: KernelSettings, store: GraphStore, inputs: RunInpu
                     human_prompt: Callable[[dict[str, Any]], Any] | None = None) -> Outcome:
     """Start a run with ``inputs`` and drive it under its lease."""
     init_schema(store)
+    repo_goal.prepare(store, inputs.repo)
     kernel, root = start(store, inputs, proposer, settings.data_dir, default_workspace_root(),
                          human_prompt=human_prompt, concurrency=settings.concurrency)
     with Lease(store, kernel.run.run_id) as lease:

@@ -33,7 +33,7 @@ from kernel.protocol import operations as ops
 from kernel.protocol.solve_models import ResolutionOutput
 from kernel.runtime.gate import ask
 from kernel.runtime.kernel import Kernel
-from kernel.solve import arith
+from kernel.solve import arith, repo_goal
 from kernel.solve.output_view import output_view
 from kernel.solve.sandbox_runs import SandboxProposer
 from kernel.solve.tools import code_problems
@@ -161,46 +161,82 @@ def _run_tests(k: Kernel, goal: GoalNode, tested: list[Constraint],
     tests_failed, tests_total and test_seconds, from the report and the runner).
     Files an output names badly (a NUL, a name too long, a file that is also a folder)
     fail the checks with the reason; nothing runs."""
-    bad_names = file_names.problems(output.workspace_files())
-    if bad_names:
-        return {c.id: Check(constraint_id=c.id, passed=False, sigma_i=1.0,
-                            detail={"file_names": bad_names,
-                                    "failure_mode": file_names.FAILURE_MODE},
-                            repair_suggestion={"fix": "name every file with a plain relative "
-                                                      "path", "problems": bad_names})
-                for c in tested}, {}
-    request = ops.RUN_TESTS.request(goal.id, payload={"files": output.workspace_files(),
-                                                         "tests": sorted(output.tests)})
+    payload = _workspace(k, output)
+    if isinstance(payload, Check):
+        return {c.id: payload.model_copy(update={"constraint_id": c.id}) for c in tested}, {}
+    request = ops.RUN_TESTS.request(goal.id, payload=payload)
     proposal = ask(k, goal.id, ops.RUN_TESTS, request, resolver_id="resolver:codex-tools-0",
                    proposer=SandboxProposer(k))
     run = proposal.output
     result = run.results[-1] if run.results else {}
-    verdicts, problem, mode = report_verdicts(result)
-    checks = {}
-    for constraint in tested:
-        wanted = [str(t) for t in constraint.payload.get("tests", [])]
-        statuses = {t: _status_of(t, verdicts) for t in wanted} if wanted else \
-            {"suite": "PASSED" if _all_passed(verdicts) else "FAILED"}
-        passed = problem is None and all(s == "PASSED" for s in statuses.values())
-        detail: dict[str, Any] = {"tests": statuses, "exit_code": result.get("exit_code"),
-                                  "reason": result.get("reason")}
-        if problem is not None:
-            detail["report_problem"] = problem
-            if mode is not None:
-                detail["failure_mode"] = mode
-        if not passed:
-            detail["output_tail"] = str(result.get("stdout", ""))[-1500:] + \
-                str(result.get("stderr", ""))[-500:]
-        checks[constraint.id] = Check(
-            constraint_id=constraint.id, passed=passed, sigma_i=1.0, detail=detail,
-            repair_suggestion=None if passed else {"fix": "make these tests pass",
-                                                   "failing": sorted(t for t, s in statuses.items()
-                                                                     if s != "PASSED")})
+    verdicts, problem, mode = command_verdicts(result) if "commands" in payload else \
+        report_verdicts(result)
+    checks = {c.id: _test_check(c, verdicts, problem, mode, result, every=k.repo is not None)
+              for c in tested}
     counted = {"tests_total": float(len(verdicts)),
                "tests_passed": float(sum(v == "passed" for v in verdicts.values())),
                "tests_failed": float(sum(v in ("failed", "error") for v in verdicts.values())),
                "test_seconds": float(result.get("seconds") or 0.0)}
     return checks, counted
+
+
+def _test_check(constraint: Constraint, verdicts: dict[str, str], problem: str | None,
+                mode: str | None, result: Mapping[str, Any], every: bool) -> Check:
+    """One test constraint's check from the run's verdicts (``every``: a repository's
+    suite, whose pack lists each test's verdict)."""
+    wanted = [str(t) for t in constraint.payload.get("tests", [])]
+    statuses = {t: _status_of(t, verdicts) for t in wanted} if wanted else \
+        {"suite": "PASSED" if _all_passed(verdicts) else "FAILED"}
+    passed = problem is None and all(s == "PASSED" for s in statuses.values())
+    detail: dict[str, Any] = {"tests": statuses, "exit_code": result.get("exit_code"),
+                              "reason": result.get("reason")}
+    if problem is not None:
+        detail["report_problem"] = problem
+        if mode is not None:
+            detail["failure_mode"] = mode
+    if every:
+        detail["verdicts"] = dict(sorted(verdicts.items()))
+    if not passed:
+        detail["output_tail"] = str(result.get("stdout", ""))[-1500:] + \
+            str(result.get("stderr", ""))[-500:]
+    return Check(constraint_id=constraint.id, passed=passed, sigma_i=1.0, detail=detail,
+                 repair_suggestion=None if passed else {
+                     "fix": "make these tests pass",
+                     "failing": sorted(t for t, s in statuses.items() if s != "PASSED")})
+
+
+def _workspace(k: Kernel, output: ResolutionOutput) -> dict[str, Any] | Check:
+    """The test run's payload: the output's files and tests, or for a repository goal the
+    snapshot with the output's edits applied and the repository's tests (or its test
+    command). A failed check (its constraint id left blank) when nothing can run: files an
+    output names badly, or edits the kernel refuses (each with its reason code)."""
+    if k.repo is not None:
+        laid_out = repo_goal.test_inputs(k, output)
+        if isinstance(laid_out, list):
+            return Check(constraint_id="", passed=False, sigma_i=1.0,
+                         detail={"edits_refused": laid_out, "failure_mode": "edit_refused"},
+                         repair_suggestion={"fix": "send edits the kernel can apply",
+                                            "problems": laid_out})
+        return laid_out
+    bad_names = file_names.problems(output.workspace_files())
+    if bad_names:
+        return Check(constraint_id="", passed=False, sigma_i=1.0,
+                     detail={"file_names": bad_names, "failure_mode": file_names.FAILURE_MODE},
+                     repair_suggestion={"fix": "name every file with a plain relative path",
+                                        "problems": bad_names})
+    return {"files": output.workspace_files(), "tests": sorted(output.tests)}
+
+
+def command_verdicts(result: Mapping[str, Any]) -> tuple[dict[str, str], str | None, None]:
+    """A test command's one verdict, from its exit status alone (it writes no report):
+    the suite passed when it ran to the end and exited 0."""
+    if not result.get("ran"):
+        return {}, f"the test command did not run: {result.get('reason')} " \
+                   f"{result.get('detail', '')}", None
+    if result.get("reason") is not None:
+        return {}, f"the test command was stopped: {result.get('reason')}", None
+    shown = " ".join(str(a) for a in result.get("argv", []))
+    return {shown: "passed" if result.get("exit_code") == 0 else "failed"}, None, None
 
 
 def report_verdicts(result: Mapping[str, Any]) -> tuple[dict[str, str], str | None, str | None]:

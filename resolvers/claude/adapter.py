@@ -100,6 +100,14 @@ class ClaudeSettings(BaseModel):
                                  failure_mode="unpriced_model") from None
 
 
+# The heading of an optional input, shown above it when a request gives it.
+OPTIONAL_HEADINGS = {
+    "repository": "The repository this goal changes (its tree hash; a map of its files and "
+                  "symbols; the files the goal and the failing tests point at, whole, with "
+                  "the sha256 an edit names; what the size caps left out; the contract for "
+                  "edits):"}
+
+
 def _template(name: str) -> string.Template:
     text = resources.files("resolvers.claude").joinpath("prompts", f"{name}.md").read_text()
     return string.Template(text)
@@ -127,6 +135,10 @@ def render_prompt(request: ResolveRequest) -> str:
     operation = MODEL_OPERATIONS.get(request.operation)
     inputs = operation.inputs if operation is not None and operation.inputs else ()
     values = {name: render_value(request.payload.get(name)) for name in inputs}
+    for name in operation.optional if operation is not None else ():
+        given = request.payload.get(name)
+        values[name] = "" if given is None else \
+            f"{OPTIONAL_HEADINGS[name]}\n{render_value(given)}\n\n"
     return _template(request.operation).substitute(
         values, goal=request.goal_description,
         summary=str(request.payload.get("goal_summary") or ""),

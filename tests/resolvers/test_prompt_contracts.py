@@ -39,7 +39,7 @@ UPDATE = bool(os.environ.get("KERNEL_GOLDEN_UPDATE"))
 
 @pytest.mark.parametrize("name", sorted(MODEL_OPERATIONS))
 def test_a_template_shows_exactly_its_operation_s_inputs(name: str) -> None:
-    inputs = set(MODEL_OPERATIONS[name].inputs or ())
+    inputs = set(MODEL_OPERATIONS[name].inputs or ()) | set(MODEL_OPERATIONS[name].optional)
     shown = template_inputs(name)
     assert inputs <= shown, f"{name}: the prompt does not show {sorted(inputs - shown)}"
     assert shown <= inputs | set(STANDARD_INPUTS), sorted(shown - inputs - set(STANDARD_INPUTS))

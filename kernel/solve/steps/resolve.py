@@ -15,7 +15,7 @@ from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
 from kernel.runtime.gate import amount, ask
 from kernel.runtime.kernel import Kernel
-from kernel.solve import moves, prompt_inputs
+from kernel.solve import moves, prompt_inputs, repo_goal
 from kernel.solve.output_view import output_view
 from kernel.solve.steps._shared import (
     S,
@@ -45,13 +45,15 @@ def resolve(k: Kernel, move: moves.Resolve) -> list[str] | moves.Grow:
     _, context = kg_context.block(k, goal, "resolve")
     inputs = prompt_inputs.dependency_inputs(k, goal)
     ids = [*goal.input_artifact_ids, *(i["artifact_id"] for i in inputs)]
-    contract = prompt_inputs.sandbox_contract(k.policy, selected, dependencies=bool(inputs))
+    contract = prompt_inputs.sandbox_contract(k.policy, selected, dependencies=bool(inputs),
+                                              repository=k.repo is not None)
     inherited = prompt_inputs.inherited_view(k, goal)
+    repository = {"repository": repo_goal.prompt_section(k, goal)} if k.repo else {}
 
     def step_request(given: list[dict[str, Any]]) -> ResolveRequest:
         return request_for(goal, ops.RESOLVE, selected, context, feedback=goal.feedback,
                            input_artifact_ids=ids, inputs=given, sandbox=contract,
-                           inherited=inherited)
+                           inherited=inherited, **repository)
 
     # A plan of several steps runs them in order, each one's output handed to the next;
     # the last one's output is the attempt's (earlier steps are paid as they run).

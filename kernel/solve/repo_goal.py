@@ -1,0 +1,133 @@
+"""A goal that changes a user's repository (``kernel solve --repo``): the snapshot the
+run started from (taken into the graph, checked again on resume and replay), the
+repository section of the resolve prompt, and the files and tests a verification runs:
+the snapshot with the output's edits applied to a copy, and the repository's own tests."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from kernel.codebase.edits import FileEdit, Refusal
+from kernel.codebase.ingest import caps_of, ingest_snapshot, repo_id
+from kernel.codebase.repo_prompt import repository_view
+from kernel.codebase.snapshot import Snapshot, take_snapshot
+from kernel.codebase.workspace import checked_snapshot, edited_files
+from kernel.core.envelopes import ConstraintSpec
+from kernel.core.goal_node import GoalNode
+from kernel.errors import ConfigError
+from kernel.protocol.solve_models import ResolutionOutput
+from kernel.runtime.kernel import Kernel
+from kernel.runtime.repo_input import RepoInput
+from kernel.settings import KernelSettings
+from kernel.solve.constraint_text import parse_constraint
+from kernel.store.base import GraphStore
+
+EDITS_FORMAT = "edits"
+REPO_TESTS = "logic:tests:the repository's tests pass"
+_EDITS = TypeAdapter(list[FileEdit])
+
+
+_TAKEN: dict[tuple[str, str], Snapshot] = {}  # what each run's start read: (root, tree hash)
+
+
+def snapshot_of(repo: RepoInput) -> Snapshot:
+    """The run's snapshot: as ``prepare`` read it when the run started or resumed, else
+    read now (refused if the tree changed since the run's inputs were recorded)."""
+    key = (repo.root, repo.tree_hash)
+    if key not in _TAKEN:
+        _TAKEN[key] = checked_snapshot(repo.root, repo.tree_hash,
+                                       caps_of(KernelSettings.load()))
+    return _TAKEN[key]
+
+
+def repo_input(path: Path, settings: KernelSettings, test_cmd: str | None = None) -> RepoInput:
+    """What a run records of the repository at ``path``: refused (ConfigError, exit 2)
+    when it is not a readable directory, is over the caps, or ``test_cmd`` (a command line,
+    split as a shell would) is empty or unbalanced, before anything is stored."""
+    argv = None
+    if test_cmd is not None:
+        try:
+            argv = shlex.split(test_cmd)
+        except ValueError as exc:
+            raise ConfigError(f"--test-cmd {test_cmd!r}: {exc}; quote it as a shell "
+                              "would") from None
+        if not argv:
+            raise ConfigError("--test-cmd is empty: give the command that runs the tests, "
+                              "e.g. 'python3 -m unittest'")
+    snapshot = take_snapshot(path, caps_of(settings))
+    return RepoInput(root=str(snapshot.root), tree_hash=snapshot.tree_hash, test_cmd=argv)
+
+
+def with_repo_tests(core: list[ConstraintSpec]) -> list[ConstraintSpec]:
+    """The core constraints, with "the repository's tests pass" unless one names tests."""
+    if any(c.payload.get("check") == "test" for c in core):
+        return core
+    return [*core, parse_constraint(REPO_TESTS)]
+
+
+def prepare(store: GraphStore, repo: RepoInput | None) -> None:
+    """Before a run works on ``repo``: its tree is the one recorded, and its facts are in
+    this store (a replay's scratch store too); nothing is rewritten when they are."""
+    if repo is not None:
+        _TAKEN.pop((repo.root, repo.tree_hash), None)  # read again: the tree may have changed since
+        ingest_snapshot(store, snapshot_of(repo))
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def prompt_section(k: Kernel, goal: GoalNode) -> dict[str, Any]:
+    """The repository as the resolve prompt shows it for ``goal``."""
+    assert k.repo is not None
+    snapshot = snapshot_of(k.repo)
+    failure = "\n".join(_strings(goal.feedback or {}))
+    return repository_view(k.store, repo_id(snapshot.root), snapshot, goal.description, failure)
+
+
+def parse_edits(output: ResolutionOutput) -> list[FileEdit] | str:
+    """The output's edits, or what is wrong with its shape."""
+    if output.format != EDITS_FORMAT:
+        return f"a repository goal's output has format {EDITS_FORMAT!r}, not {output.format!r}"
+    try:
+        return _EDITS.validate_json(output.content)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        return f"the edits do not parse: {'.'.join(map(str, first['loc']))}: {first['msg']}"
+
+
+def is_test_file(path: str) -> bool:
+    name = PurePosixPath(path).name
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
+def test_inputs(k: Kernel, output: ResolutionOutput) -> dict[str, Any] | list[dict[str, str]]:
+    """The test run's payload: the files (the snapshot with the edits applied) and the
+    test files pytest runs, or the test command; or the problems (each with a reason code)
+    that kept the edits out."""
+    assert k.repo is not None
+    edits = parse_edits(output)
+    if isinstance(edits, str):
+        return [{"path": "", "reason": "edits_malformed", "detail": edits}]
+    files = edited_files(snapshot_of(k.repo), edits)
+    if isinstance(files, list):
+        return [r.as_dict() for r in files if isinstance(r, Refusal)]
+    if k.repo.test_cmd:
+        return {"files": files, "commands": [list(k.repo.test_cmd)]}
+    return {"files": files, "tests": sorted(p for p in files if is_test_file(p))}
+
+
+__all__ = ["EDITS_FORMAT", "REPO_TESTS", "parse_edits", "prepare", "prompt_section",
+           "repo_input", "snapshot_of", "test_inputs", "with_repo_tests"]

@@ -1,0 +1,1 @@
+"""Counting the words of a text."""
