@@ -171,19 +171,31 @@ def _requires(c: Constraint, own: bool) -> str:
                 else f"the tests {named} pass")
     if method == "z3":
         expr = str(c.payload.get("expr"))
-        shared = _shared_figures(expr)
-        if shared and not own:
-            bound = ("it is one term of the sum, so keep it within a share of the limit "
-                     "(no part alone may pass it)" if "sum_" in expr else
-                     "the bound holds of each figure, so this part must meet it too")
-            return (f"{expr}, decided over the figures the parts report once the whole is "
-                    f"assembled. Report the {', '.join(shared)} of this part in metrics; "
-                    f"{bound}")
-        return f"{expr} (decided exactly over the metrics)"
+        return (_relied_on_expression(expr) if not own else None) or \
+            f"{expr} (decided exactly over the metrics)"
     if method == "contract":
         return "a tool that passes the static check and defines run"
     rubric = c.payload.get("rubric")
     return f"judged: {rubric}" if rubric else f"judged: {c.title}"
+
+
+def _relied_on_expression(expr: str) -> str | None:
+    """How an expression another part or the whole answers for still involves this part:
+    a total or bound over the parts' figures counts this part's own, and the spending of
+    a decomposed goal is its whole subtree's (see composite.py). None when it does not."""
+    shared = _shared_figures(expr)
+    if shared:
+        bound = ("it is one term of the sum, so keep it within a share of the limit "
+                 "(no part alone may pass it)" if "sum_" in expr else
+                 "the bound holds of each figure, so this part must meet it too")
+        return (f"{expr}, decided over the figures the parts report once the whole is "
+                f"assembled. Report the {', '.join(shared)} of this part in metrics; {bound}")
+    spent = sorted(set(re.findall(r"\b(cost_usd|seconds)\b", expr)))
+    if spent:
+        return (f"{expr}, decided over what the goal and every part below it spent once "
+                f"the parts resolve; what this part spends ({', '.join(spent)}) counts "
+                f"toward it, so keep it within a share of the limit")
+    return None
 
 
 def _shared_figures(expr: str) -> list[str]:
