@@ -59,13 +59,15 @@ TESTS = ("from {module} import count_words\n\n\n"
 
 
 def _code(prompt: str) -> Answer:
-    """Code to the stated contract; the bug is fixed once the failure is in the prompt."""
+    """Code to the stated contract; the bug is fixed once the failure, and the code it
+    failed in, are in the prompt (a fix is made to code one can see)."""
     contract = section(prompt, "How the output is checked")
     feedback = section(prompt, "Feedback from earlier attempts")
+    last = section(prompt, "The last attempt's output")
     module = "main" if "import main" in contract and "main.py" in contract else "solution"
     named = re.search(r"define tests named exactly ([a-z_0-9, ]+)\.", contract)
     name = named.group(1).split(",")[0].strip() if named else "test_it"
-    fixed = name in feedback and "assert" in feedback
+    fixed = name in feedback and "assert" in feedback and "split(' ')" in last
     return {"artifact_type": "code", "format": "python", "content": FIXED if fixed else BUGGY,
             "tests": {"test_main.py": TESTS.format(module=module, name=name)},
             "notes": "splits on any whitespace" if fixed else "first try"}
@@ -83,6 +85,41 @@ def _summary(prompt: str) -> Answer:
     text = SHORT if measured else LONG
     return {"artifact_type": "doc", "format": "text", "content": text,
             "metrics": {"words": 30.0}}
+
+
+# -- the release note scenario: a document, asked for as one --------------------------
+NOTE = ("## CSV tool 1.1\n\n- `--column` picks the column to sort by.\n"
+        "- Rows with a missing value are skipped, with a warning.\n")
+
+
+def _release_note(prompt: str) -> Answer:
+    """What the contract asks for: a Python module when `content` is saved as main.py,
+    the note itself when it is a document."""
+    contract = section(prompt, "How the output is checked")
+    if "saved as main.py" in contract:
+        return {"artifact_type": "code", "format": "python",
+                "content": f'NOTE = """{NOTE}"""\n\n\ndef main():\n    print(NOTE)\n',
+                "tests": {"test_main.py": "from main import NOTE\n\n\ndef test_note():\n"
+                                          "    assert NOTE\n"}}
+    return {"artifact_type": "doc", "format": "markdown", "content": NOTE}
+
+
+# -- the two-stage scenario: a sum over the parts each part's own figure counts toward --
+def _stage(prompt: str) -> Answer:
+    """A stage reports its own latency when what it relies on says its figure counts."""
+    inherited = section(prompt, "Inherited from the goals above")
+    counted = re.search(r"Report the ([a-z_]+)\s+of\s+this\s+part\s+in\s+metrics", inherited)
+    return {"artifact_type": "doc", "format": "text", "content": "stream the rows on",
+            "metrics": {counted.group(1): 200.0} if counted else {}}
+
+
+def _stages(prompt: str) -> Answer:
+    """Two stages; every logic constraint of the whole is the whole's to answer for."""
+    logic = re.findall(r"^- (constraint:[0-9a-z]+) \[logic/", section(prompt, "Constraints"),
+                       flags=re.M)
+    return {"children": [_child("extract", "Stage: extract the rows", "stage: extract"),
+                         _child("load", "Stage: load the rows", "stage: load")],
+            "dependencies": [], "assembly_answers_for": logic, "rationale": "two stages"}
 
 
 # -- the decomposition scenario ----------------------------------------------------------
@@ -314,6 +351,13 @@ def resolve(prompt: str) -> Answer:
         return layered
     if "count_words" in goal:
         return _code(prompt)
+    if "release note" in goal:
+        return _release_note(prompt)
+    if goal.startswith("design the two-stage ingest"):
+        return {"artifact_type": "doc", "format": "text", "content": "extract, then load",
+                "metrics": {"latency_ms": 400.0}}
+    if goal.startswith("stage: "):
+        return _stage(prompt)
     if "summary of what a graph database is" in goal:
         return _summary(prompt)
     if "parse the sales rows" in goal:
@@ -350,7 +394,7 @@ def classify_leaf(prompt: str) -> Answer:
         return {"is_leaf": False, "leaf_kind": None, "leaf_reason": "no output was shown"}
     if goal.startswith(("report the total", "publish the price list", "write the python functions",
                         "build the product catalog", "build the category sales report",
-                        "announce the product launch")):
+                        "announce the product launch", "design the two-stage ingest")):
         return {"is_leaf": False, "leaf_kind": None, "leaf_reason": "two stages of work"}
     return {"is_leaf": True, "leaf_kind": "atomic", "leaf_reason": "one bounded output"}
 
@@ -386,6 +430,8 @@ def decompose(prompt: str) -> Answer:
             "dependencies": [], "rationale": "codes, and how to read them"}
     if goal.startswith("announce the product launch"):
         return _launch_split(prompt)
+    if goal.startswith("design the two-stage ingest"):
+        return _stages(prompt)
     return {"children": [
         {"key": "parse", "goal_description": "Parse the sales rows of the ledger",
          "goal_summary": "parse the sales rows", "relative_complexity": 1},
@@ -405,11 +451,30 @@ def assemble(prompt: str) -> Answer:
             "notes": "the parts in order; no tests of its own"}
 
 
+TESTED_RULE = "its tests show it works"  # a judgment made on the test run shown
+
+
 def verify_semantic(prompt: str) -> Answer:
+    """Judged on the output shown; a constraint about what the tests show, on the test
+    run shown (without one, on the output's tests alone, which are there either way)."""
     output = section(prompt, "Output to judge")
-    return {"checks": [{"constraint_id": c, "passed": bool(output), "sigma": 0.9,
-                        "rubric_trace": "judged on the output shown" if output
-                        else "no output was shown"} for c in constraint_ids(prompt)]}
+    run = section(prompt, "Its test run in the sandbox")
+    failing = re.findall(r"(test_[a-z0-9_]+): (?:FAILED|MISSING)", run)
+    checks = []
+    for line in re.findall(r"^- (constraint:[0-9a-z]+ \[.*)$", prompt, flags=re.M):
+        cid = line.split()[0]
+        if TESTED_RULE in line and output:
+            passed = not failing
+            trace = (f"the run shows {', '.join(failing)} FAILED" if failing
+                     else "the run shows every test passed" if run
+                     else "the output has tests")
+            checks.append({"constraint_id": cid, "passed": passed, "sigma": 0.9,
+                           "rubric_trace": trace})
+            continue
+        checks.append({"constraint_id": cid, "passed": bool(output), "sigma": 0.9,
+                       "rubric_trace": "judged on the output shown" if output
+                       else "no output was shown"})
+    return {"checks": checks}
 
 
 def select_constraints(prompt: str) -> Answer:
@@ -417,10 +482,33 @@ def select_constraints(prompt: str) -> Answer:
 
 
 def rank_resolvers(prompt: str) -> Answer:
-    ids = re.findall(r"(resolver:[a-z0-9\-]+)", section(prompt, "Candidate tools"))
-    return {"steps": [{"resolver_id": ids[0], "capability": "generate_code"}],
-            "ranking": [{"resolver_id": r, "score": 1.0, "reason": "listed"} for r in ids],
-            "rationale": "the first candidate"}
+    """Code goes to a tool whose description says it writes code, not to one that says it
+    does not; with nothing said of the candidates, the kernel's first."""
+    listed = section(prompt, "Candidate tools")
+    ids = re.findall(r"resolver_id: (resolver:[a-z0-9\-]+)", listed)
+    blocks = re.split(r"^- ", listed, flags=re.M)[1:]
+    said = {r: re.sub(r"(resolver_id|label): .*", "", b) for r, b in  # not by its name
+            zip(ids, blocks, strict=False)}
+    writes = [r for r in ids if "code" in said[r] and "no code" not in said[r]]
+    chosen = writes[0] if writes else ids[0]
+    return {"steps": [{"resolver_id": chosen, "capability": "generate_code"}],
+            "ranking": [{"resolver_id": r, "score": 1.0 if r == chosen else 0.5,
+                         "reason": "writes code" if r in writes else "listed"} for r in ids],
+            "rationale": "the candidate that writes code" if writes else "the first candidate"}
+
+
+def detect_capability_gap(prompt: str) -> Answer:
+    """A rate fetched from a service needs the network: buildable here only if the
+    sandbox it would run in reaches one (unsaid: assumed it does). Any other goal out of
+    attempts: nothing software built here would add, so a person is asked."""
+    if "exchange rate" not in prompt.split("\n\n", 1)[0]:
+        return {"capability_tag": "knowledge_of_the_code", "buildable": False,
+                "rationale": "the attempts failed on what the prompt did not show"}
+    limits = section(prompt, "What software built here runs under")
+    offline = "no request leaves the sandbox" in limits
+    return {"capability_tag": "fetch_exchange_rates", "buildable": not offline,
+            "rationale": "the rate is on a remote service, and software built here reaches "
+                         "no network" if offline else "a small client can fetch the rate"}
 
 
 DIGIT_RULE = "every product code ends in a digit"
@@ -513,14 +601,7 @@ def identify_constraints(prompt: str) -> Answer:
     return {"constraints": constraints, "required_capabilities": ["generate_code"]}
 
 
-def detect_capability_gap(prompt: str) -> Answer:
-    """Out of attempts: nothing software built here would add, so a person is asked."""
-    return {"capability_tag": "knowledge_of_the_code", "buildable": False,
-            "rationale": "the attempts failed on what the prompt did not show"}
-
-
 HANDLERS: dict[str, Callable[[str], Answer]] = {
-    "record_gap": detect_capability_gap,
     "record_goal": extract_goal, "record_constraints": identify_constraints,
     "record_selection": select_constraints,
     "record_tool_plan": rank_resolvers, "record_output": resolve,
@@ -528,7 +609,7 @@ HANDLERS: dict[str, Callable[[str], Answer]] = {
     "record_decomposition": decompose, "record_feedback": generate_feedback,
     "record_review": check_global_consistency, "record_assembly": assemble,
     "record_plan_constraints": plan_constraints, "record_task_dag": plan_tasks,
-    "record_surveys": survey_approaches,
+    "record_surveys": survey_approaches, "record_gap": detect_capability_gap,
 }
 
 

@@ -6,6 +6,7 @@ WITH r, c
 ORDER BY c.tag
 WITH r, collect(c.tag) AS capabilities
 RETURN r.id AS id, r.label AS label, r.type AS type, capabilities,
+       coalesce(r.description, '') AS description,
        coalesce(r.cost_per_invocation, 0.0) AS cost_per_invocation,
        coalesce(r.cost_per_token, 0.0) AS cost_per_token,
        coalesce(r.latency_estimate, 0.0) AS latency_estimate,

@@ -159,6 +159,8 @@ class LineView:
                       "goal_id": event.goal_id, "goal": event.goal, "attempt": event.attempt}
             if event.took is not None:
                 fields["took_seconds"] = round(event.took, 3)
+            if event.cost_usd is not None:
+                fields["cost_usd"] = round(event.cost_usd, 6)
             line = json.dumps(fields)  # \u escapes: nothing raw reaches a terminal
         else:
             where = f" · '{event.goal[:60]}'" if event.goal else ""
@@ -166,6 +168,8 @@ class LineView:
                 where = f" · {event.goal_id}"
             attempt = f" · attempt {event.attempt}" if event.attempt else ""
             took = f" · {event.took:.1f}s" if event.took is not None else ""
+            if event.cost_usd is not None:
+                took += f" · ${event.cost_usd:.4f}"
             line = f"[{elapsed:7.1f}s] {event.kind} {_describe(event)}{where}{attempt}{took}"
         with self.lock:
             print(shown(line), file=self.stream, flush=True)

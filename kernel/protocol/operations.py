@@ -69,15 +69,16 @@ EXTRACT_GOAL = Operation("extract_goal", GoalExtraction, "record_goal",
                          ("intent_classes", "clarifications"))
 IDENTIFY_CONSTRAINTS = Operation("identify_constraints", solve.IdentifiedConstraints,
                                  "record_constraints",
-                                 "Record the constraints that apply to the goal.", ())
+                                 "Record the constraints that apply to the goal.", ("inherited",))
 SELECT_CONSTRAINTS = Operation("select_constraints", solve.SelectedConstraints,
                                "record_selection", "Record the minimal set of constraints.", ())
 RANK_RESOLVERS = Operation("rank_resolvers", solve.ResolverRanking, "record_tool_plan",
                            "Record the tool plan and the candidates' scores.", ("candidates",))
 RESOLVE = Operation("resolve", solve.ResolutionOutput, "record_output", "Record the output.",
-                    ("inputs", "sandbox", "inherited"), optional=("repository",))
+                    ("inputs", "sandbox", "inherited", "last_output"), optional=("repository",))
 VERIFY_SEMANTIC = Operation("verify_semantic", solve.SemanticVerification, "record_judgments",
-                            "Record one judgment per semantic constraint.", ("output",))
+                            "Record one judgment per semantic constraint.",
+                            ("output", "test_results"))
 DECOMPOSE = Operation("decompose", solve.Decomposition, "record_decomposition",
                       "Record the children, their dependencies and which part answers for "
                       "each of the goal's constraints.", ("output", "inherited"),
@@ -89,7 +90,7 @@ GENERATE_FEEDBACK = Operation("generate_feedback", solve.Feedback, "record_feedb
                               ("output", "violations", "history"))
 DETECT_CAPABILITY_GAP = Operation("detect_capability_gap", solve.CapabilityGap, "record_gap",
                                   "Record the missing capability.",
-                                  ("tried_resolvers", "failures", "capabilities"))
+                                  ("tried_resolvers", "failures", "capabilities", "sandbox"))
 CHECK_GLOBAL_CONSISTENCY = Operation("check_global_consistency", solve.ConsistencyReview,
                                      "record_review",
                                      "Record the consistency verdict and conflicts.",

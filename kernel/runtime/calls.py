@@ -150,13 +150,15 @@ class Calls:
         # The turn's own call runs on the run's thread, as at concurrency 1 (Ctrl-C,
         # signals and the store's client behave as they always did), in one of its places.
         progress.report("call", request.operation, request.goal_id, _summary(request))
-        began = time.monotonic()
+        began, cost = time.monotonic(), None
         try:
             with self._slots:
-                return _bounded(source, request, occurrence, self.deadline)
+                answer = _bounded(source, request, occurrence, self.deadline)
+            cost = answer.cost_usd
+            return answer
         finally:
             progress.report("done", request.operation, request.goal_id, _summary(request),
-                            took=time.monotonic() - began)
+                            took=time.monotonic() - began, cost_usd=cost)
 
     def drop(self, keep: Callable[[str | None], bool]) -> None:
         """Drop the calls asked ahead for goals ``keep`` no longer wants (their turn
@@ -211,9 +213,11 @@ class Calls:
                     return  # dropped before it went out
                 progress.tell(watcher, progress.Event("call", request.operation,
                                                       request.goal_id, _summary(request)))
-                began = time.monotonic()
+                began, cost = time.monotonic(), None
                 try:
-                    future.set_result(_bounded(source, request, occurrence, self.deadline))
+                    answer = _bounded(source, request, occurrence, self.deadline)
+                    cost = answer.cost_usd
+                    future.set_result(answer)
                 except BaseException as exc:  # handed to whoever waits for it
                     future.set_exception(exc)
                 finally:
@@ -221,7 +225,7 @@ class Calls:
                         self._running.pop(future, None)
                     progress.tell(watcher, progress.Event(
                         "done", request.operation, request.goal_id, _summary(request),
-                        took=time.monotonic() - began))
+                        took=time.monotonic() - began, cost_usd=cost))
 
         threading.Thread(target=run, name=f"kernel-call-{request.operation}",
                          daemon=True).start()

@@ -33,6 +33,7 @@ class Event:
     attempt: int | None = None  # for a step that makes an attempt (resolve, verify)
     at: float = field(default_factory=time.monotonic)
     took: float | None = None  # a call done: its seconds
+    cost_usd: float | None = None  # a call done: what it was charged (a sandbox run too)
 
 
 Watcher = Callable[[Event], None]
@@ -62,11 +63,12 @@ def _named(event: Event) -> Event:
 
 
 def report(kind: Kind, text: str, goal_id: str | None = None, goal: str | None = None,
-           attempt: int | None = None, took: float | None = None) -> None:
+           attempt: int | None = None, took: float | None = None,
+           cost_usd: float | None = None) -> None:
     """Tell the watcher, if there is one."""
     watcher = _watcher.get()
     if watcher is not None:
-        watcher(_named(Event(kind, text, goal_id, goal, attempt, took=took)))
+        watcher(_named(Event(kind, text, goal_id, goal, attempt, took=took, cost_usd=cost_usd)))
 
 
 def current() -> Watcher | None:

@@ -9,9 +9,10 @@ policy, so a resumed or replayed run shows the model the same prompt.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from kernel.core.envelopes import Constraint
+from kernel.core.envelopes import Attempt, Constraint
 from kernel.core.goal_node import GoalNode
 from kernel.protocol.solve_models import ResolutionOutput
 from kernel.repositories import goals
@@ -27,6 +28,18 @@ def stored_output(k: Kernel, artifact_id: str | None) -> dict[str, Any] | None:
         return None
     output = ResolutionOutput.model_validate_json(k.artifacts.read(artifact_id))
     return output_view(output, artifact_id)
+
+
+def last_output(k: Kernel, history: list[Attempt]) -> dict[str, Any] | None:
+    """The output of the latest of ``history``'s attempts that produced one and was
+    verified (what the feedback on it is about), with its verdict; None when there is
+    none (a first attempt)."""
+    done = [a for a in history if a.output_artifact_id and a.verdict is not None]
+    if not done:
+        return None
+    attempt = done[-1]
+    return {"attempt": attempt.attempt_index, "verdict": attempt.verdict,
+            "output": stored_output(k, attempt.output_artifact_id)}
 
 
 def dependency_inputs(k: Kernel, goal: GoalNode) -> list[dict[str, Any]]:
@@ -60,6 +73,62 @@ CODE_LAYOUT = [
     "`import main` or `from main import ...`. Calling main() must not exit the "
     "interpreter unless a test expects SystemExit.",
 ]
+RUN_METHODS = ("tests", "contract")  # the checks that run or parse the output as code
+
+
+def is_document(goal: GoalNode, constraints: list[Constraint]) -> bool:
+    """A goal whose output nothing runs: none of ``constraints`` (those it is verified
+    against) is decided by running tests or by the tool check, it is no build of a tool,
+    and nobody said its parts produce code. Its output is read and measured as text."""
+    if goal.purpose == "build" or goal.modality == "code":
+        return False
+    return not any(method_of(c) in RUN_METHODS for c in constraints)
+
+
+def sandbox_limits(policy: Constitution) -> list[str]:
+    """What code run here may use: packages, network, time, memory, processes, disk."""
+    packages = ", ".join(policy.python_packages) or "nothing"
+    network = (f"only to {', '.join(policy.network_hosts)}" if policy.network_hosts
+               else "none: no request leaves the sandbox")
+    return [
+        f"- Installed: the Python 3 standard library and {packages}; nothing else imports.",
+        f"- Network: {network}.",
+        f"- Limits per test run: {policy.max_wall_seconds:g} s wall, "
+        f"{policy.max_memory_bytes >> 20} MiB memory, {policy.max_processes} processes.",
+        f"- Disk: {policy.max_workspace_bytes >> 20} MiB and {policy.max_workspace_files} files "
+        f"in the working directory, {policy.max_file_bytes >> 20} MiB per file, "
+        f"{policy.max_tmp_bytes >> 20} MiB in /tmp; nothing outside them is written.",
+    ]
+
+
+def sandbox_contract(policy: Constitution, constraints: list[Constraint],
+                     dependencies: bool = False, document: bool = False,
+                     repository: bool = False) -> str:
+    """How the output is checked, in the terms the checks use; with ``dependencies``,
+    that what other goals produced reaches this one only as the text shown; a
+    ``document`` (see ``is_document``) is asked for as text, with nothing run; with
+    ``repository``, that the output edits a repository whose own tests run."""
+    metrics = sorted({str(c.payload.get("expr")) for c in constraints if is_arithmetic(c)})
+    lines = _document_lines() if document and not repository else \
+        _code_lines(policy, constraints, repository)
+    if dependencies:
+        lines.append("- The inputs from other goals are shown as text only: their files are "
+                     "not in the sandbox and their modules cannot be imported; put what you "
+                     "use of them in this output.")
+    if metrics:
+        lines.append(f"- Decided exactly over the metrics: {'; '.join(metrics)}.")
+    return "\n".join(lines)
+
+
+def _document_lines() -> list[str]:
+    return [
+        "- A document (format markdown, text, csv, ...): `content` is the document itself, "
+        "as a person reads it; other documents go in `files` (relative paths).",
+        "- Nothing is run: no constraint here is decided by tests, so give no `tests`; "
+        "code written into the document is read, not run.",
+        f"- The kernel measures {', '.join(MEASURED)} of `content` itself; report in "
+        "`metrics` only other numbers, which are judged as claims.",
+    ]
 
 
 def _named_tests(tests: list[str], repository: bool) -> str:
@@ -71,37 +140,19 @@ def _named_tests(tests: list[str], repository: bool) -> str:
         "none is selected here."
 
 
-def sandbox_contract(policy: Constitution, constraints: list[Constraint],
-                     dependencies: bool = False, repository: bool = False) -> str:
-    """How the output is checked, in the terms the checks use; with ``dependencies``,
-    that what other goals produced reaches this one only as the text shown; with
-    ``repository``, that the output edits a repository whose own tests run."""
+def _code_lines(policy: Constitution, constraints: list[Constraint],
+                repository: bool) -> list[str]:
     tests = sorted({str(t) for c in constraints if method_of(c) == "tests"
                     for t in c.payload.get("tests", [])})
-    metrics = sorted({str(c.payload.get("expr")) for c in constraints if is_arithmetic(c)})
-    packages = ", ".join(policy.python_packages) or "nothing"
-    network = (f"only to {', '.join(policy.network_hosts)}" if policy.network_hosts
-               else "none: no request leaves the sandbox")
-    lines = [
+    return [
         *(REPO_LAYOUT if repository else CODE_LAYOUT),
-        f"- Installed: the Python 3 standard library and {packages}; nothing else imports.",
-        f"- Network: {network}.",
-        f"- Limits per test run: {policy.max_wall_seconds:g} s wall, "
-        f"{policy.max_memory_bytes >> 20} MiB memory, {policy.max_processes} processes.",
+        *sandbox_limits(policy),
         "- A test constraint holds when every test it names passes: "
         + _named_tests(tests, repository),
         f"- The kernel measures {', '.join(MEASURED)} of `content`, and {', '.join(COUNTED)} "
         "of the test run, itself; report in `metrics` only other numbers, which are "
         "judged as claims.",
     ]
-    if dependencies:
-        lines.append("- The inputs from other goals are shown as text only: their files are "
-                     "not in the sandbox and their modules cannot be imported; put what you "
-                     "use of them in this output.")
-    if metrics:
-        lines.append(f"- Decided exactly over the metrics: {'; '.join(metrics)}.")
-    return "\n".join(lines)
-
 
 
 def inherited_view(k: Kernel, goal: GoalNode) -> dict[str, Any] | None:
@@ -142,11 +193,38 @@ def _requires(c: Constraint, own: bool) -> str:
         return (f"define the tests {named} in this output's tests; they must pass" if own
                 else f"the tests {named} pass")
     if method == "z3":
-        return f"{c.payload.get('expr')} (decided exactly over the metrics)"
+        expr = str(c.payload.get("expr"))
+        return (_relied_on_expression(expr) if not own else None) or \
+            f"{expr} (decided exactly over the metrics)"
     if method == "contract":
         return "a tool that passes the static check and defines run"
     rubric = c.payload.get("rubric")
     return f"judged: {rubric}" if rubric else f"judged: {c.title}"
+
+
+def _relied_on_expression(expr: str) -> str | None:
+    """How an expression another part or the whole answers for still involves this part:
+    a total or bound over the parts' figures counts this part's own, and the spending of
+    a decomposed goal is its whole subtree's (see composite.py). None when it does not."""
+    shared = _shared_figures(expr)
+    if shared:
+        bound = ("it is one term of the sum, so keep it within a share of the limit "
+                 "(no part alone may pass it)" if "sum_" in expr else
+                 "the bound holds of each figure, so this part must meet it too")
+        return (f"{expr}, decided over the figures the parts report once the whole is "
+                f"assembled. Report the {', '.join(shared)} of this part in metrics; {bound}")
+    spent = sorted(set(re.findall(r"\b(cost_usd|seconds)\b", expr)))
+    if spent:
+        return (f"{expr}, decided over what the goal and every part below it spent once "
+                f"the parts resolve; what this part spends ({', '.join(spent)}) counts "
+                f"toward it, so keep it within a share of the limit")
+    return None
+
+
+def _shared_figures(expr: str) -> list[str]:
+    """The metrics ``expr`` totals or bounds over a goal's parts (``sum_M``, ``max_M``,
+    ``min_M``): each part's own ``M`` is one of the figures it is decided over."""
+    return sorted(set(re.findall(r"\b(?:sum|max|min)_([A-Za-z_][A-Za-z0-9_]*)", expr)))
 
 
 def _answered_by(parts: list[tuple[str, str]] | None, goal_id: str) -> str:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from kernel.core.envelopes import Check, Constraint, ConstraintType, Verification
@@ -44,6 +44,7 @@ CLAIM_SIGMA = 0.9  # a logic check over a number the output reports and nobody m
 # the same name is ignored.
 MEASURED = ("words", "lines", "bytes", "chars")
 COUNTED = ("tests_passed", "tests_failed", "tests_total", "test_seconds")
+SPEND_FACTS = frozenset({"cost_usd", "seconds"})  # what the goal spent: never taken back
 
 
 def verify(k: Kernel, goal: GoalNode, constraints: list[Constraint],
@@ -53,9 +54,11 @@ def verify(k: Kernel, goal: GoalNode, constraints: list[Constraint],
     arithmetic = [c for c in constraints if is_arithmetic(c)]
     tested = [c for c in constraints if method_of(c) == "tests"]
     counted: dict[str, float] = {}
+    results: dict[str, Any] | None = None
     if tested:  # first: what the run counted is a fact the arithmetic may name
         ran, counted = _run_tests(k, goal, tested, output)
         checks.update(ran)
+        results = test_results(ran.values(), counted)
     known = {**measured_metrics(output), **counted,
              "cost_usd": micros_to_usd(goal.cost_spent),
              "seconds": ms_to_seconds(goal.time_spent)}
@@ -69,13 +72,46 @@ def verify(k: Kernel, goal: GoalNode, constraints: list[Constraint],
     for constraint in constraints:
         if constraint.id not in checks:
             judged.append(constraint)
-    if judged:
-        checks.update(_judge(k, goal, judged, output))
+    spent = spent_past_limit([checks[c.id] for c in arithmetic])
+    if judged and spent is not None:  # refused for what it spent: no judge is paid for
+        checks.update({c.id: Check(constraint_id=c.id, passed=False, sigma_i=0.0, detail={
+            "judge": f"not asked: the output is refused for its spending ({spent[1]})"})
+            for c in judged})
+    elif judged:
+        checks.update(_judge(k, goal, judged, output, results))
     ordered = [checks[c.id] for c in sorted(constraints, key=lambda c: c.id)]
     failed = sum(1 for c in ordered if not c.passed)
     return Verification.from_checks(
         ordered, trace_summary=f"{len(ordered) - failed}/{len(ordered)} checks passed; "
                                f"distance from convergence {failed}")
+
+
+def spent_past_limit(checks: Iterable[Check]) -> tuple[Check, str] | None:
+    """The first failed arithmetic check violated by spending alone (what the goal spent,
+    which no attempt takes back), with the figure."""
+    for check in checks:
+        violated = check.detail.get("violated_by") or {}
+        if not check.passed and violated and set(violated) <= SPEND_FACTS:
+            return check, ", ".join(f"{name} = {value}" for name, value in
+                                    sorted(violated.items()))
+    return None
+
+
+def test_results(checks: Iterable[Check], counted: Mapping[str, float]) -> dict[str, Any]:
+    """What the judge is shown of the test run: each named test's verdict, the counts,
+    and why the run could not be trusted or was stopped, if it was (not how long it
+    took: a prompt holds nothing a second run of the same output would change)."""
+    tests: dict[str, str] = {}
+    problems = set()
+    for check in checks:
+        tests.update(check.detail.get("tests") or {})
+        if check.detail.get("report_problem"):
+            problems.add(str(check.detail["report_problem"]))
+    view: dict[str, Any] = {"tests": tests, **{name: int(value) for name, value in
+                                               counted.items() if name != "test_seconds"}}
+    if problems:
+        view["problem"] = "; ".join(sorted(problems))
+    return view
 
 
 def method_of(constraint: Constraint) -> str:
@@ -278,12 +314,13 @@ def _status_of(wanted: str, verdicts: Mapping[str, str]) -> str:
     return "PASSED" if all(v == "passed" for v in chosen) else "FAILED"
 
 
-def _judge(k: Kernel, goal: GoalNode, judged: list[Constraint],
-           output: ResolutionOutput) -> dict[str, Check]:
+def _judge(k: Kernel, goal: GoalNode, judged: list[Constraint], output: ResolutionOutput,
+           results: dict[str, Any] | None) -> dict[str, Check]:
     request = ops.VERIFY_SEMANTIC.request(goal.id, goal_description=goal.description,
                                           constraints=judged,
                                           payload={"goal_summary": goal.summary,
-                                                   "output": output_view(output)})
+                                                   "output": output_view(output),
+                                                   "test_results": results})
     verdicts = ask(k, goal.id, ops.VERIFY_SEMANTIC, request).output
     by_name = {c.constraint_id: c for c in verdicts.checks}  # an id, or the exact title
     checks = {}

@@ -16,6 +16,7 @@ import pytest
 from kernel.artifact_files import artifact_files, load_artifact, save_files
 from kernel.core.envelopes import ConstraintSpec, Provenance
 from kernel.core.ledger import load_entries, verify_chain
+from kernel.core.registry import Registry, ResolverSpec
 from kernel.plan.session import plan_goal
 from kernel.protocol import coverage
 from kernel.protocol.intake_models import IntakeAnswer
@@ -74,6 +75,10 @@ def test_code_with_a_wrong_first_attempt_is_fixed_from_the_failure_in_the_prompt
     assert attempts[0].failure_mode == "failure:splits_on_single_spaces"
     feedback_prompt = server.prompts_for("record_feedback")[0]
     assert "test_counts" in feedback_prompt and "def count_words" in feedback_prompt
+    first, second = server.prompts_for("record_output")
+    assert "split(' ')" not in section(first, "The last attempt's output")
+    last = section(second, "The last attempt's output")  # the code the feedback is about
+    assert "return len(text.split(' '))" in last and "verdict: UNSAT" in last
 
 
 def test_a_part_totals_the_rows_its_dependency_produced(initialised_graph: GraphStore,
@@ -282,7 +287,7 @@ ABLATIONS = [
     ("resolve", "feedback", "words"), ("plan_tasks", "planned_constraints", "plan"),
     ("extract_goal", "clarifications", "intake"), ("extract_goal", "intent_classes", "intake"),
     ("resolve", "inherited", "sales"), ("decompose", "constraints", "sales"),
-    ("decompose", "feedback", "reopen"),
+    ("decompose", "feedback", "reopen"), ("resolve", "last_output", "code"),
 ]
 SCENARIOS = {
     "code": test_code_with_a_wrong_first_attempt_is_fixed_from_the_failure_in_the_prompt,
@@ -379,6 +384,11 @@ def _sales_resolves(initialised_graph: GraphStore, tmp_path: Path,
         assert all(other in relied for other in SALES_TESTS.values() if other != test)
         leaf = next(p for p in server.prompts_for("record_leaf") if f"({part.lower()})" in p)
         assert f"define the tests {test} in" in leaf
+        # identification is told which of the inherited constraints the part answers for
+        named = next(p for p in server.prompts_for("record_constraints")
+                     if p.startswith(f"Goal:\n{part}"))
+        owes, relies = named.split("\nanswers_for:")[1].split("\nrelies_on:")
+        assert f"define the tests {test} in" in owes and test not in relies
     final = kernel.tree.get(outcome.root_id).require("final_artifact_id")
     record, data = load_artifact(initialised_graph, tmp_path, final)
     files = artifact_files(record, data)
@@ -450,3 +460,150 @@ def test_what_resolved_parts_leave_unspent_pays_the_review_their_parent_needs(
     assert len(back) == 2 and all(e["time"] > 50_000 for e in back), back
     result = replay(store_settings(initialised_graph, data_dir), kernel.run.run_id)
     assert result.divergence is None and result.identical, result
+
+
+def _judged(title: str, rubric: str) -> ConstraintSpec:
+    return ConstraintSpec(type="semantic", domain="quality", title=title,
+                          payload={"rubric": rubric}, provenance=HUMAN)
+
+
+def test_a_document_goal_is_asked_for_as_a_document_and_measured_as_one(
+        initialised_graph: GraphStore, tmp_path: Path) -> None:
+    """A release note is checked by no test: its contract asks for the note itself (no
+    main.py, no pytest), and its word limit is decided on the words the kernel counts."""
+    with model_double() as (server, proposer):
+        kernel, root = start(initialised_graph, "Write a release note for the CSV tool",
+                             [_core("at most 60 words", {"check": "arith", "expr": "words <= 60"})],
+                             2.0, 900, proposer, tmp_path, default_workspace_root())
+        outcome = solve(kernel, root)
+    assert outcome.status == "resolved", outcome
+    (prompt,) = server.prompts_for("record_output")
+    contract = section(prompt, "How the output is checked")
+    assert "main.py" not in contract and "pytest" not in contract, contract
+    assert "`content` is the document itself" in contract and "give no `tests`" in contract
+    output = ResolutionOutput.model_validate_json(_final(kernel, outcome))
+    assert output.format == "markdown" and output.tests == {}
+    (attempt,) = kernel.attempts.of_goal(root)
+    (check,) = attempt.verification.checks  # type: ignore[union-attr]
+    assert check.detail["facts"] == {"words": float(len(output.content.split()))}
+
+
+@needs_sandbox
+def test_the_judge_is_shown_the_test_run_of_the_output_it_judges(
+        initialised_graph: GraphStore, tmp_path: Path) -> None:
+    """A judged constraint about what the tests show is judged on the run: failed while
+    test_counts fails, passed once it passes."""
+    with model_double() as (server, proposer):
+        kernel, root = start(initialised_graph, "Write a Python function count_words(text) "
+                             "returning how many words the text has",
+                             [_core("counts words", {"check": "test", "tests": ["test_counts"]}),
+                              _judged(model_double_module.TESTED_RULE, "the tests pass")],
+                             2.0, 900, proposer, tmp_path, default_workspace_root())
+        outcome = solve(kernel, root)
+    assert outcome.status == "resolved", outcome
+    first, second = server.prompts_for("record_judgments")
+    assert "test_counts: FAILED" in section(first, "Its test run in the sandbox")
+    assert "tests_failed: 1" in first
+    assert "test_counts: PASSED" in section(second, "Its test run in the sandbox")
+    failed = kernel.attempts.of_goal(root)[0].verification.failed()  # type: ignore[union-attr]
+    assert any(c.detail.get("rubric_trace") == "the run shows test_counts FAILED"
+               for c in failed), failed
+
+
+@needs_sandbox
+def test_a_ranking_is_made_from_what_each_candidate_provides(
+        initialised_graph: GraphStore, tmp_path: Path) -> None:
+    """Two tools provide generate_code; the kernel lists the outliner first, but its
+    description says it writes no code, so a model ranking from the prompt picks the
+    other for a code goal."""
+    Registry(initialised_graph).register(ResolverSpec(
+        id="resolver:outliner-0", label="outliner", capabilities=["generate_code"],
+        description="Drafts outlines: headings only, no code"))
+    with model_double() as (server, proposer):
+        kernel, root = start(initialised_graph, "Write a Python function count_words(text) "
+                             "returning how many words the text has",
+                             [_core("counts words", {"check": "test", "tests": ["test_counts"]})],
+                             2.0, 900, proposer, tmp_path, default_workspace_root())
+        solve(kernel, root)
+    (ranking,) = server.prompts_for("record_tool_plan")
+    listed = section(ranking, "Candidate tools")
+    assert listed.index("resolver:outliner-0") < listed.index("resolver:claude-code-0")
+    assert "headings only, no code" in listed and "generate_code" in listed
+    assert kernel.attempts.of_goal(root)[0].resolver_id == "resolver:claude-code-0"
+
+
+def test_a_capability_gap_is_judged_against_the_sandbox_s_limits(
+        initialised_graph: GraphStore, tmp_path: Path) -> None:
+    """A rate on a remote service: the gap prompt says the sandbox reaches no network
+    (and its time, memory and disk), so the model says software built here cannot
+    provide it, and a person is asked instead of a build being tried."""
+    with model_double() as (server, proposer):
+        kernel, root = start(initialised_graph, "Fetch the EUR to USD exchange rate",
+                             [ConstraintSpec(type="logic", domain="data",
+                                             title="reports a positive rate",
+                                             payload={"check": "arith", "expr": "rate > 0"},
+                                             provenance=HUMAN)],
+                             2.0, 900, proposer, tmp_path, default_workspace_root(),
+                             max_attempts=2)
+        outcome = solve(kernel, root)
+    assert outcome.status != "resolved" and outcome.waiting_on, outcome
+    (prompt,) = server.prompts_for("record_gap")
+    limits = section(prompt, "What software built here runs under")
+    assert "no request leaves the sandbox" in limits
+    assert all(word in limits for word in ("s wall", "MiB memory", "Disk:")), limits
+    gap = kernel.tree.get(root).capability_gap
+    assert gap is not None and gap["buildable"] is False, gap
+    assert not [g for g in kernel.deps.children(root)
+                if kernel.tree.get(g).purpose == "build"]
+
+
+def test_an_output_refused_for_its_spending_is_not_judged(
+        initialised_graph: GraphStore, tmp_path: Path) -> None:
+    """The first answer already spends past a cost limit no attempt can take back: the
+    goal is refused for it, and no judge is paid to look at the output."""
+    with model_double() as (server, proposer):
+        kernel, root = start(initialised_graph, "Write a summary of what a graph database is",
+                             [ConstraintSpec(type="logic", domain="cost", title="nearly free",
+                                             payload={"check": "arith",
+                                                      "expr": "cost_usd <= 0.0001"},
+                                             provenance=HUMAN),
+                              _judged("reads well", "plain words")],
+                             2.0, 900, proposer, tmp_path, default_workspace_root())
+        outcome = solve(kernel, root)
+    assert outcome.status == "infeasible", outcome
+    refusal = [e.data() for e in load_entries(initialised_graph, kernel.run.run_id)[2]
+               if e.kind == "refusal"][-1]
+    assert refusal["reasons"] == ["SPENT_PAST_LIMIT"], refusal
+    assert server.prompts_for("record_judgments") == []
+    (attempt,) = kernel.attempts.of_goal(root)
+    unjudged = [c for c in attempt.verification.checks  # type: ignore[union-attr]
+                if "judge" in c.detail]
+    assert len(unjudged) == 1 and "refused for its spending" in unjudged[0].detail["judge"]
+
+
+def test_each_part_reports_its_own_figure_of_a_sum_the_whole_is_checked_by(
+        initialised_graph: GraphStore, tmp_path: Path) -> None:
+    """The whole's latency is the sum of its stages'. Each stage relies on the whole for
+    the sum, and its prompts say its own latency is one of the terms: it reports it, so
+    the assembly's sum is decided (a part told to take the sum as met reports nothing,
+    and the sum cannot be computed)."""
+    with model_double() as (server, proposer):
+        kernel, root = start(initialised_graph, "Design the two-stage ingest of the orders "
+                             "export", [ConstraintSpec(
+                                 type="logic", domain="latency", title="under 500 ms in all",
+                                 payload={"check": "arith", "expr": "sum_latency_ms <= 500"},
+                                 provenance=HUMAN)],
+                             2.0, 900, proposer, tmp_path, default_workspace_root())
+        outcome = solve(kernel, root)
+    refusals = [e.data() for e in load_entries(initialised_graph, kernel.run.run_id)[2]
+                if e.kind == "refusal"]
+    assert outcome.status == "resolved", (outcome, refusals)
+    for stage in ("stage: extract", "stage: load"):
+        for tool in ("record_constraints", "record_output"):
+            prompt = next(p for p in server.prompts_for(tool) if stage in p.lower())
+            relied = " ".join(prompt.split("\nrelies_on:")[1].split())
+            assert "Report the latency_ms of this part in metrics" in relied, prompt
+            assert "no part alone may pass it" in relied
+            assert "take them as met" not in prompt
+    root_goal = kernel.tree.get(outcome.root_id)
+    assert root_goal.verification is not None and root_goal.verification.verdict == "SAT"

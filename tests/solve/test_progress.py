@@ -89,8 +89,13 @@ def test_a_piped_run_reports_progress_on_stderr(data_dir: Path, tmp_path: Path) 
             events = [json.loads(line) for line in done.stderr.splitlines()]
             assert {"what": "run_tests", "kind": "call"}.items() <= next(
                 e for e in events if e["what"] == "run_tests").items()
+            # the sandbox run's flat charge, where the call ends
+            assert {"what": "run_tests", "kind": "done", "cost_usd": 0.01}.items() <= next(
+                e for e in events if e["what"] == "run_tests" and e["kind"] == "done").items()
         else:
             assert "call running the tests in the sandbox" in done.stderr
+            assert re.search(r"done run tests .*· \$0\.0100$",
+                             done.stderr, flags=re.M), done.stderr
 
 
 def test_a_call_whose_request_lacks_the_goals_summary_is_named_by_it() -> None:

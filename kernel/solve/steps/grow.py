@@ -33,7 +33,7 @@ from kernel.protocol import solve_models as models
 from kernel.repositories import goals
 from kernel.runtime.gate import CLAUDE_ID, ask
 from kernel.runtime.kernel import Kernel
-from kernel.solve import moves
+from kernel.solve import moves, prompt_inputs
 from kernel.solve.capability_requests import (
     budget_class,
     request_fingerprint,
@@ -74,7 +74,8 @@ def grow(k: Kernel, move: moves.Grow) -> list[str] | moves.Hire:
             goal, ops.DETECT_CAPABILITY_GAP, constraints_of(k, goal.id, "selected"), context,
             tried_resolvers=tried, failures=changes.feedback or goal.feedback,
             capabilities=k.proposals.observe("capabilities", goal.id,
-                                             lambda: registered_capabilities(k))))
+                                             lambda: registered_capabilities(k)),
+            sandbox="\n".join(prompt_inputs.sandbox_limits(k.policy))))
         gap = proposal.output
     record = gap_record(k, goal, gap)
     found = lookup_before_build(k, goal, gap.capability_tag)

@@ -13,7 +13,7 @@ from kernel.protocol import solve_models as models
 from kernel.runtime import progress
 from kernel.runtime.gate import ask
 from kernel.runtime.kernel import Kernel
-from kernel.solve import moves
+from kernel.solve import moves, prompt_inputs
 from kernel.solve.steps._shared import (
     DEFAULT_CAPABILITY,
     S,
@@ -51,7 +51,8 @@ def identify(k: Kernel, move: moves.Identify) -> list[str]:
     else:
         _, context = kg_context.block(k, goal, "identify")
         proposal = ask(k, goal_id, ops.IDENTIFY_CONSTRAINTS,
-                       request_for(goal, ops.IDENTIFY_CONSTRAINTS, inherited, context))
+                       request_for(goal, ops.IDENTIFY_CONSTRAINTS, inherited, context,
+                                   inherited=prompt_inputs.inherited_view(k, goal)))
         found: models.IdentifiedConstraints = proposal.output
         specs, needed = proposed_specs(k, goal_id, found.constraints), found.required_capabilities
     held = k.constraints.roles(goal_id)

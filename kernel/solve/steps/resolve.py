@@ -27,8 +27,10 @@ from kernel.solve.tools import runner_for
 
 
 def resolve(k: Kernel, move: moves.Resolve) -> list[str] | moves.Grow:
-    """An attempt (1..T_max); proposal `resolve` with the feedback of the last failure;
-    output artifact, attempt and spend written together; with no tries left, BUILD."""
+    """An attempt (1..T_max); proposal `resolve` with the feedback of the last failure and
+    that attempt's output, under the code contract or, for a goal no test or tool check
+    decides, the document contract; output artifact, attempt and spend written together;
+    with no tries left, BUILD."""
     goal_id = move.goal.id
     goal = enter(k, goal_id, S.RESOLVING)
     plan = ToolPlan.model_validate_json(k.artifacts.read(goal.require("plan_artifact_id")))
@@ -46,14 +48,16 @@ def resolve(k: Kernel, move: moves.Resolve) -> list[str] | moves.Grow:
     inputs = prompt_inputs.dependency_inputs(k, goal)
     ids = [*goal.input_artifact_ids, *(i["artifact_id"] for i in inputs)]
     contract = prompt_inputs.sandbox_contract(k.policy, selected, dependencies=bool(inputs),
+                                              document=prompt_inputs.is_document(goal, selected),
                                               repository=k.repo is not None)
     inherited = prompt_inputs.inherited_view(k, goal)
     repository = {"repository": repo_goal.prompt_section(k, goal)} if k.repo else {}
+    last = prompt_inputs.last_output(k, history)
 
     def step_request(given: list[dict[str, Any]]) -> ResolveRequest:
         return request_for(goal, ops.RESOLVE, selected, context, feedback=goal.feedback,
                            input_artifact_ids=ids, inputs=given, sandbox=contract,
-                           inherited=inherited, **repository)
+                           inherited=inherited, last_output=last, **repository)
 
     # A plan of several steps runs them in order, each one's output handed to the next;
     # the last one's output is the attempt's (earlier steps are paid as they run).

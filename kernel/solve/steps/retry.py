@@ -20,8 +20,7 @@ from kernel.solve.steps._shared import (
     constraints_of,
     request_for,
 )
-
-SPEND_FACTS = frozenset({"cost_usd", "seconds"})  # what the goal spent: never taken back
+from kernel.solve.verification import spent_past_limit
 
 
 def retry(k: Kernel, move: moves.Retry) -> list[str] | moves.Grow:
@@ -112,14 +111,4 @@ def cited_constraint(feedback: models.Feedback, failed: list[Check],
         words = re.findall(r"[a-z0-9_]{4,}", item.evidence.lower())
         if trace is not None and any(w in trace for w in words):
             return named
-    return None
-
-
-def spent_past_limit(failed: list[Check]) -> tuple[Check, str] | None:
-    """The first failed arithmetic check violated by spending alone, with the figure."""
-    for check in failed:
-        violated = check.detail.get("violated_by") or {}
-        if violated and set(violated) <= SPEND_FACTS:
-            return check, ", ".join(f"{name} = {value}" for name, value in
-                                    sorted(violated.items()))
     return None

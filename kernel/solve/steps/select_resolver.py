@@ -4,6 +4,7 @@ goals (learned routing); a tool plan stored as an artifact."""
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 from kernel.core.envelopes import (
     Lineage,
@@ -52,15 +53,38 @@ def select_resolver(k: Kernel, move: moves.SelectResolver) -> list[str] | moves.
         plan = ToolPlan(steps=[ToolStep(resolver_id=chosen.id, capability=capabilities[0])])
         rationale = routing.rationale if routing.chosen else "the only candidate"
     else:
-        listing = [{"resolver_id": c.id, "label": c.label, "matched": c.matched,
-                    "success_rate": c.success_rate, "rate_on_similar_goals": routing.rates[c.id]}
-                   for c in candidates]
+        listing = candidate_listing(k, candidates, routing.rates, past.resolver_outcomes)
         proposal = ask(k, goal_id, ops.RANK_RESOLVERS, request_for(
             goal, ops.RANK_RESOLVERS, constraints_of(k, goal_id, "selected"), context,
             candidates=listing))
         plan, rationale = plan_from_ranking(proposal.output, candidates, capabilities[0])
     _commit_plan(k, goal, plan, candidates, rationale)
     return [goal_id]
+
+
+def candidate_listing(k: Kernel, candidates: list[Candidate], rates: dict[str, float],
+                      outcomes: list[ResolverOutcome]) -> list[dict[str, Any]]:
+    """Each candidate as the ranking prompt shows it: what it is and provides (its
+    description and capability tags), how it matched, and its record: overall, and on
+    goals like this one (successes, failures, the failure modes it met)."""
+    registered = {row["id"]: row for row in k.registry.summary()}
+    record = {o.resolver_id: o for o in outcomes}
+    listing = []
+    for c in candidates:
+        row = registered.get(c.id, {})
+        past = record.get(c.id)
+        entry: dict[str, Any] = {
+            "resolver_id": c.id, "label": c.label,
+            "provides": list(row.get("capabilities") or []), "matched": c.matched,
+            "success_rate": c.success_rate, "rate_on_similar_goals": rates[c.id]}
+        if row.get("description"):
+            entry["description"] = row["description"]
+        if past is not None:
+            entry["on_similar_goals"] = {
+                "succeeded": past.successes, "failed": past.failures,
+                "best_sigma_v": past.best_sigma_v, "failure_modes": past.failure_modes}
+        listing.append(entry)
+    return listing
 
 
 def _candidates(k: Kernel, goal: GoalNode, capabilities: list[str],

@@ -14,12 +14,13 @@ from kernel.solve.steps._shared import constraints_of
 def verify(k: Kernel, move: moves.Verify) -> moves.Leaf | moves.Retry:
     """Per constraint: Z3 for arithmetic logic constraints (facts: the output's metrics,
     what the goal spent), the output's tests in the sandbox for test constraints (a
-    recorded `run_tests` proposal), one batched `verify_semantic` judgment for the rest (a
-    judgment's σ is capped at 0.99: a logic check is 1.0 or 0.0, a judgment below
-    certainty); σ_v = min; SAT needs σ_v ≥ τ_local. At the root's first attempt of a run
-    given `--suggest`, every candidate is verified this way and the best on merit becomes
-    the attempt's output (`kernel/solve/suggestions.py`, one commit
-    `cypher/suggestion/weigh`)."""
+    recorded `run_tests` proposal), one batched `verify_semantic` judgment for the rest,
+    shown the test run's verdicts (a judgment's σ is capped at 0.99: a logic check is 1.0
+    or 0.0, a judgment below certainty; no judge is asked when a limit on what the goal
+    spent is already broken, since the goal is refused for it); σ_v = min; SAT needs
+    σ_v ≥ τ_local. At the root's first attempt of a run given `--suggest`, every candidate
+    is verified this way and the best on merit becomes the attempt's output
+    (`kernel/solve/suggestions.py`, one commit `cypher/suggestion/weigh`)."""
     goal_id = move.goal.id
     goal = k.tree.get(goal_id)
     attempt = k.attempts.of_goal(goal_id)[-1]
