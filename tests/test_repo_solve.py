@@ -23,6 +23,7 @@ from kernel.codebase.ingest import repo_id
 from kernel.core.attempts import Attempts
 from kernel.core.run import Run
 from kernel.errors import ConfigError
+from kernel.lookup import find_node
 from kernel.protocol import Resolution, ResolveRequest
 from kernel.repositories import code_graph
 from kernel.settings import KernelSettings
@@ -66,12 +67,17 @@ def test_the_bugfix_example_resolves_delivers_a_patch_and_replays(
     root = api.root_goal(initialised, outcome.run_id)
     assert root["attempt_count"] == 2  # the wrong diff, then the right one
     assert code_graph.known_files(initialised, repo_id(repo.resolve()))  # ingested
+    _assert_failing_tests_are_diagnostics(initialised, outcome)
     out = tmp_path / "out"
     deliver(initialised, settings, outcome.run_id, root, out, apply=False)
     pack = json.loads((out / PACK_NAME).read_text())
     assert pack["summary_hash"] == api.summary_hash(initialised, outcome.run_id)
     assert pack["replay"] == f"kernel replay {outcome.run_id}"
     suite = next(t for t in pack["tests"] if t["tests"] == {"suite": "PASSED"})
+    # the edits change wordstats/count.py: the tests reaching its functions are named
+    assert suite["impacted_tests"] == [f"tests/test_count.py::{name}" for name in (
+        "test_any_whitespace_separates_words", "test_empty_text_has_no_words",
+        "test_single_spaces", "test_summary")]
     assert sorted(suite["verdicts"]) == sorted(
         f"tests/test_count.py::{name}" for name in (
             "test_single_spaces", "test_any_whitespace_separates_words",
@@ -88,6 +94,23 @@ def test_the_bugfix_example_resolves_delivers_a_patch_and_replays(
     assert replayed.replay_hash == replayed.original_hash and replayed.divergence is None
     deliver(initialised, settings, outcome.run_id, root, None, apply=True)
     assert _plain_pytest(repo).returncode == 0  # --apply: written, the tree being unchanged
+
+
+def _assert_failing_tests_are_diagnostics(store: GraphStore, outcome: api.Outcome) -> None:
+    """The wrong diff's failing test is a Diagnostic fact the first attempt REPORTED, in
+    its verification's commit, and ``kernel show`` of the attempt lists it; the right
+    diff's attempt reports none."""
+    wrong, right = Attempts(Run.load(store, outcome.run_id)).of_goal(outcome.root_id)
+    rows = store.execute_adhoc(
+        "MATCH (a:Attempt {id: $id})-[:REPORTED]->(d:Diagnostic) RETURN d.severity, "
+        "d.file, d.line, d.code, d.message ORDER BY d.id", {"id": wrong.id}, write=False).rows
+    assert [list(r[:4]) for r in rows] == [["error", "tests/test_count.py", 10, "test_failed"]]
+    assert rows[0][4] == "AssertionError: assert 2 == 4"  # the traceback says why
+    assert not store.execute_adhoc("MATCH (:Attempt {id: $id})-[:REPORTED]->(d) RETURN d.id",
+                                   {"id": right.id}, write=False).rows
+    shown = find_node(store, wrong.id)["neighbours"]
+    assert [e["caption"] for e in shown if e["type"] == "REPORTED"] == [
+        "error test_failed tests/test_count.py:10"]
 
 
 @needs_sandbox
@@ -260,3 +283,33 @@ def test_a_test_command_decides_the_suite_by_its_exit_status(
     checks = [c for t in tries for c in (t.verification.checks if t.verification else [])]
     assert [c.detail["verdicts"] for c in checks] == [
         {"python3 -m unittest -v": "failed"}, {"python3 -m unittest -v": "passed"}]
+
+
+@needs_sandbox
+@pytest.mark.slow
+def test_a_file_the_edits_leave_unparseable_is_an_error_that_blocks_resolution(
+        initialised: GraphStore, data_dir: Path, tmp_path: Path) -> None:
+    """The right fix, shipped with a new module that does not parse (no test imports it,
+    so the tests pass): the syntax error is a Diagnostic of the attempt and keeps it
+    from resolving; the next attempt, without it, resolves."""
+    script = yaml.safe_load((EXAMPLE / "script.yaml").read_text())
+    first, second = [p for p in script["proposals"] if p["operation"] == "resolve"]
+    broken = "def half(n):\n    return n /\n"
+    first["output"]["content"] = json.dumps([
+        *json.loads(second["output"]["content"]),
+        {"path": "wordstats/extra.py", "kind": "replace", "before_sha256": None,
+         "after_sha256": sha256_of(broken.encode()), "content": broken}])
+    (tmp_path / "broken.yaml").write_text(yaml.safe_dump(script))
+    request = api.SolveRequest.checked(goal=GOAL, proposer="scripted",
+                                       script=tmp_path / "broken.yaml", repo=_copy(tmp_path))
+    outcome = api.solve(initialised, request, store_settings(initialised, data_dir))
+    assert outcome.status == "resolved"
+    blocked, fixed = Attempts(Run.load(initialised, outcome.run_id)).of_goal(outcome.root_id)
+    assert blocked.verdict == "UNSAT" and fixed.verdict == "SAT"
+    assert blocked.verification is not None
+    suite = next(c for c in blocked.verification.checks if "verdicts" in c.detail)
+    assert not suite.passed and suite.detail["tests"] == {"suite": "PASSED"}  # tests passed
+    rows = initialised.execute_adhoc(
+        "MATCH (:Attempt {id: $id})-[:REPORTED]->(d:Diagnostic) RETURN d.severity, d.file, "
+        "d.line, d.code", {"id": blocked.id}, write=False).rows
+    assert [list(r) for r in rows] == [["error", "wordstats/extra.py", 2, "syntax_error"]]

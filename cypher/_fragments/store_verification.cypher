@@ -8,7 +8,9 @@
 // failed check is an edge the attempt VIOLATED, each passed one an edge its output
 // artifact SATISFIES, both with the check that decided and its sigma; a cause a check
 // diagnosed itself (a forged or missing test report) is linked as the failure mode (a
-// model's diagnosis comes later). The resolver that made the attempt SUCCEEDED_ON or
+// model's diagnosis comes later). Each diagnostic (a failing test, a file the edits
+// leave unparseable: severity, file, line, code, message) is a Diagnostic node the
+// attempt REPORTED. The resolver that made the attempt SUCCEEDED_ON or
 // FAILED_ON the goal's pattern (one edge per attempt, with sigma_v, cost, time, modality
 // and input constraint signature), and its usage statistics and quality move with the
 // outcome: executability is the smoothed pass rate, completeness the smoothed mean
@@ -63,6 +65,16 @@ CALL {
                             time: coalesce(a.time, 0), modality: g.modality,
                             input_signature: p.signature,
                             failure_mode: chk.failure_mode}]->(p))
+}
+WITH *
+CALL {
+  WITH g
+  UNWIND (CASE WHEN $checked IS NULL THEN [] ELSE coalesce($checked.diagnostics, []) END) AS d
+  MATCH (a:Attempt {id: $checked.attempt_id})
+  MERGE (x:Diagnostic {id: d.id})
+  SET x.attempt_id = a.id, x.severity = d.severity, x.file = d.file, x.line = d.line,
+      x.code = d.code, x.message = d.message, x.caption = d.caption
+  MERGE (a)-[:REPORTED]->(x)
 }
 WITH *
 CALL {

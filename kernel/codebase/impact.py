@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel.codebase.ingest import repo_id
+from kernel.codebase.python_facts import module_name
 from kernel.codebase.snapshot import checked_root
 from kernel.errors import ConfigError
 from kernel.repositories import code_graph
@@ -51,6 +52,10 @@ def impact(store: GraphStore, repo: str, symbol: str, depth: int = DEFAULT_DEPTH
     if not changed:
         raise ConfigError(f"no symbol {symbol!r} in the ingested repository; give a "
                           "qualified name such as package.module.function")
+    return _closed(store, changed, depth)
+
+
+def _closed(store: GraphStore, changed: list[SymbolRow], depth: int) -> Impact:
     seen = {s["id"] for s in changed}
     frontier = sorted(seen)
     dependents: list[dict[str, Any]] = []
@@ -65,6 +70,23 @@ def impact(store: GraphStore, repo: str, symbol: str, depth: int = DEFAULT_DEPTH
     return Impact(changed=changed, dependents=dependents,
                   importers=[r["path"] for r in code_graph.importers(store, ids)],
                   tests=code_graph.covering_tests(store, ids))
+
+
+def impacted_tests(store: GraphStore, repo: str, paths: list[str],
+                   depth: int = DEFAULT_DEPTH) -> list[str]:
+    """The pytest node ids (``tests/test_x.py::test_y``, ``...::Case::test_z``) of the
+    tests covering what the files in ``paths`` define, or defined when last ingested."""
+    changed = code_graph.symbols_in_files(store, repo, paths)
+    if not changed:
+        return []
+    return sorted({node_id(t) for t in _closed(store, changed, depth).tests})
+
+
+def node_id(test: TestRow) -> str:
+    """A test symbol as pytest names it: its file, then its name within its module."""
+    module = module_name(test["file"])
+    inner = test["qname"].removeprefix(module + ".") if module else test["qname"]
+    return f"{test['file']}::{inner.replace('.', '::')}"
 
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")

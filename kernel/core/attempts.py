@@ -31,6 +31,24 @@ def check_outcomes(verification: Verification, methods: Mapping[str, str],
             for c in verification.checks]
 
 
+def diagnostic_rows(attempt_id: str, verification: Verification) -> list[dict[str, Any]]:
+    """The diagnostics its checks report (``detail["diagnostics"]``: severity, file, line,
+    code, message), once each, as the Diagnostic nodes of the attempt: ids from the
+    attempt and the position, so a replay writes the same."""
+    seen: list[dict[str, Any]] = []
+    for check in verification.checks:
+        found = check.detail.get("diagnostics") if isinstance(check.detail, dict) else None
+        for d in found if isinstance(found, list) else []:
+            row = {k: d.get(k) for k in ("severity", "file", "line", "code", "message")}
+            if row not in seen:
+                seen.append(row)
+    return [{**row, "id": f"diagnostic:{attempt_id.removeprefix('attempt:')}:{n}",
+             "caption": " ".join(str(x) for x in (
+                 row["severity"], row["code"],
+                 f"{row['file']}:{row['line']}" if row["line"] else row["file"]) if x)}
+            for n, row in enumerate(seen, start=1)]
+
+
 class Attempts:
     def __init__(self, run: Run) -> None:
         self.run = run
@@ -94,6 +112,7 @@ class Attempts:
                 "failure_mode": f"failure:{name}" if name else None, "failure_slug": name,
                 "failure_description": description,
                 "outcomes": check_outcomes(verification, methods or {}),
+                "diagnostics": diagnostic_rows(attempt.id, verification),
                 "sigma_paths": [dict(row) for row in sigma_paths]}}
         if not ride:
             self.run.store_pending()

@@ -79,6 +79,11 @@ def symbols_named(store: GraphStore, repo: str, name: str) -> list[SymbolRow]:
         "repo/symbols_named", {"repo": repo, "name": name, "suffix": f".{name}"}))
 
 
+def symbols_in_files(store: GraphStore, repo: str, paths: Sequence[str]) -> list[SymbolRow]:
+    return cast(list[SymbolRow], store.run("repo/symbols_in_files",
+                                           {"repo": repo, "paths": sorted(set(paths))}))
+
+
 def callers(store: GraphStore, ids: Sequence[str]) -> list[SymbolRow]:
     return cast(list[SymbolRow], store.run("repo/callers", {"ids": list(ids)}))
 

@@ -42,11 +42,13 @@ def final_patch(store: GraphStore, data_dir: Path, repo: RepoInput, artifact_id:
 
 
 def _tests_run(verification: Any) -> list[dict[str, Any]]:
-    """Per test check of the final verification: its constraint, verdicts and exit code."""
+    """Per test check of the final verification: its constraint, verdicts, exit code and
+    the tests the change impacts (from the code graph)."""
     checked = json.loads(verification) if isinstance(verification, str) else verification
     return [{"constraint_id": c["constraint_id"], "passed": c["passed"],
              "tests": c["detail"]["tests"], "verdicts": c["detail"].get("verdicts", {}),
-             "exit_code": c["detail"].get("exit_code")}
+             "exit_code": c["detail"].get("exit_code"),
+             "impacted_tests": c["detail"].get("impacted_tests", [])}
             for c in (checked or {}).get("checks", []) if "tests" in c.get("detail", {})]
 
 

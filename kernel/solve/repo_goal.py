@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from kernel.codebase.diagnostics import Diagnostic, syntax_errors
 from kernel.codebase.edits import FileEdit, Refusal
+from kernel.codebase.impact import impacted_tests
 from kernel.codebase.ingest import caps_of, ingest_snapshot, repo_id
 from kernel.codebase.repo_prompt import repository_view
 from kernel.codebase.snapshot import Snapshot, take_snapshot
@@ -113,21 +116,38 @@ def is_test_file(path: str) -> bool:
     return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
 
 
-def test_inputs(k: Kernel, output: ResolutionOutput) -> dict[str, Any] | list[dict[str, str]]:
-    """The test run's payload: the files (the snapshot with the edits applied) and the
-    test files pytest runs, or the test command; or the problems (each with a reason code)
-    that kept the edits out."""
+@dataclass(frozen=True)
+class RepoRun:
+    """A repository goal's test run before it starts: its payload, the tests the change
+    impacts (pytest node ids, from the traversal over the ingested code graph), and what
+    is known wrong without running anything (files the edits leave unparseable)."""
+
+    payload: dict[str, Any]
+    impacted: list[str] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def test_inputs(k: Kernel, output: ResolutionOutput) -> RepoRun | list[dict[str, str]]:
+    """The test run: the files (the snapshot with the edits applied) and the test files
+    pytest runs, those holding impacted tests first, or the test command (run as given);
+    or the problems (each with a reason code) that kept the edits out."""
     assert k.repo is not None
     edits = parse_edits(output)
     if isinstance(edits, str):
         return [{"path": "", "reason": "edits_malformed", "detail": edits}]
-    files = edited_files(snapshot_of(k.repo), edits)
+    snapshot = snapshot_of(k.repo)
+    files = edited_files(snapshot, edits)
     if isinstance(files, list):
         return [r.as_dict() for r in files if isinstance(r, Refusal)]
+    changed = sorted({e.path for e in edits})
+    impacted = impacted_tests(k.store, repo_id(snapshot.root), changed)
+    found = syntax_errors(files, changed)
     if k.repo.test_cmd:
-        return {"files": files, "commands": [list(k.repo.test_cmd)]}
-    return {"files": files, "tests": sorted(p for p in files if is_test_file(p))}
+        return RepoRun({"files": files, "commands": [list(k.repo.test_cmd)]}, impacted, found)
+    first = {node.split("::")[0] for node in impacted}
+    tests = sorted((p for p in files if is_test_file(p)), key=lambda p: (p not in first, p))
+    return RepoRun({"files": files, "tests": tests}, impacted, found)
 
 
-__all__ = ["EDITS_FORMAT", "REPO_TESTS", "parse_edits", "prepare", "prompt_section",
+__all__ = ["EDITS_FORMAT", "REPO_TESTS", "RepoRun", "parse_edits", "prepare", "prompt_section",
            "repo_input", "snapshot_of", "test_inputs", "with_repo_tests"]

@@ -10,7 +10,9 @@
   sandbox (codex-tools-0, a recorded proposal) under the kernel's own test supervisor;
   the verdicts come from its report pipe, cross-checked with the exit status, never
   from what the run printed; the constraint holds when its tests pass (all tests when
-  it names none); sigma = 1.0;
+  it names none); sigma = 1.0; for a repository goal the check also names the tests the
+  change impacts and carries its diagnostics (failing tests, files the edits leave
+  unparseable), an error among which fails it;
 * logic, ``{"check": "tool_contract"}``: a build's output is tool code that passes the
   static check and defines ``run``, or a composite plan naming registered script tools;
   decided by parsing, never by running; sigma = 1.0;
@@ -25,6 +27,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from kernel.codebase import diagnostics
 from kernel.core.envelopes import Check, Constraint, ConstraintType, Verification
 from kernel.core.goal_node import GoalNode
 from kernel.core.units import micros_to_usd, ms_to_seconds
@@ -197,9 +200,10 @@ def _run_tests(k: Kernel, goal: GoalNode, tested: list[Constraint],
     tests_failed, tests_total and test_seconds, from the report and the runner).
     Files an output names badly (a NUL, a name too long, a file that is also a folder)
     fail the checks with the reason; nothing runs."""
-    payload = _workspace(k, output)
-    if isinstance(payload, Check):
-        return {c.id: payload.model_copy(update={"constraint_id": c.id}) for c in tested}, {}
+    laid_out = _workspace(k, output)
+    if isinstance(laid_out, Check):
+        return {c.id: laid_out.model_copy(update={"constraint_id": c.id}) for c in tested}, {}
+    payload, repo_run = laid_out
     request = ops.RUN_TESTS.request(goal.id, payload=payload)
     proposal = ask(k, goal.id, ops.RUN_TESTS, request, resolver_id="resolver:codex-tools-0",
                    proposer=SandboxProposer(k))
@@ -209,6 +213,8 @@ def _run_tests(k: Kernel, goal: GoalNode, tested: list[Constraint],
         report_verdicts(result)
     checks = {c.id: _test_check(c, verdicts, problem, mode, result, every=k.repo is not None)
               for c in tested}
+    if repo_run is not None:
+        checks = {i: _with_findings(c, repo_run, verdicts, result) for i, c in checks.items()}
     counted = {"tests_total": float(len(verdicts)),
                "tests_passed": float(sum(v == "passed" for v in verdicts.values())),
                "tests_failed": float(sum(v in ("failed", "error") for v in verdicts.values())),
@@ -241,7 +247,23 @@ def _test_check(constraint: Constraint, verdicts: dict[str, str], problem: str |
                      "failing": sorted(t for t, s in statuses.items() if s != "PASSED")})
 
 
-def _workspace(k: Kernel, output: ResolutionOutput) -> dict[str, Any] | Check:
+def _with_findings(check: Check, repo_run: repo_goal.RepoRun, verdicts: Mapping[str, str],
+                   result: Mapping[str, Any]) -> Check:
+    """A repository test check with the tests the change impacts and the run's
+    diagnostics (failing tests, unparseable files); an error among them fails it."""
+    printed = str(result.get("stdout", ""))
+    found = [*repo_run.diagnostics, *diagnostics.failing_tests(verdicts, printed)]
+    passed = check.passed and not diagnostics.blocking(found)
+    detail = {**check.detail, "impacted_tests": repo_run.impacted, "diagnostics": found}
+    suggestion = check.repair_suggestion
+    if check.passed and not passed:
+        suggestion = {"fix": "fix these errors", "diagnostics": found}
+    return check.model_copy(update={"passed": passed, "detail": detail,
+                                    "repair_suggestion": suggestion})
+
+
+def _workspace(k: Kernel, output: ResolutionOutput
+               ) -> tuple[dict[str, Any], repo_goal.RepoRun | None] | Check:
     """The test run's payload: the output's files and tests, or for a repository goal the
     snapshot with the output's edits applied and the repository's tests (or its test
     command). A failed check (its constraint id left blank) when nothing can run: files an
@@ -253,14 +275,14 @@ def _workspace(k: Kernel, output: ResolutionOutput) -> dict[str, Any] | Check:
                          detail={"edits_refused": laid_out, "failure_mode": "edit_refused"},
                          repair_suggestion={"fix": "send edits the kernel can apply",
                                             "problems": laid_out})
-        return laid_out
+        return laid_out.payload, laid_out
     bad_names = file_names.problems(output.workspace_files())
     if bad_names:
         return Check(constraint_id="", passed=False, sigma_i=1.0,
                      detail={"file_names": bad_names, "failure_mode": file_names.FAILURE_MODE},
                      repair_suggestion={"fix": "name every file with a plain relative path",
                                         "problems": bad_names})
-    return {"files": output.workspace_files(), "tests": sorted(output.tests)}
+    return {"files": output.workspace_files(), "tests": sorted(output.tests)}, None
 
 
 def command_verdicts(result: Mapping[str, Any]) -> tuple[dict[str, str], str | None, None]:

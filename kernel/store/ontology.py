@@ -40,6 +40,7 @@ LABELS: tuple[LabelSpec, ...] = (
               indexed=("fingerprint", "status", "capability_tag")),
     LabelSpec("Chunk", "chunk:", "caption", indexed=("repo",)),
     LabelSpec("Constraint", "constraint:", "caption", indexed=("type", "domain")),
+    LabelSpec("Diagnostic", "diagnostic:", "caption", indexed=("attempt_id",)),
     LabelSpec("FailureMode", "failure:", "caption"),
     LabelSpec("File", "file:", "caption", indexed=("repo", "path", "module")),
     LabelSpec("Goal", "node:", "caption",
@@ -89,6 +90,7 @@ REL_TYPES: tuple[str, ...] = (
     "RAISED_FOR",       # CapabilityRequest -> Goal (the goals waiting on the answer)
     "RECORDED_IN",      # LedgerEntry -> Run
     "REPLACED_BY",      # Resolver -> Resolver
+    "REPORTED",         # Attempt -> Diagnostic (a failing test, an unparseable file)
     "REQUIRES",         # GoalPattern -> Capability
     "ROOT",             # Run -> Goal
     "SATISFIES",        # Artifact -> Constraint
