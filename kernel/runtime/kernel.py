@@ -27,10 +27,10 @@ from kernel.kg.history import History
 from kernel.kg.patterns import Patterns
 from kernel.proposals import Proposals
 from kernel.protocol import Proposer
+from kernel.protocol.sandbox_policy import Constitution
 from kernel.refusal import RefusalReason, refuse
 from kernel.runtime.calls import Calls
 from kernel.store.base import GraphStore
-from resolvers.sandbox.policy import Constitution
 
 
 @dataclass(frozen=True)

@@ -13,12 +13,12 @@ from typing import Any
 
 from kernel.core.envelopes import Constraint
 from kernel.core.goal_node import GoalNode
+from kernel.protocol.sandbox_policy import Constitution
 from kernel.protocol.solve_models import ResolutionOutput
 from kernel.repositories import goals
 from kernel.runtime.kernel import Kernel
 from kernel.solve.output_view import output_view
 from kernel.solve.verification import COUNTED, MEASURED, is_arithmetic, method_of
-from resolvers.sandbox.policy import Constitution
 
 
 def stored_output(k: Kernel, artifact_id: str | None) -> dict[str, Any] | None:
