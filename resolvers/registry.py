@@ -8,10 +8,17 @@ from pathlib import Path
 
 from kernel.core.run import Run
 from kernel.protocol import Proposer
-from kernel.protocol.resolver_set import ModelAccess, Prompt, ResolverSet, Sandbox, Workspace
-from kernel.protocol.sandbox_policy import Constitution
+from kernel.protocol.resolver_set import (
+    ModelAccess,
+    Prompt,
+    ResolverSet,
+    Sandbox,
+    SandboxPolicy,
+    Workspace,
+)
 from resolvers.codex_tools import COST_PER_INVOCATION, CodexTools
 from resolvers.human import HumanProposer, IntakeHuman
+from resolvers.sandbox.policy import Constitution
 from resolvers.sandbox.runner import (
     default_workspace_root,
     isolation_problem,
@@ -41,8 +48,10 @@ def anthropic(access: ModelAccess) -> Proposer:
     return ClaudeProposer(ClaudeCode(claude), delays=access.delays)
 
 
-def workspace(path: Path, policy: Constitution, deadline: float | None,
+def workspace(path: Path, policy: SandboxPolicy, deadline: float | None,
               cost_per_command: float | None) -> Workspace:
+    if not isinstance(policy, Constitution):  # held to what it grants, so never a lookalike
+        raise TypeError(f"the sandbox runs under its own Constitution, not {type(policy)!r}")
     return CodexTools(path, policy, deadline=deadline,
                       cost_per_command=COST_PER_INVOCATION if cost_per_command is None
                       else cost_per_command)
@@ -63,6 +72,6 @@ def intake_human(run: Run, prompt: Prompt | None) -> Proposer:
 SHIPPED = ResolverSet(
     scripted=scripted, load_script=load_script, anthropic=anthropic,
     hire_human=hire_human, intake_human=intake_human, self_model=SelfModel,
-    sandbox=Sandbox(workspace=workspace, default_root=default_workspace_root,
+    sandbox=Sandbox(policy=Constitution, workspace=workspace, default_root=default_workspace_root,
                     remove_leftovers=remove_leftovers, stop_all=stop_all,
                     isolation_problem=isolation_problem, code_problems=code_problems))

@@ -13,7 +13,6 @@ from pydantic import SecretStr
 
 from kernel.protocol.proposer import Proposer
 from kernel.protocol.requests import Resolution, ResolveRequest
-from kernel.protocol.sandbox_policy import Constitution
 from kernel.protocol.script_models import Script
 from kernel.protocol.self_model import BuildOutlook
 
@@ -30,6 +29,27 @@ class Workspace(Protocol):
     """One fresh sandbox workspace answering one request (files, commands, tests)."""
 
     def resolve(self, request: ResolveRequest) -> Resolution: ...
+
+
+class SandboxPolicy(Protocol):
+    """What the kernel reads of the sandbox's policy (its default-deny ``Constitution``,
+    ``resolvers/sandbox/policy.py``): the terms it tells a model its code runs under. The
+    kernel hands the policy back to the sandbox whole, never builds one."""
+
+    @property
+    def python_packages(self) -> tuple[str, ...]: ...
+
+    @property
+    def network_hosts(self) -> tuple[str, ...]: ...
+
+    @property
+    def max_wall_seconds(self) -> float: ...
+
+    @property
+    def max_memory_bytes(self) -> int: ...
+
+    @property
+    def max_processes(self) -> int: ...
 
 
 class SelfModel(Protocol):
@@ -53,9 +73,10 @@ class ModelAccess:
 class Sandbox:
     """Where commands run, contained."""
 
-    # A workspace at the path under the policy, ending by the deadline (None: no end),
-    # paying the given price per command (None: the sandbox's own).
-    workspace: Callable[[Path, Constitution, float | None, float | None], Workspace]
+    policy: Callable[[], SandboxPolicy]  # the default policy, a run's unless it says otherwise
+    # A workspace at the path under the policy (one ``policy`` made), ending by the
+    # deadline (None: no end), paying the given price per command (None: the sandbox's own).
+    workspace: Callable[[Path, SandboxPolicy, float | None, float | None], Workspace]
     default_root: Callable[[], Path]  # where workspaces go unless a run says otherwise
     remove_leftovers: Callable[[Path, str], int]  # a killed run's workspaces, by name prefix
     stop_all: Callable[[], None]  # end every command running now (a run stopping)

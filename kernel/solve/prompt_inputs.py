@@ -13,7 +13,7 @@ from typing import Any
 
 from kernel.core.envelopes import Constraint
 from kernel.core.goal_node import GoalNode
-from kernel.protocol.sandbox_policy import Constitution
+from kernel.protocol.resolver_set import SandboxPolicy
 from kernel.protocol.solve_models import ResolutionOutput
 from kernel.repositories import goals
 from kernel.runtime.kernel import Kernel
@@ -45,7 +45,7 @@ def dependency_inputs(k: Kernel, goal: GoalNode) -> list[dict[str, Any]]:
     return inputs
 
 
-def sandbox_contract(policy: Constitution, constraints: list[Constraint],
+def sandbox_contract(policy: SandboxPolicy, constraints: list[Constraint],
                      dependencies: bool = False) -> str:
     """How the output is checked, in the terms the checks use; with ``dependencies``,
     that what other goals produced reaches this one only as the text shown."""
