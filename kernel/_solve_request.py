@@ -67,9 +67,9 @@ class SolveRequest(BaseModel):
                 or given.get("proposer", "auto") == "anthropic":
             return given
         from kernel.core.written_constraint import written_title
-        from resolvers.scripted import load_script
+        from kernel.runtime.installed import resolvers
 
-        script = load_script(Path(given["script"]).expanduser().resolve())
+        script = resolvers().load_script(Path(given["script"]).expanduser().resolve())
         constraints = list(given.get("constraints") or [])
         titles = {written_title(c) if isinstance(c, str) else getattr(c, "title", None)
                   for c in constraints}

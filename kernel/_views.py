@@ -34,9 +34,9 @@ def store_status(store: GraphStore) -> dict[str, Any]:
 
 def sandbox_status() -> dict[str, Any]:
     """Whether sandboxed tests can run here, and if not, why and how to fix it."""
-    from resolvers.sandbox.runner import isolation_problem  # probes bubblewrap once
+    from kernel.runtime.installed import resolvers  # its sandbox probes bubblewrap once
 
-    problem = isolation_problem()
+    problem = resolvers().sandbox.isolation_problem()
     return {"available": problem is None, "problem": problem}
 
 

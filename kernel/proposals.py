@@ -228,8 +228,7 @@ class LiveSource:
         """Start the call a step taken ahead of its turn has reached, if its proposer may
         be asked ahead; then the step taken ahead ends here (LookaheadStop)."""
         source = self.answerer(proposer)
-        if self.calls is not None and self.calls.ahead and \
-                getattr(source, "prefetchable", False):
+        if self.calls is not None and self.calls.ahead and source.prefetchable:
             self.calls.start(source, request, wanted["fingerprint"], occurrence)
         raise LookaheadStop(request.operation)
 
@@ -274,10 +273,9 @@ class Proposals:
         """Who answers the run's questions (a script's content, a model), when earlier
         answers may be reused for it; None with ``--fresh``, in a replay, or for a
         proposer that does not say."""
-        if not self.reuse or self.live is None:
+        if not self.reuse or self.live is None or self.live.proposer is None:
             return None
-        identity = getattr(self.live.proposer, "identity", None)
-        return str(identity) if identity is not None else None
+        return self.live.proposer.identity
 
     @property
     def proposer(self) -> Proposer | None:
@@ -311,10 +309,10 @@ class Proposals:
         not reusable: a replay, ``--fresh``, another proposer such as the sandbox, or a
         proposer that gives no key), and the first answer in the graph to that key.
         ``calling``: the call is being made now, so what was looked up for it is let go."""
-        if not self.reuse or proposer is not None or self.live is None:
+        if not self.reuse or proposer is not None or self.live is None \
+                or self.live.proposer is None:
             return None, None
-        keyed = getattr(self.live.proposer, "reuse_key", None)
-        key = keyed(request, self._occurrence(request)) if keyed is not None else None
+        key = self.live.proposer.reuse_key(request, self._occurrence(request))
         if key is None:
             return None, None
         if key in self._looked_up:

@@ -22,10 +22,11 @@ from kernel.protocol import (
     ResolveRequest,
     file_names,
 )
+from kernel.protocol.resolver_ids import CODEX_ID
 from resolvers.sandbox import CommandRequest, Constitution, Reason, RunResult, Sandbox
 from resolvers.sandbox.runner import isolation_problem
 
-RESOLVER_ID = "resolver:codex-tools-0"
+RESOLVER_ID = CODEX_ID
 COST_PER_INVOCATION = 0.01  # USD per command, unless the run sets its own (sandbox_run_usd)
 
 

@@ -11,28 +11,22 @@ the kernel asks in the terminal through ``prompt``.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel
 
-from kernel.errors import KernelError
-from kernel.protocol import Estimate, HireAnswer, Resolution, ResolveRequest
+from kernel.protocol import Estimate, HireAnswer, Proposer, Resolution, ResolveRequest
+from kernel.protocol.errors import Parked
 from kernel.protocol.intake_models import IntakeAnswer
+from kernel.protocol.resolver_ids import HUMAN_ID
+from kernel.protocol.resolver_set import Prompt
 from kernel.repositories import requests
 from kernel.store.base import GraphStore
 
-HUMAN_ID = "actor:human"
+__all__ = ["HUMAN_ID", "HumanProposer", "IntakeHuman", "Parked"]
 
 
-class Parked(KernelError):
-    """The request has no answer yet; the goal waits for one."""
-
-
-Prompt = Callable[[dict[str, Any]], Any]
-
-
-class HumanProposer:
+class HumanProposer(Proposer):
     """Answers from the request node (given with ``kernel hire answer``) or the terminal."""
 
     source = HUMAN_ID

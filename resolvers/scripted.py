@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from kernel.core.envelopes import canonical_json
 from kernel.core.written_constraint import written_title
@@ -45,76 +45,19 @@ from kernel.protocol import (
     MODEL_OPERATIONS,
     Estimate,
     NoProposalError,
+    Proposer,
     Resolution,
     ResolveRequest,
     coverage,
 )
+from kernel.protocol.errors import Parked
 from kernel.protocol.intake_models import IntakeAnswer, is_intake_question
+from kernel.protocol.script_models import FallbackEntry, Script, ScriptedEntry
 from kernel.user_files import load_yaml, read_user_text
-from resolvers.human import Parked
 
 
 class ScriptError(KernelError):
     """A script file is malformed; the message names the entry."""
-
-
-class ScriptedEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    operation: str
-    goal: str = "*"
-    output: dict[str, Any]
-    cost_usd: float = Field(default=0.0, ge=0)
-    seconds: float = Field(default=0.0, ge=0)
-    repeat: bool = False
-
-
-class FallbackEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    output: dict[str, Any]
-    cost_usd: float = Field(default=0.0, ge=0)
-    seconds: float = Field(default=0.0, ge=0)
-
-
-class Example(BaseModel):
-    """A shipped example: its goal, and the checks its plan must pass (``check-plan``)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    goal: str
-    verifications: list[dict[str, Any]] = Field(default_factory=list)
-
-
-class CoreEntry(BaseModel):
-    """The person's core constraints for the goals a glob matches, as ``-c`` takes them:
-    what a script's answers name by title comes with the script, so each of its goals can
-    be solved with ``kernel solve`` alone."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    goal: str
-    constraints: list[str] = Field(min_length=1)
-
-
-class Script(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    version: int = Field(ge=1, le=1)
-    description: str = ""
-    example: Example | None = None
-    proposals: list[ScriptedEntry] = Field(default_factory=list)
-    fallback: dict[str, FallbackEntry] = Field(default_factory=dict)
-    intake: list[IntakeAnswer] = Field(default_factory=list)
-    core: list[CoreEntry] = Field(default_factory=list)
-
-    def core_for(self, goal: str) -> list[str]:
-        """The core constraints (``TYPE[:DOMAIN]:TEXT``) of every ``core`` entry whose glob
-        matches ``goal`` (case-insensitive), in file order, each once."""
-        found = [text for entry in self.core if fnmatch.fnmatchcase(goal.lower(),
-                                                                    entry.goal.lower())
-                 for text in entry.constraints]
-        return list(dict.fromkeys(found))
 
 
 # Outputs whose constraints a semantic judgment in the script may name by title.
@@ -268,7 +211,7 @@ def _check(path: Path, where: str, operation: str, output: dict[str, Any]) -> No
         raise ScriptError(f"{path}: {where}.output.{field}: {message}") from None
 
 
-class ScriptedProposer:
+class ScriptedProposer(Proposer):
     kind = "scripted"
     prefetchable = True  # an entry depends on the request and its occurrence alone
 
@@ -277,8 +220,12 @@ class ScriptedProposer:
         self.source = source
         self.model = source.removeprefix("scripted:")  # what a run records: the script
         # what answers: the script's content, whatever its file is called
-        self.identity = "script:" + hashlib.sha256(canonical_json(
+        self._identity = "script:" + hashlib.sha256(canonical_json(
             script.model_dump(mode="json")).encode()).hexdigest()
+
+    @property
+    def identity(self) -> str:
+        return self._identity
 
     def reuse_key(self, request: ResolveRequest, occurrence: int) -> str:
         """The request as this script would be asked it: the script's content, the

@@ -11,45 +11,21 @@ says whether half the goal's remaining budget is enough.
 from __future__ import annotations
 
 import time
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict
 
 from kernel.core.budget import Amount, BudgetEnforcer
 from kernel.core.registry import Registry
 from kernel.core.run import Run
 from kernel.core.units import micros_to_usd, ms_to_seconds, seconds_to_ms, usd_to_micros
 from kernel.protocol import Estimate, Resolution, ResolveRequest
+from kernel.protocol.resolver_ids import SELF_MODEL_ID
+from kernel.protocol.self_model import BuildOutlook, Verdict
 from kernel.repositories import knowledge
 
-RESOLVER_ID = "resolver:self-model-0"
+RESOLVER_ID = SELF_MODEL_ID
 BUILDER_CAPABILITY = "generate_code"
 # What a built tool accepts (the registry's input_types of every tool BUILD registers).
 BUILT_TOOL_MODALITIES = ("code", "text")
 HISTORY_ROWS = 20  # the most recent finished builds that inform the cost estimate
-
-Verdict = Literal["no_builder", "modality_not_buildable", "build_unaffordable"]
-
-
-class BuildOutlook(BaseModel):
-    """The self-model's answer before BUILD; ``reason`` is None when the kernel can build."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    capability: str
-    modality: str
-    builders: list[str]
-    builds_finished: int
-    builds_resolved: int
-    expected_cost_usd: float
-    expected_seconds: float
-    share_usd: float
-    share_seconds: float
-    reason: Verdict | None
-
-    @property
-    def can_build(self) -> bool:
-        return self.reason is None
 
 
 class SelfModel:

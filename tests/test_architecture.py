@@ -158,8 +158,8 @@ BOTTOM = ("kernel.errors", "kernel.settings", "kernel.paths", "kernel.disk_space
     ("kernel.kg", ("kernel.kg", "kernel.repositories", "kernel.proposals", "kernel.protocol",
                    "kernel.core", "embeddings", *BOTTOM)),
     ("kernel.runtime", ("kernel.runtime", "kernel.kg", "kernel.repositories", "kernel.proposals",
-                        "kernel.protocol", "kernel.core", "kernel.refusal", "resolvers",
-                        "embeddings", *BOTTOM)),
+                        "kernel.protocol", "kernel.core", "kernel.refusal", "embeddings",
+                        *BOTTOM)),
 ])
 def test_a_layer_imports_only_what_is_below_it(layer: str, may_import: tuple[str, ...]) -> None:
     reaching = sorted(
@@ -168,6 +168,50 @@ def test_a_layer_imports_only_what_is_below_it(layer: str, may_import: tuple[str
         for other in imported
         if not any(other == allowed or other.startswith(allowed + ".") for allowed in may_import))
     assert reaching == []
+
+
+def _imports_of(package: Path, forbidden: str) -> list[str]:
+    """Every import of ``forbidden`` or a module under it by a module under ``package``
+    (``import``, ``from ... import``, ``import_module("...")``, in a function or an
+    ``if TYPE_CHECKING:`` block all the same), as ``path:line: module``."""
+    def named(node: ast.AST) -> list[str]:
+        if isinstance(node, ast.Import):
+            return [alias.name for alias in node.names]
+        if isinstance(node, ast.ImportFrom) and not node.level:
+            return [node.module or ""]
+        if isinstance(node, ast.Call) and node.args and \
+                isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str) \
+                and ast.unparse(node.func).split(".")[-1] in ("import_module", "__import__"):
+            return [node.args[0].value]
+        return []
+
+    return [f"{path.relative_to(package.parent)}:{node.lineno}: {name}"
+            for path in sorted(package.rglob("*.py"))
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            for name in named(node)
+            if name == forbidden or name.startswith(forbidden + ".")]
+
+
+def test_the_kernel_imports_no_resolver() -> None:
+    """Resolvers are handed to the kernel (``kernel.protocol.resolver_set``), never
+    imported by it."""
+    assert _imports_of(ROOT / "kernel", "resolvers") == []
+
+
+def test_the_resolver_check_sees_every_form_of_import(tmp_path: Path) -> None:
+    kernel = tmp_path / "kernel"
+    (kernel / "solve").mkdir(parents=True)
+    (kernel / "clean.py").write_text("import resolvers_like\nfrom kernel.protocol import x\n")
+    (kernel / "top.py").write_text("import resolvers.human\n")
+    (kernel / "solve" / "local.py").write_text(
+        "def f():\n    from resolvers.sandbox import runner\n    return runner\n")
+    (kernel / "solve" / "typing_only.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from resolvers import scripted\n")
+    (kernel / "by_name.py").write_text(
+        "import importlib\nmodule = importlib.import_module('resolvers.self_model')\n")
+    assert _imports_of(kernel, "resolvers") == [
+        "kernel/by_name.py:2: resolvers.self_model", "kernel/solve/local.py:2: resolvers.sandbox",
+        "kernel/solve/typing_only.py:3: resolvers", "kernel/top.py:1: resolvers.human"]
 
 
 # Where a Cypher statement may be named: the store, the aggregates in kernel/core (each

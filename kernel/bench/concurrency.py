@@ -33,30 +33,29 @@ from kernel.bench.store import Figure
 from kernel.core.dag import Dependencies
 from kernel.core.ledger import LedgerEntry, load_entries
 from kernel.core.summary import summary_hash
-from kernel.protocol import Estimate, Resolution, ResolveRequest
+from kernel.protocol import Estimate, Proposer, Resolution, ResolveRequest
 from kernel.repositories import goals
 from kernel.runtime.inputs import RunInputs
+from kernel.runtime.installed import resolvers
 from kernel.runtime.kernel import SolveConfig
 from kernel.runtime.start import start
 from kernel.schema import init_schema
 from kernel.solve.constraint_text import parse_constraint
 from kernel.solve.dispatch import solve
 from kernel.store.base import GraphStore
-from resolvers.sandbox.runner import default_workspace_root
-from resolvers.scripted import ScriptedProposer
 
 PINNED = ULID.from_str("01K0000000000000000000BENC")
 CALLS = ("proposal", "failure")  # the ledger entries that are calls
 
 
-class Delayed:
+class Delayed(Proposer):
     """A scripted proposer whose calls take time like a model's: ``latency`` seconds each,
     or, streamed (``tokens_per_second``), ``latency`` plus the answer's tokens (about
     four characters each) at that rate."""
 
     prefetchable = True
 
-    def __init__(self, inner: ScriptedProposer, latency: float,
+    def __init__(self, inner: Proposer, latency: float,
                  tokens_per_second: float | None = None) -> None:
         self.inner = inner
         self.latency = latency
@@ -64,6 +63,7 @@ class Delayed:
         self.source = inner.source
         self.kind = inner.kind
         self.model = inner.model
+        self.person = inner.person
 
     def estimate(self, request: ResolveRequest, occurrence: int) -> Estimate:
         return self.inner.estimate(request, occurrence)
@@ -82,9 +82,6 @@ class Delayed:
             return self.latency
         tokens = len(json.dumps(output)) / 4
         return self.latency + tokens / self.tokens_per_second
-
-    def person(self, question: dict[str, Any]) -> Any:
-        return self.inner.person(question)
 
 
 @dataclass(frozen=True)
@@ -171,11 +168,11 @@ def run_tree(store: GraphStore, tree: Tree, concurrency: int, latency: float) ->
         path = tree.script if isinstance(tree.script, Path) else Path(tmp) / "tree.script.yaml"
         if not isinstance(tree.script, Path):
             path.write_text(yaml.safe_dump(tree.script))
-        proposer = Delayed(ScriptedProposer.from_file(path), latency, tree.tokens_per_second)
+        proposer = Delayed(resolvers().scripted(path, None), latency, tree.tokens_per_second)
         inputs = RunInputs(goal=tree.goal, budget_usd=5.0, time_seconds=600,
                            core=[parse_constraint(c) for c in tree.constraints],
                            solve=SolveConfig(max_wall_seconds=3600))
-        kernel, root = start(store, inputs, proposer, Path(tmp), default_workspace_root(),
+        kernel, root = start(store, inputs, proposer, Path(tmp), resolvers().sandbox.default_root(),
                              ulid=PINNED, concurrency=concurrency)
         began = time.perf_counter()
         outcome = solve(kernel, root)

@@ -26,14 +26,13 @@ from kernel.protocol import HireAnswer
 from kernel.repositories import goals, requests
 from kernel.repositories.requests import list_requests, record_answer
 from kernel.runtime.inputs import RunInputs
+from kernel.runtime.installed import resolvers
 from kernel.runtime.start import start
 from kernel.solve.dispatch import solve
 from kernel.solve.session import resume
 from kernel.solve.tools import load_tool_file
 from kernel.store.base import GraphStore
 from kernel.user_files import read_user_text
-from resolvers.sandbox.runner import default_workspace_root
-from resolvers.scripted import ScriptedProposer
 
 EXAMPLE = seeds_dir() / "examples" / "flywheel"
 
@@ -124,12 +123,12 @@ def _happy_leaf(node: Mapping[str, Any], parents: set[str | None]) -> bool:
 
 def _solve_one(store: GraphStore, experiment: Experiment, folder: Path, goal: _Goal,
                script: Path, data_dir: Path, figures: PassFigures) -> None:
-    proposer = ScriptedProposer.from_file(script)
+    proposer = resolvers().scripted(script, None)
     asked_before = {r["id"] for r in list_requests(store)}
     inputs = RunInputs(goal=goal.goal, budget_usd=experiment.budget_usd,
                        time_seconds=experiment.time_seconds,
                        max_attempts=experiment.max_attempts, core=_core(goal.constraints))
-    kernel, root = start(store, inputs, proposer, data_dir, default_workspace_root())
+    kernel, root = start(store, inputs, proposer, data_dir, resolvers().sandbox.default_root())
     outcome = solve(kernel, root)
     while outcome.waiting_on:  # a person answers from the experiment's tool files
         for request_id in outcome.waiting_on:

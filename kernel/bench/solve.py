@@ -18,12 +18,11 @@ import yaml
 from kernel.bench.peer import durable_checkpoint_step_ms
 from kernel.bench.store import Figure
 from kernel.runtime.inputs import RunInputs
+from kernel.runtime.installed import resolvers
 from kernel.runtime.kernel import SolveConfig
 from kernel.runtime.start import start
 from kernel.solve.dispatch import solve
 from kernel.store.base import GraphStore
-from resolvers.sandbox.runner import default_workspace_root
-from resolvers.scripted import ScriptedProposer
 
 
 def _children(prefix: str, count: int) -> list[dict[str, Any]]:
@@ -76,8 +75,8 @@ def bench_solve(store: GraphStore, goals: int) -> list[Figure]:
         path.write_text(yaml.safe_dump(script_for(fanout)))
         inputs = RunInputs(goal="bench root goal", budget_usd=1000.0, time_seconds=10**7,
                            solve=SolveConfig(max_wall_seconds=24 * 3600))
-        kernel, root = start(store, inputs, ScriptedProposer.from_file(path), Path(tmp),
-                             default_workspace_root())
+        kernel, root = start(store, inputs, resolvers().scripted(path, None), Path(tmp),
+                             resolvers().sandbox.default_root())
         store.stats.reset()
         started = time.perf_counter()
         outcome = solve(kernel, root)

@@ -15,13 +15,12 @@ from kernel.plan.examples import example_names
 from kernel.plan.planner import make_plan
 from kernel.protocol import Proposer
 from kernel.runtime.inputs import RunInputs
+from kernel.runtime.installed import resolvers
 from kernel.runtime.kernel import Kernel, SolveConfig
 from kernel.runtime.proposers import proposer_from
 from kernel.runtime.start import finish_start, start
 from kernel.schema import init_schema
 from kernel.store.base import GraphStore
-from resolvers.sandbox.runner import default_workspace_root
-from resolvers.scripted import load_script
 
 EXAMPLES = seeds_dir() / "examples"
 
@@ -48,7 +47,7 @@ def script_goal(path: Path) -> tuple[str | None, list[dict[str, Any]]]:
     before anything is paid for."""
     from kernel.plan.check_verifications import VERIFICATIONS, verification_problem
 
-    script = load_script(path)
+    script = resolvers().load_script(path)
     example = script.example
     if example is None:
         return None, []
@@ -74,7 +73,7 @@ def plan_goal(store: GraphStore, data_dir: Path, goal: str, proposer: Proposer,
     inputs = RunInputs(goal=goal, budget_usd=budget_usd, time_seconds=time_seconds,
                        max_attempts=5, core=[], solve=SolveConfig(max_wall_seconds=max_wall_seconds),
                        mode="plan", **proposer_config)
-    kernel, root = start(store, inputs, proposer, data_dir, default_workspace_root())
+    kernel, root = start(store, inputs, proposer, data_dir, resolvers().sandbox.default_root())
     with Lease(store, kernel.run.run_id) as lease:
         return _plan(kernel, root, verifications, lease)
 
@@ -106,7 +105,7 @@ def resume_plan(store: GraphStore, data_dir: Path, run_id: str,
             proposer = proposer_from(inputs)
         verifications = recorded_verifications(inputs)
         run.proposals = 0  # planning keeps no step state: it asks again from the first
-        kernel = Kernel.build(run, proposer, data_dir, default_workspace_root(), inputs.solve,
+        kernel = Kernel.build(run, proposer, data_dir, resolvers().sandbox.default_root(), inputs.solve,
                               reuse=not inputs.fresh)
         root = finish_start(kernel, inputs)
         return _plan(kernel, root, verifications, lease)
@@ -117,7 +116,7 @@ def recorded_verifications(inputs: RunInputs) -> list[dict[str, Any]]:
     proposals came from anywhere else)."""
     if inputs.proposer != "scripted" or inputs.script is None:
         return []
-    example = load_script(Path(inputs.script)).example
+    example = resolvers().load_script(Path(inputs.script)).example
     return list(example.verifications) if example is not None else []
 
 

@@ -1,6 +1,6 @@
 """The proposal protocol: the operations the kernel asks for, the shapes of requests
 and answers, and how a call fails. Resolvers implement it; the kernel depends on it and
-on no resolver (only a session composes them)."""
+on no resolver (it is handed them as a ``resolver_set.ResolverSet``)."""
 
 from kernel.protocol.errors import (
     BACKOFF_SECONDS,

@@ -25,6 +25,10 @@ class NoProposalError(KernelError):
         self.goal = goal
 
 
+class Parked(KernelError):
+    """The request has no answer yet (a person has not given it); the goal waits for one."""
+
+
 class DeadlineReached(KernelError):
     """The run's wall-time cap came while a resolver worked. The work is dropped unrecorded,
     so the run stops where its last commit left it and a resume asks again."""

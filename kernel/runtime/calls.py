@@ -23,7 +23,6 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, wait
 from dataclasses import dataclass
-from typing import Any
 
 from kernel.errors import ConfigError
 from kernel.protocol import Proposer, Resolution, ResolveRequest
@@ -191,11 +190,9 @@ class Calls:
         if wait_for_calls:
             wait(list(out))
             return
-        local = {f: s for f, s in out.items() if getattr(s, "runs_locally", False)}
+        local = {f: s for f, s in out.items() if s.runs_locally}
         for source in {type(s): s for s in local.values()}.values():
-            interrupt = getattr(source, "interrupt", None)
-            if interrupt is not None:
-                interrupt()
+            source.interrupt()
         wait(list(local), timeout=CLEAN_UP_SECONDS)
 
     def _submit(self, source: Proposer, request: ResolveRequest,
@@ -251,6 +248,6 @@ def _bounded(source: Proposer, request: ResolveRequest, occurrence: int,
     """One call under the process's bounds (a sandbox run under the cores' too), to end
     by the run's deadline."""
     calls, cores = _process_bounds()
-    local: Any = getattr(source, "runs_locally", False)
-    with calls, (cores if local else contextlib.nullcontext()), call_deadline(deadline):
+    with calls, (cores if source.runs_locally else contextlib.nullcontext()), \
+            call_deadline(deadline):
         return source.propose(request, occurrence)

@@ -27,11 +27,12 @@ from kernel.kg.history import History
 from kernel.kg.patterns import Patterns
 from kernel.proposals import Proposals
 from kernel.protocol import Proposer
+from kernel.protocol.resolver_set import SandboxPolicy
 from kernel.refusal import RefusalReason, refuse
 from kernel.runtime.calls import Calls
+from kernel.runtime.installed import resolvers
 from kernel.runtime.repo_input import RepoInput
 from kernel.store.base import GraphStore
-from resolvers.sandbox.policy import Constitution
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,8 @@ class Kernel:
     patterns: Patterns
     history: History
     failures: FailureModes
-    policy: Constitution = field(default_factory=Constitution)
+    # The sandbox's policy: what the check's contract tells a model, and what runs it.
+    policy: SandboxPolicy = field(default_factory=lambda: resolvers().sandbox.policy())
     # Asks a person in the terminal (--interactive); None parks goals on HIRE instead.
     human_prompt: Callable[[dict[str, Any]], Any] | None = None
     # The run's calls in flight (``--concurrency``): how many at once, never what they decide.

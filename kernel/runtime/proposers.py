@@ -1,5 +1,6 @@
-"""Composing a run's proposer: a script, or Claude through the anthropic SDK. The one
-place the kernel picks a resolver implementation by name."""
+"""Composing a run's proposer: a script, or Claude through the anthropic SDK, made by the
+installed resolvers (``kernel.runtime.installed``). The one place the kernel picks a
+proposer by name."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from typing import Any
 
 from kernel.errors import ConfigError
 from kernel.protocol import Proposer
+from kernel.protocol.resolver_set import ModelAccess
 from kernel.runtime.inputs import RunInputs
+from kernel.runtime.installed import resolvers
 from kernel.settings import KernelSettings
-from resolvers.scripted import ScriptedProposer, check_judgments
 
 PROPOSERS = ("auto", "anthropic", "scripted")
 
@@ -33,24 +35,16 @@ def make_proposer(kind: str, script: Path | None, settings: KernelSettings | Non
             raise ConfigError("--proposer scripted needs --script FILE "
                               "(examples: seeds/examples/*.script.yaml)")
         path = script.expanduser().resolve()
-        proposer = ScriptedProposer.from_file(path)
-        if core_titles is not None:
-            check_judgments(path, proposer.script, core_titles)
-        return proposer, {"proposer": "scripted", "script": str(path)}
+        return resolvers().scripted(path, core_titles), \
+            {"proposer": "scripted", "script": str(path)}
     settings = settings or KernelSettings.load()
     if settings.anthropic_api_key is None:
         raise ConfigError("no ANTHROPIC_API_KEY is set: export it to solve with Claude, or run "
                           "offline with --proposer scripted --script FILE "
                           "(examples in seeds/examples/)")
-    # Imported here: the SDK (about 1.7 s of imports) loads only for a run that talks to
-    # a model, never for a scripted or replayed one.
-    from resolvers.claude.adapter import ClaudeCode, ClaudeSettings
-    from resolvers.claude.proposer import ClaudeProposer
-
-    claude = ClaudeSettings(model=settings.claude_model, max_retries=settings.claude_sdk_retries,
-                            api_key=settings.anthropic_api_key)
-    return ClaudeProposer(ClaudeCode(claude), delays=settings.claude_retry_delays), \
-        {"proposer": "anthropic", "model": claude.model}
+    access = ModelAccess(model=settings.claude_model, max_retries=settings.claude_sdk_retries,
+                         api_key=settings.anthropic_api_key, delays=settings.claude_retry_delays)
+    return resolvers().anthropic(access), {"proposer": "anthropic", "model": access.model}
 
 
 def proposer_from(inputs: RunInputs) -> Proposer:

@@ -42,8 +42,7 @@ def provenance(proposer: Proposer | None) -> tuple[str, str] | None:
     """The proposer's kind (``scripted``, ``anthropic``) and model or script name."""
     if proposer is None:
         return None
-    kind = getattr(proposer, "kind", None) or proposer.source.split(":")[0]
-    return str(kind), str(getattr(proposer, "model", None) or proposer.source)
+    return proposer.kind or proposer.source.split(":")[0], proposer.model or proposer.source
 
 
 def finish_start(kernel: Kernel, inputs: RunInputs) -> str:

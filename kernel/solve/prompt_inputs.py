@@ -14,12 +14,12 @@ from typing import Any
 
 from kernel.core.envelopes import Attempt, Constraint
 from kernel.core.goal_node import GoalNode
+from kernel.protocol.resolver_set import SandboxPolicy
 from kernel.protocol.solve_models import ResolutionOutput
 from kernel.repositories import goals
 from kernel.runtime.kernel import Kernel
 from kernel.solve.output_view import output_view
 from kernel.solve.verification import COUNTED, MEASURED, is_arithmetic, method_of
-from resolvers.sandbox.policy import Constitution
 
 
 def stored_output(k: Kernel, artifact_id: str | None) -> dict[str, Any] | None:
@@ -85,7 +85,7 @@ def is_document(goal: GoalNode, constraints: list[Constraint]) -> bool:
     return not any(method_of(c) in RUN_METHODS for c in constraints)
 
 
-def sandbox_limits(policy: Constitution) -> list[str]:
+def sandbox_limits(policy: SandboxPolicy) -> list[str]:
     """What code run here may use: packages, network, time, memory, processes, disk."""
     packages = ", ".join(policy.python_packages) or "nothing"
     network = (f"only to {', '.join(policy.network_hosts)}" if policy.network_hosts
@@ -101,7 +101,7 @@ def sandbox_limits(policy: Constitution) -> list[str]:
     ]
 
 
-def sandbox_contract(policy: Constitution, constraints: list[Constraint],
+def sandbox_contract(policy: SandboxPolicy, constraints: list[Constraint],
                      dependencies: bool = False, document: bool = False,
                      repository: bool = False) -> str:
     """How the output is checked, in the terms the checks use; with ``dependencies``,
@@ -140,7 +140,7 @@ def _named_tests(tests: list[str], repository: bool) -> str:
         "none is selected here."
 
 
-def _code_lines(policy: Constitution, constraints: list[Constraint],
+def _code_lines(policy: SandboxPolicy, constraints: list[Constraint],
                 repository: bool) -> list[str]:
     tests = sorted({str(t) for c in constraints if method_of(c) == "tests"
                     for t in c.payload.get("tests", [])})

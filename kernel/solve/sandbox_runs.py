@@ -4,14 +4,14 @@ per request, its report recorded in the ledger like any other proposal."""
 from __future__ import annotations
 
 from kernel.proposals import fingerprint
-from kernel.protocol import Estimate, Resolution, ResolveRequest
+from kernel.protocol import Estimate, Proposer, Resolution, ResolveRequest
+from kernel.protocol.resolver_ids import CODEX_ID
+from kernel.protocol.resolver_set import Workspace
+from kernel.runtime.installed import resolvers
 from kernel.runtime.kernel import Kernel
-from resolvers.codex_tools import RESOLVER_ID as CODEX_ID
-from resolvers.codex_tools import CodexTools
-from resolvers.sandbox.runner import stop_all
 
 
-class SandboxProposer:
+class SandboxProposer(Proposer):
     """Runs commands for verification in a fresh sandbox workspace per request."""
 
     source = CODEX_ID
@@ -21,13 +21,13 @@ class SandboxProposer:
     def __init__(self, k: Kernel) -> None:
         self.k = k
 
-    def _tools(self, request: ResolveRequest, occurrence: int) -> CodexTools:
+    def _tools(self, request: ResolveRequest, occurrence: int) -> Workspace:
         # named by the request, not by when it runs: it may run ahead of its turn
         name = f"{self.k.run.run_id.removeprefix('run:')}-{request.goal_id[-10:]}-" \
                f"{fingerprint(request)[:12]}-{occurrence}"
-        return CodexTools(self.k.workspace_root / name, self.k.policy,
-                          deadline=self.k.started + self.k.config.max_wall_seconds,
-                          cost_per_command=self.k.config.sandbox_run_usd)
+        return resolvers().sandbox.workspace(
+            self.k.workspace_root / name, self.k.policy,
+            self.k.started + self.k.config.max_wall_seconds, self.k.config.sandbox_run_usd)
 
     def estimate(self, request: ResolveRequest, occurrence: int) -> Estimate:
         commands = max(len(request.payload.get("commands", [])), 1)
@@ -39,4 +39,4 @@ class SandboxProposer:
 
     def interrupt(self) -> None:
         """The run is stopping: end its sandboxes now (each cleans up after itself)."""
-        stop_all()
+        resolvers().sandbox.stop_all()

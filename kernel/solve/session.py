@@ -22,6 +22,7 @@ from kernel.proposals import SERVED, DivergenceError
 from kernel.protocol import Proposer
 from kernel.repositories import goals, runs
 from kernel.runtime.inputs import RunInputs
+from kernel.runtime.installed import resolvers
 from kernel.runtime.kernel import Kernel
 from kernel.runtime.proposers import proposer_from
 from kernel.runtime.start import finish_start, start
@@ -31,7 +32,6 @@ from kernel.solve import repo_goal
 from kernel.solve.dispatch import Outcome, solve
 from kernel.store import open_store
 from kernel.store.base import GraphStore
-from resolvers.sandbox.runner import default_workspace_root, remove_leftovers
 
 
 def resume(store: GraphStore, run_id: str, data_dir: Path,
@@ -52,8 +52,9 @@ def resume(store: GraphStore, run_id: str, data_dir: Path,
             raise ConfigError(f"{run_id} is a planning run: 'kernel resume' continues it "
                               "(kernel.plan.session.resume_plan)")
         repo_goal.prepare(store, inputs.repo)  # the same tree, or refused
-        workspaces = default_workspace_root()
-        remove_leftovers(workspaces, run_id.removeprefix("run:"))  # a killed run's sandboxes
+        workspaces = resolvers().sandbox.default_root()
+        # a killed run's sandboxes
+        resolvers().sandbox.remove_leftovers(workspaces, run_id.removeprefix("run:"))
         solve_config = inputs.solve
         if max_wall_seconds is not None:
             solve_config = replace(solve_config, max_wall_seconds=max_wall_seconds)
@@ -156,7 +157,7 @@ def replay(settings: KernelSettings, run_id: str, ledger_file: Path | None = Non
         init_schema(scratch)
         repo_goal.prepare(scratch, inputs.repo)
         with tempfile.TemporaryDirectory() as blobs:
-            kernel, root = start(scratch, inputs, None, Path(blobs), default_workspace_root(),
+            kernel, root = start(scratch, inputs, None, Path(blobs), resolvers().sandbox.default_root(),
                                  ulid=ULID.from_str(run_id.removeprefix("run:")),
                                  recorded=recorded)
             try:
@@ -250,7 +251,8 @@ def start_and_solve(settings: KernelSettings, store: GraphStore, inputs: RunInpu
     """Start a run with ``inputs`` and drive it under its lease."""
     init_schema(store)
     repo_goal.prepare(store, inputs.repo)
-    kernel, root = start(store, inputs, proposer, settings.data_dir, default_workspace_root(),
+    kernel, root = start(store, inputs, proposer, settings.data_dir,
+                         resolvers().sandbox.default_root(),
                          human_prompt=human_prompt, concurrency=settings.concurrency)
     with Lease(store, kernel.run.run_id) as lease:
         if on_start is not None:

@@ -20,13 +20,12 @@ from pydantic import ValidationError
 from kernel.core.envelopes import Lineage
 from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.errors import KernelError, yaml_problem
-from kernel.protocol import Estimate, Resolution, ResolveRequest, ToolDefinition
+from kernel.protocol import Estimate, Proposer, Resolution, ResolveRequest, ToolDefinition
 from kernel.protocol.solve_models import ResolutionOutput
 from kernel.repositories import tools as tool_library
+from kernel.runtime.installed import resolvers
 from kernel.runtime.kernel import Kernel
 from kernel.user_files import load_yaml, read_user_text
-from resolvers.codex_tools import CodexTools
-from resolvers.sandbox.static_check import check_tool_code
 
 HARNESS = Path(__file__).with_name("tool_harness.py")
 
@@ -66,7 +65,7 @@ def load_tool_file(path: Path) -> ToolDefinition:
 
 def code_problems(code: str) -> list[str]:
     """Why the kernel would not run this code as a tool (empty: it may)."""
-    problems = [str(v) for v in check_tool_code(code)]
+    problems = resolvers().sandbox.code_problems(code)
     if not problems:
         tree = ast.parse(code)
         if not any(isinstance(n, ast.FunctionDef) and n.name == "run" for n in tree.body):
@@ -127,7 +126,7 @@ def register(k: Kernel, tool: ToolDefinition, *, resolver_id: str, goal: GoalNod
     return resolver_id
 
 
-class ToolRunner:
+class ToolRunner(Proposer):
     """Runs a registered script or composite tool in a fresh sandbox workspace."""
 
     def __init__(self, k: Kernel, resolver: dict[str, Any]) -> None:
@@ -149,8 +148,9 @@ class ToolRunner:
             "steps": [name for name, _ in modules], "request": self._payload(request)},
             sort_keys=True)
         name = f"{self.k.run.run_id.removeprefix('run:')}-tool-{self.k.run.proposals:05d}"
-        tools = CodexTools(self.k.workspace_root / name, self.k.policy,
-                           deadline=self.k.started + self.k.config.max_wall_seconds)
+        tools = resolvers().sandbox.workspace(self.k.workspace_root / name, self.k.policy,
+                                              self.k.started + self.k.config.max_wall_seconds,
+                                              None)
         ran = tools.resolve(ResolveRequest(operation="run_tool", goal_id=request.goal_id,
                                            payload={"files": files,
                                                     "commands": [["python3", "_harness.py"]]}))

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from kernel.protocol import (
     BACKOFF_SECONDS,
     Estimate,
+    Proposer,
     Resolution,
     ResolveRequest,
     ResolverError,
@@ -18,7 +19,7 @@ from kernel.protocol import (
 from resolvers.claude.adapter import ClaudeCode
 
 
-class ClaudeProposer:
+class ClaudeProposer(Proposer):
     """Live proposals from claude-code-0, with retryable errors retried with backoff; what
     the failed tries cost is added to the answer (or to the error that ends them)."""
 

@@ -18,6 +18,7 @@ from kernel.protocol import (
     Estimate,
     Operation,
     PermanentError,
+    Proposer,
     Resolution,
     ResolveRequest,
 )
@@ -65,7 +66,7 @@ def asked(goal_id: str, operation: str = "identify_constraints",
     return MODEL_OPERATIONS[operation], request(goal_id, operation)
 
 
-class Refusing:
+class Refusing(Proposer):
     """A proposer that must not be called (everything should come from the ledger)."""
 
     source = "refusing"
@@ -170,7 +171,7 @@ def test_a_replay_reproduces_the_ledger_and_detects_divergence(run: Run, script:
 
 
 def test_an_invalid_proposal_is_rejected(run: Run) -> None:
-    class Sloppy:
+    class Sloppy(Proposer):
         source = "sloppy"
 
         def estimate(self, request: ResolveRequest, occurrence: int) -> Estimate:

@@ -24,7 +24,14 @@ from kernel.bench.crash import EXAMPLES, Example, _Child, _outcome
 from kernel.bench.examples import EXAMPLES_DIR
 from kernel.cli.progress import LineView, _Status
 from kernel.core.summary import summary_hash
-from kernel.protocol import Estimate, Resolution, ResolveRequest, RetryableError, RetryClock
+from kernel.protocol import (
+    Estimate,
+    Proposer,
+    Resolution,
+    ResolveRequest,
+    RetryableError,
+    RetryClock,
+)
 from kernel.protocol.errors import with_retries
 from kernel.runtime import progress
 from kernel.runtime.calls import Calls
@@ -151,7 +158,7 @@ def test_a_budget_that_runs_out_among_calls_in_flight_is_refused_the_same_at_eve
     assert next(iter(seen))[1], "some leaf is waiting on more budget"
 
 
-class _Slow:
+class _Slow(Proposer):
     """A proposer whose call outlives the run's wish for it."""
 
     source = "slow"

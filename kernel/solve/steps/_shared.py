@@ -10,16 +10,16 @@ from kernel.core.envelopes import Constraint, ConstraintSpec, Provenance
 from kernel.core.goal_node import GoalNode
 from kernel.core.state_machine import Status
 from kernel.protocol import Operation, ResolveRequest
+from kernel.protocol.resolver_ids import CODEX_ID, SELF_MODEL_ID
 from kernel.protocol.solve_models import ProposedConstraint
 from kernel.repositories import goals
 from kernel.runtime.gate import CLAUDE_ID
 from kernel.runtime.kernel import Kernel
 from kernel.solve.checkable import proposed_spec
-from resolvers.codex_tools import RESOLVER_ID as CODEX_ID
 
 S = Status
 DEFAULT_CAPABILITY = "generate_code"
-SELF_MODEL = "resolver:self-model-0"
+SELF_MODEL = SELF_MODEL_ID
 # Registered, but never offered to resolve a goal: the self-model answers the kernel's
 # questions about itself, and codex-tools-0 runs the kernel's verification commands (it
 # writes no output of its own, so a goal "resolved" by it would be the model's text).

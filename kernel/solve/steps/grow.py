@@ -30,8 +30,11 @@ from kernel.kg import context as kg_context
 from kernel.protocol import ToolDefinition
 from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
+from kernel.protocol.resolver_ids import SELF_MODEL_ID
+from kernel.protocol.self_model import BuildOutlook
 from kernel.repositories import goals
 from kernel.runtime.gate import CLAUDE_ID, ask
+from kernel.runtime.installed import resolvers
 from kernel.runtime.kernel import Kernel
 from kernel.solve import moves, prompt_inputs
 from kernel.solve.capability_requests import (
@@ -42,7 +45,6 @@ from kernel.solve.capability_requests import (
 )
 from kernel.solve.steps._shared import NOT_RESOLVERS, constraints_of, proposed_specs, request_for
 from kernel.solve.tools import ToolDefinitionError, code_problems, register
-from resolvers.self_model import BuildOutlook, SelfModel
 
 S = Status
 OUTLOOK = "self-model/build_outlook"  # the ledger's name for the self-model's answer
@@ -147,16 +149,16 @@ def self_model_outlook(k: Kernel, goal: GoalNode, tag: str) -> BuildOutlook:
     share = Amount(int(remaining.cost * BUILD_SHARE), int(remaining.time * BUILD_SHARE))
 
     def read() -> dict[str, Any]:
-        return SelfModel(k.run).build_outlook(
+        return resolvers().self_model(k.run).build_outlook(
             tag, goal.modality, share, k.config.build_min_usd,
             k.config.build_min_seconds).model_dump(mode="json")
 
     outlook = BuildOutlook.model_validate(k.proposals.observe(
-        OUTLOOK, goal.id, read, source=SelfModel.id))
+        OUTLOOK, goal.id, read, source=SELF_MODEL_ID))
     k.log.decision(goal.id, "self_model", candidates=outlook.builders,
                    chosen="build" if outlook.can_build else "hire",
                    rationale=outlook.reason or "the kernel can build it within half its budget",
-                   resolver_id=SelfModel.id, **outlook.model_dump(
+                   resolver_id=SELF_MODEL_ID, **outlook.model_dump(
                        mode="json", exclude={"builders", "reason"}))
     return outlook
 

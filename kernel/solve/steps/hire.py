@@ -19,14 +19,16 @@ from kernel.core.state_machine import Status, check_transition
 from kernel.core.units import micros_to_usd, ms_to_seconds, seconds_to_ms, usd_to_micros
 from kernel.protocol import HireAnswer
 from kernel.protocol import operations as ops
+from kernel.protocol.errors import Parked
+from kernel.protocol.resolver_ids import HUMAN_ID
 from kernel.refusal import RefusalReason, refuse
 from kernel.repositories import requests
 from kernel.runtime.gate import ask
+from kernel.runtime.installed import resolvers
 from kernel.runtime.kernel import Kernel
 from kernel.solve import moves
 from kernel.solve.capability_requests import BUDGET_TAG, resume_changes, retry_with
 from kernel.solve.tools import register
-from resolvers.human import HUMAN_ID, HumanProposer, Parked
 
 S = Status
 
@@ -95,7 +97,7 @@ def on_answer(k: Kernel, move: moves.HireAnswered) -> list[str] | moves.Hire:
                "remaining_usd": micros_to_usd(k.budget.remaining(goal.id).cost),
                "remaining_seconds": ms_to_seconds(k.budget.remaining(goal.id).time),
                "attempts": goal.attempt_count}
-    human = HumanProposer(k.store, k.human_prompt)
+    human = resolvers().hire_human(k.run, k.human_prompt)
     try:
         proposal = ask(k, goal.id, ops.HIRE, ops.HIRE.request(
             goal_id=goal.id, goal_description=goal.description,

@@ -30,11 +30,14 @@ from kernel.core.envelopes import ConstraintSpec, Provenance
 from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.errors import ConfigError
 from kernel.protocol import operations as ops
+from kernel.protocol.errors import Parked
 from kernel.protocol.intake_models import INTENT_CLASSES, GoalExtraction, IntakeAnswer
+from kernel.protocol.resolver_ids import HUMAN_ID
 from kernel.refusal import RefusalReason
 from kernel.repositories import goals
 from kernel.repositories.requests import INTAKE_TAG
 from kernel.runtime.gate import CLAUDE_ID, ask
+from kernel.runtime.installed import resolvers
 from kernel.runtime.kernel import Kernel
 from kernel.solve import moves
 from kernel.solve.capability_requests import request_fingerprint
@@ -42,7 +45,6 @@ from kernel.solve.checkable import proposed_spec
 from kernel.solve.constraint_text import parse_constraint
 from kernel.solve.core_check import check_core
 from kernel.solve.steps._shared import S
-from resolvers.human import HUMAN_ID, IntakeHuman, Parked
 
 QUESTION_ROUNDS = 2
 MAX_REVIEWS = 4
@@ -226,7 +228,8 @@ def _rejected(k: Kernel, goal: GoalNode, answer: IntakeAnswer) -> list[str]:
 
 def _person(k: Kernel) -> Callable[[dict[str, Any]], Any] | None:
     """Who answers now: the terminal when there is one, else a script's person."""
-    return k.human_prompt or getattr(k.proposals.proposer, "person", None)
+    proposer = k.proposals.proposer
+    return k.human_prompt or (proposer.person if proposer is not None else None)
 
 
 def _ask_person(k: Kernel, goal: GoalNode, state: IntakeState,
@@ -246,7 +249,7 @@ def _ask_person(k: Kernel, goal: GoalNode, state: IntakeState,
     try:
         proposal = ask(k, goal.id, ops.INTAKE, ops.INTAKE.request(
             goal_id=goal.id, goal_description=goal.description, payload=payload),
-            resolver_id=HUMAN_ID, proposer=IntakeHuman(k.store, _person(k)))
+            resolver_id=HUMAN_ID, proposer=resolvers().intake_human(k.run, _person(k)))
     except Parked:
         return []
     state.asked += 1  # the state object is this step's own
