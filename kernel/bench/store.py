@@ -62,10 +62,11 @@ BENCH_RUN = "bench:graph-io"
 T = TypeVar("T")
 
 
-def bench_graph_io(store: GraphStore, elements: int) -> list[Figure]:
+def bench_graph_io(store: GraphStore, elements: int, *, timed: bool = True) -> list[Figure]:
     """Export and import (merging into the same nodes) of a graph of about ``elements``:
     half goals, half their ``CHILD_OF`` edges. Each is timed once, then run again under
-    tracemalloc for its peak heap, since tracing slows it down."""
+    tracemalloc for its peak heap, since tracing slows it down; ``timed=False`` gives the
+    peaks alone (half the work, for a check that only compares memory)."""
     goals = max(2, (elements + 1) // 2)
     rows: list[dict[str, Any]] = [
         {"id": f"{BENCH_RUN}:{i:07d}", "parent_id": f"{BENCH_RUN}:{(i - 1) // 8:07d}" if i else None,
@@ -82,16 +83,18 @@ def bench_graph_io(store: GraphStore, elements: int) -> list[Figure]:
                     exported = export_graph(store, handle)
                 return exported.nodes + exported.relationships
 
-            total, seconds = _timed(export)
-            figures.append(Figure(f"export ({total} elements)", total / seconds, "elements/s"))
-            figures.append(Figure(f"export peak heap ({total} elements)", _peak_mib(export),
-                                  "MiB"))
-            _, seconds = _timed(lambda: import_graph(store, path))
-            figures.append(Figure(f"import, merging ({total} elements)", total / seconds,
-                                  "elements/s"))
-            figures.append(Figure(f"import peak heap ({total} elements)",
-                                  _peak_mib(lambda: import_graph(store, path)),
-                                  "MiB"))
+            if timed:
+                total, seconds = _timed(export)
+                figures.append(Figure(f"export ({total} elements)", total / seconds,
+                                      "elements/s"))
+            peak, total = _peak_mib(export)
+            figures.append(Figure(f"export peak heap ({total} elements)", peak, "MiB"))
+            if timed:
+                _, seconds = _timed(lambda: import_graph(store, path))
+                figures.append(Figure(f"import, merging ({total} elements)", total / seconds,
+                                      "elements/s"))
+            peak, _ = _peak_mib(lambda: import_graph(store, path))
+            figures.append(Figure(f"import peak heap ({total} elements)", peak, "MiB"))
     finally:
         bench_rows.remove_tree(store, BENCH_RUN)
     return figures
@@ -103,10 +106,11 @@ def _timed(action: Callable[[], T]) -> tuple[T, float]:
     return result, time.perf_counter() - start
 
 
-def _peak_mib(action: Callable[[], object]) -> float:
+def _peak_mib(action: Callable[[], T]) -> tuple[float, T]:
+    """The action's peak traced heap in MiB, and what it returned."""
     tracemalloc.start()
     try:
-        action()
-        return tracemalloc.get_traced_memory()[1] / 2**20
+        result = action()
+        return tracemalloc.get_traced_memory()[1] / 2**20, result
     finally:
         tracemalloc.stop()

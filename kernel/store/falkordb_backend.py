@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import falkordb
@@ -30,6 +31,13 @@ _CONSTRAINT_WAIT = 30.0
 ADHOC_TIMEOUT_MS = 15_000  # a person's read-only statement, stopped by the server
 
 
+@dataclass
+class _SchemaSeen:
+    """The graph's indexes and unique constraints, as listed under the schema lock."""
+    indexes: set[tuple[str, str, str]]
+    constraints: dict[str, str] = field(default_factory=dict)
+
+
 class FalkorDBStore(GraphStore):
     dialect = "falkordb"
 
@@ -38,6 +46,9 @@ class FalkorDBStore(GraphStore):
         self.server = server
         self.graph_name = graph_name
         self._constraints_created = False
+        self._constraints_pending: set[str] = set()
+        self._schema_locked = False
+        self._schema_seen: _SchemaSeen | None = None  # listed once per schema lock
         self._gate = WriteGate(server.data_dir, graph_name)
         password = server.ensure_running()
         self._db = falkordb.FalkorDB(unix_socket_path=str(server.socket), password=password)
@@ -108,10 +119,27 @@ class FalkorDBStore(GraphStore):
             yield True
 
     # -- schema ------------------------------------------------------------------
-    def schema_held(self) -> contextlib.AbstractContextManager[None]:
+    @contextlib.contextmanager
+    def schema_held(self) -> Iterator[None]:
         """The server creates an index that already exists as an error, and the
-        ontology's indexes are created check-then-create: one process at a time."""
-        return self.server.holding(graph_lock(self.server.data_dir, self.graph_name, "schema"))
+        ontology's indexes are created check-then-create: one process at a time. While
+        the lock is held nobody else changes the schema, so the indexes and constraints
+        are listed once and kept up to date here, not listed again for every label."""
+        with self.server.holding(graph_lock(self.server.data_dir, self.graph_name, "schema")):
+            self._schema_locked, self._schema_seen = True, None
+            try:
+                yield
+            finally:
+                self._schema_locked, self._schema_seen = False, None
+
+    def _seen(self) -> _SchemaSeen:
+        """What the schema holds: listed once per held lock, listed fresh otherwise."""
+        if self._schema_seen is not None:
+            return self._schema_seen
+        seen = _SchemaSeen(self._indexed(), self._constraint_statuses())
+        if self._schema_locked:
+            self._schema_seen = seen
+        return seen
 
     def _indexed(self) -> set[tuple[str, str, str]]:
         """(label, property, kind) of every existing index."""
@@ -123,18 +151,24 @@ class FalkorDBStore(GraphStore):
         return found
 
     def ensure_index(self, label: str, prop: str) -> None:
-        if (label, prop, "RANGE") not in self._indexed():
+        seen = self._seen()
+        if (label, prop, "RANGE") not in seen.indexes:
             self.run("schema/create_range_index", identifiers={"label": label, "prop": prop})
+            seen.indexes.add((label, prop, "RANGE"))
 
     def ensure_relationship_types(self, rel_types: Iterable[str]) -> None:
-        indexed = self._indexed()
+        seen = self._seen()
         for rel_type in rel_types:
-            if (rel_type, "id", "RANGE") not in indexed:
+            if (rel_type, "id", "RANGE") not in seen.indexes:
                 self.run("schema/register_relationship_type", identifiers={"type": rel_type})
+                seen.indexes.add((rel_type, "id", "RANGE"))
 
     def ensure_unique_id(self, label: str) -> None:
+        """Asks for the constraint; the server builds it in the background, and
+        :meth:`settle_schema` waits for every one asked for (all at once, not in turn)."""
         self.ensure_index(label, "id")
-        if self._constraint_status(label) is None:
+        seen = self._seen()
+        if label not in seen.constraints:
             try:
                 with self._answering():
                     self._db.connection.execute_command(
@@ -144,21 +178,40 @@ class FalkorDBStore(GraphStore):
                 self._constraints_created = True
             except redis.exceptions.ResponseError as exc:
                 raise StoreError(f"cannot make {label}.id unique: {exc}") from exc
+            seen.constraints[label] = "PENDING"
+        if seen.constraints[label] != "OPERATIONAL":
+            self._constraints_pending.add(label)
+
+    def _await_constraints(self) -> None:
+        """Until every unique constraint asked for is in force (or one cannot be)."""
         deadline = time.monotonic() + _CONSTRAINT_WAIT
-        while (status := self._constraint_status(label)) != "OPERATIONAL":
-            if status == "FAILED":
-                raise StoreError(
-                    f"cannot make {label}.id unique: existing {label} nodes share an id"
-                )
+        while self._constraints_pending:
+            statuses = self._constraint_statuses()
+            if self._schema_seen is not None:
+                self._schema_seen.constraints.update(statuses)
+            for label in sorted(self._constraints_pending):
+                if statuses.get(label) == "FAILED":
+                    self._constraints_pending.clear()
+                    raise StoreError(
+                        f"cannot make {label}.id unique: existing {label} nodes share an id")
+            self._constraints_pending -= {label for label, status in statuses.items()
+                                          if status == "OPERATIONAL"}
+            if not self._constraints_pending:
+                return
             if time.monotonic() > deadline:
-                raise StoreError(f"unique constraint on {label}.id still {status} after 30s")
+                waiting = ", ".join(sorted(self._constraints_pending))
+                self._constraints_pending.clear()
+                raise StoreError(f"unique constraints on {waiting} (id) still not in force "
+                                 f"after {_CONSTRAINT_WAIT:.0f}s")
             time.sleep(0.02)
 
     def settle_schema(self) -> None:
-        """The server logs each GRAPH.CONSTRAINT CREATE to its append-only file twice, so
-        replaying that file after a crash fails the second copy ("Constraint already
-        exists"). Compacting the file once constraints were created folds them into its
-        snapshot, and the replay finds nothing to repeat."""
+        """Waits for the unique constraints asked for. Then: the server logs each
+        GRAPH.CONSTRAINT CREATE to its append-only file twice, so replaying that file
+        after a crash fails the second copy ("Constraint already exists"). Compacting the
+        file once constraints were created folds them into its snapshot, and the replay
+        finds nothing to repeat."""
+        self._await_constraints()
         if not self._constraints_created:
             return
         self._constraints_created = False
@@ -183,19 +236,20 @@ class FalkorDBStore(GraphStore):
                                  f"{timeout:.0f}s; try again shortly")
             time.sleep(0.02)
 
-    def _constraint_status(self, label: str) -> str | None:
-        for row in self.run("schema/list_constraints"):
-            if row["label"] == label and list(row["properties"]) == ["id"] \
-                    and row["type"] == "UNIQUE":
-                return str(row["status"])
-        return None
+    def _constraint_statuses(self) -> dict[str, str]:
+        """Status of each label's unique constraint on ``id`` alone."""
+        return {str(row["label"]): str(row["status"])
+                for row in self.run("schema/list_constraints")
+                if list(row["properties"]) == ["id"] and row["type"] == "UNIQUE"}
 
     def ensure_vector_index(self, label: str, prop: str, dimensions: int, index_name: str) -> None:
-        if (label, prop, "VECTOR") not in self._indexed():
+        seen = self._seen()
+        if (label, prop, "VECTOR") not in seen.indexes:
             self.run(
                 "schema/create_vector_index",
                 identifiers={"label": label, "prop": prop, "dimensions": str(dimensions)},
             )
+            seen.indexes.add((label, prop, "VECTOR"))
 
     def drop_all(self) -> None:
         try:

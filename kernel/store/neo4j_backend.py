@@ -61,6 +61,8 @@ class Neo4jStore(GraphStore):
         self.uri = uri
         self.database = database
         self._gate = gate
+        self._schema_ensuring = False
+        self._indexes_seen: dict[str, Row] | None = None  # listed once per schema_held
         if password is None:
             raise StoreUnavailableError(f"no password for Neo4j at {uri}: {HOW_TO_START}")
         self._auth = (user, password)
@@ -184,8 +186,34 @@ class Neo4jStore(GraphStore):
             yield True
 
     # -- schema ------------------------------------------------------------------
+    @contextlib.contextmanager
+    def schema_held(self) -> Iterator[None]:
+        """Neo4j's schema statements are idempotent under concurrency (IF NOT EXISTS), so
+        nothing is locked; the indexes are listed once while the schema is ensured, and
+        only the missing ones are asked for (each schema statement is a transaction of its
+        own, and every solve ensures the schema)."""
+        self._schema_ensuring, self._indexes_seen = True, None
+        try:
+            yield
+        finally:
+            self._schema_ensuring, self._indexes_seen = False, None
+
+    def _indexes(self) -> dict[str, Row]:
+        """Every index by name (and every constraint, by its backing index's owner)."""
+        if self._indexes_seen is not None:
+            return self._indexes_seen
+        seen: dict[str, Row] = {}
+        for row in self.run("schema/show_indexes"):
+            seen[str(row["name"])] = row
+            if row["owner"]:
+                seen.setdefault(str(row["owner"]), row)
+        if self._schema_ensuring:
+            self._indexes_seen = seen
+        return seen
+
     def ensure_unique_id(self, label: str) -> None:
-        self.run("schema/create_unique_id", identifiers={"label": label})
+        if f"{label}_id_unique" not in self._indexes():
+            self.run("schema/create_unique_id", identifiers={"label": label})
 
     def ensure_relationship_types(self, rel_types: Iterable[str]) -> None:
         """Register every type, so that naming one no edge has yet (COMPOSED_OF before any
@@ -195,13 +223,17 @@ class Neo4jStore(GraphStore):
             self.run("schema/register_relationship_types", {"types": sorted(rel_types)})
 
     def ensure_index(self, label: str, prop: str) -> None:
-        self.run("schema/create_range_index", identifiers={"label": label, "prop": prop})
+        if f"{label}_{prop}" not in self._indexes():
+            self.run("schema/create_range_index", identifiers={"label": label, "prop": prop})
 
     def ensure_vector_index(self, label: str, prop: str, dimensions: int, index_name: str) -> None:
         """Made unquantized; an index made before that (quantized, Neo4j's default) is made
         again, since its scores differ from the embedded store's by up to 1e-3."""
-        made = self.run("schema/vector_index_options", {"index_name": index_name})
-        if made and made[0]["config"].get("vector.quantization.enabled", False):
+        made = self._indexes().get(index_name)
+        if made is not None and made["state"] == "ONLINE" and \
+                not (made["config"] or {}).get("vector.quantization.enabled", False):
+            return
+        if made is not None and (made["config"] or {}).get("vector.quantization.enabled", False):
             self.run("schema/drop_index", identifiers={"index_name": index_name})
         self.run(
             "schema/create_vector_index",
