@@ -152,3 +152,22 @@ def test_an_older_graph_gets_status_labels(initialised: GraphStore) -> None:
         "node:done": ["Goal", "Resolved"], "node:old": ["Goal", "Stale"],
         "node:stuck": ["Goal", "Parked"], "attempt:ok": ["Attempt", "Sat"],
         "attempt:no": ["Attempt", "Unsat"]}
+
+
+def test_a_vector_query_right_after_the_schema_is_ensured_is_answered(
+        store: GraphStore) -> None:
+    """Ensuring the schema returns once its indexes are built: FalkorDB refuses a vector
+    query on an index it is still filling ("Invalid arguments for procedure"), which is
+    what a run's first similarity lookup met on a fresh graph under load."""
+    vector = "vecf32(e)" if store.dialect == "falkordb" else "e"
+    store.execute_adhoc(
+        "UNWIND range(1, 3000) AS i WITH i, [x IN range(1, 384) | rand()] AS e "
+        f"CREATE (:GoalPattern {{id: 'pattern:' + toString(i), signature: 's', "
+        f"summary: 'p', embedding: {vector}}})", {}, write=True)
+    with store.schema_held():  # as init_schema ensures it, without the time it takes
+        store.ensure_vector_index("GoalPattern", "embedding", 384, "goal_pattern_embedding")
+        store.settle_schema()
+    found = store.run("pattern/similar", {"vector": [0.5] * 384, "signature": "s",
+                                          "candidates": 5, "exclude": "", "threshold": 0.0,
+                                          "k": 3})
+    assert found and all(row["id"].startswith("pattern:") for row in found)

@@ -27,6 +27,7 @@ from kernel.store.values import plain
 from kernel.store.write_gate import WriteGate, graph_lock
 
 _CONSTRAINT_WAIT = 30.0
+_INDEX_WAIT = 300.0  # an index over a large graph is filled in the background
 
 ADHOC_TIMEOUT_MS = 15_000  # a person's read-only statement, stopped by the server
 
@@ -47,6 +48,7 @@ class FalkorDBStore(GraphStore):
         self.graph_name = graph_name
         self._constraints_created = False
         self._constraints_pending: set[str] = set()
+        self._indexes_created = False
         self._schema_locked = False
         self._schema_seen: _SchemaSeen | None = None  # listed once per schema lock
         self._gate = WriteGate(server.data_dir, graph_name)
@@ -155,6 +157,7 @@ class FalkorDBStore(GraphStore):
         if (label, prop, "RANGE") not in seen.indexes:
             self.run("schema/create_range_index", identifiers={"label": label, "prop": prop})
             seen.indexes.add((label, prop, "RANGE"))
+            self._indexes_created = True
 
     def ensure_relationship_types(self, rel_types: Iterable[str]) -> None:
         seen = self._seen()
@@ -162,6 +165,7 @@ class FalkorDBStore(GraphStore):
             if (rel_type, "id", "RANGE") not in seen.indexes:
                 self.run("schema/register_relationship_type", identifiers={"type": rel_type})
                 seen.indexes.add((rel_type, "id", "RANGE"))
+                self._indexes_created = True
 
     def ensure_unique_id(self, label: str) -> None:
         """Asks for the constraint; the server builds it in the background, and
@@ -205,13 +209,28 @@ class FalkorDBStore(GraphStore):
                                  f"after {_CONSTRAINT_WAIT:.0f}s")
             time.sleep(0.02)
 
+    def _await_indexes(self) -> None:
+        """Until every index is built, when this process asked for one."""
+        if not self._indexes_created:
+            return
+        self._indexes_created = False
+        deadline = time.monotonic() + _INDEX_WAIT
+        while building := sorted(str(row["label"]) for row in self.run("schema/list_indexes")
+                                 if row["status"] != "OPERATIONAL"):
+            if time.monotonic() > deadline:
+                raise StoreError(f"indexes on {', '.join(building)} still being built after "
+                                 f"{_INDEX_WAIT:.0f}s")
+            time.sleep(0.02)
+
     def settle_schema(self) -> None:
-        """Waits for the unique constraints asked for. Then: the server logs each
-        GRAPH.CONSTRAINT CREATE to its append-only file twice, so replaying that file
+        """Waits for the unique constraints and the indexes asked for (a vector query on an
+        index still being built fails: "Invalid arguments for procedure"). Then: the
+        server logs each GRAPH.CONSTRAINT CREATE to its append-only file twice, so replaying that file
         after a crash fails the second copy ("Constraint already exists"). Compacting the
         file once constraints were created folds them into its snapshot, and the replay
         finds nothing to repeat."""
         self._await_constraints()
+        self._await_indexes()
         if not self._constraints_created:
             return
         self._constraints_created = False
@@ -250,6 +269,7 @@ class FalkorDBStore(GraphStore):
                 identifiers={"label": label, "prop": prop, "dimensions": str(dimensions)},
             )
             seen.indexes.add((label, prop, "VECTOR"))
+            self._indexes_created = True
 
     def drop_all(self) -> None:
         try:
