@@ -99,12 +99,15 @@ neo4j-stop:
 # The test suite's own Neo4j servers, one per xdist worker (.neo4j/test, .neo4j/test-1, ...;
 # ports TEST_NEO4J_BOLT_PORT / TEST_NEO4J_HTTP_PORT, 7688 / 7475, plus the worker's number):
 # tests empty their graph, never yours. The first starts here; the others as their workers
-# first need them. (Not with TEST_NEO4J_URI set: the tests then use that server.)
+# first need them. (Not with TEST_NEO4J_URI set: the tests then use that server.) They run
+# with the JVM's client compiler alone and one GC thread (see tests/conftest.py).
 TEST_NEO4J_BOLT_PORT ?= 7688
 TEST_NEO4J_HTTP_PORT ?= 7475
 export TEST_NEO4J_BOLT_PORT TEST_NEO4J_HTTP_PORT
+TEST_NEO4J_JAVA_OPTIONS = -XX:TieredStopAtLevel=1 -XX:ParallelGCThreads=1 -XX:ConcGCThreads=1
 neo4j-test: java
-	@[ -n "$$TEST_NEO4J_URI" ] || $(PYTHON) neo4j/ctl.py start --if-available --home .neo4j/test \
+	@[ -n "$$TEST_NEO4J_URI" ] || KERNEL_NEO4J_JAVA_OPTIONS="$${KERNEL_NEO4J_JAVA_OPTIONS-$(TEST_NEO4J_JAVA_OPTIONS)}" \
+	  $(PYTHON) neo4j/ctl.py start --if-available --home .neo4j/test \
 	  --bolt-port $(TEST_NEO4J_BOLT_PORT) --http-port $(TEST_NEO4J_HTTP_PORT) >/dev/null
 
 neo4j-test-stop:

@@ -31,6 +31,8 @@ DEFAULT_HOME = CHECKOUT / ".neo4j"
 START_TIMEOUT_S = 180.0
 STOP_TIMEOUT_S = 60.0
 HEAP = os.environ.get("KERNEL_NEO4J_HEAP", "1g")
+# More JVM options, e.g. the test suite's servers trade peak speed for less CPU at start.
+JAVA_OPTIONS = os.environ.get("KERNEL_NEO4J_JAVA_OPTIONS", "").split()
 
 
 class NotAvailable(Exception):
@@ -141,7 +143,7 @@ def start(home: Path, bolt: int, http: int) -> int:
     log = open(home / "logs" / "launcher.log", "ab")  # noqa: SIM115 - handed to the child
     started = time.monotonic()
     child = subprocess.Popen(
-        [java_bin, f"-Xmx{HEAP}", "-XX:+UseG1GC", "-Dfile.encoding=UTF-8",
+        [java_bin, f"-Xmx{HEAP}", "-XX:+UseG1GC", *JAVA_OPTIONS, "-Dfile.encoding=UTF-8",
          "-cp", ":".join(classpath), "kernel.neo4j.Launcher", str(home), str(bolt), str(http)],
         stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     log.close()
@@ -215,7 +217,8 @@ def stop(home: Path) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
-        epilog="The heap is KERNEL_NEO4J_HEAP (default 1g). Each home is one server: its "
+        epilog="The heap is KERNEL_NEO4J_HEAP (default 1g); more JVM options go in "
+               "KERNEL_NEO4J_JAVA_OPTIONS. Each home is one server: its "
                "data, logs, password (0600) and the ports it was started with.")
     parser.add_argument("command", choices=["start", "stop", "env", "build"],
                         help="start: build if needed, start, and wait until Bolt and the "

@@ -199,6 +199,11 @@ def neo4j_test_args(worker: int) -> list[str]:
 
 
 TEST_NEO4J = neo4j_test_args(worker_number())
+# The suite's servers answer many short statements and live minutes, not days, on a
+# machine the workers share: the client compiler alone and one GC thread each started a
+# server in a quarter of the time and ran the golden histories with less CPU (measured,
+# docs/testing.md). The Makefile's neo4j-test gives the first server the same.
+TEST_NEO4J_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:ParallelGCThreads=1 -XX:ConcGCThreads=1"
 
 if "PYTEST_XDIST_WORKER" in os.environ:
     # Each worker's temporary files apart, its children's included: tests pin the same run
@@ -219,7 +224,8 @@ def _local_neo4j() -> tuple[str, str] | str:
     if not (shutil.which("java") or os.environ.get("JAVA_HOME")) or not shutil.which("mvn"):
         return "no Java and Maven here"
     done = subprocess.run([sys.executable, str(CHECKOUT / "neo4j" / "ctl.py"), "start", *TEST_NEO4J],
-                          capture_output=True, text=True, check=False)
+                          capture_output=True, text=True, check=False,
+                          env={"KERNEL_NEO4J_JAVA_OPTIONS": TEST_NEO4J_JAVA_OPTIONS, **os.environ})
     if done.returncode != 0:
         pytest.fail(f"the local Neo4j did not start: {done.stderr.strip()}")
     lines = dict(line.split("=", 1) for line in done.stdout.split())
