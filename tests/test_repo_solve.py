@@ -184,7 +184,8 @@ def test_the_resolve_prompt_shows_the_map_the_named_files_and_the_failing_test(
     assert "wordstats/count.py" in shown["map"] and "    def count(text)" in shown["map"]
     assert shown["named_by_goal"] == ["wordstats/count.py"]  # "count", "words"
     assert shown["named_by_failing_tests"] == []
-    assert set(shown["files"]) == {"wordstats/count.py"}
+    assert shown["near_goal"] == ["wordstats/report.py"]  # by meaning, named by no word
+    assert set(shown["files"]) == {"wordstats/count.py", "wordstats/report.py"}
     assert "before_sha256" in shown["edit_contract"]
     assert "format edits" in first.payload["sandbox"] and "main.py" not in first.payload["sandbox"]
     again = second.payload["repository"]

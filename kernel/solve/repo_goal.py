@@ -19,6 +19,7 @@ from kernel.codebase.impact import impacted_tests
 from kernel.codebase.ingest import caps_of, ingest_snapshot, repo_id
 from kernel.codebase.repo_prompt import repository_view
 from kernel.codebase.snapshot import Snapshot, take_snapshot
+from kernel.codebase.symbol_search import code_encoder
 from kernel.codebase.workspace import checked_snapshot, edited_files
 from kernel.core.envelopes import ConstraintSpec
 from kernel.core.goal_node import GoalNode
@@ -73,12 +74,13 @@ def with_repo_tests(core: list[ConstraintSpec]) -> list[ConstraintSpec]:
     return [*core, parse_constraint(REPO_TESTS)]
 
 
-def prepare(store: GraphStore, repo: RepoInput | None) -> None:
+def prepare(store: GraphStore, repo: RepoInput | None, data_dir: Path) -> None:
     """Before a run works on ``repo``: its tree is the one recorded, and its facts are in
-    this store (a replay's scratch store too); nothing is rewritten when they are."""
+    this store (a replay's scratch store too); nothing is rewritten when they are. Symbol
+    embeddings are cached under ``data_dir``."""
     if repo is not None:
         _TAKEN.pop((repo.root, repo.tree_hash), None)  # read again: the tree may have changed since
-        ingest_snapshot(store, snapshot_of(repo))
+        ingest_snapshot(store, snapshot_of(repo), code_encoder(data_dir))
 
 
 def _strings(value: Any) -> Iterator[str]:
@@ -97,7 +99,8 @@ def prompt_section(k: Kernel, goal: GoalNode) -> dict[str, Any]:
     assert k.repo is not None
     snapshot = snapshot_of(k.repo)
     failure = "\n".join(_strings(goal.feedback or {}))
-    return repository_view(k.store, repo_id(snapshot.root), snapshot, goal.description, failure)
+    return repository_view(k.store, repo_id(snapshot.root), snapshot, goal.description, failure,
+                           k.patterns.encoder)
 
 
 def parse_edits(output: ResolutionOutput) -> list[FileEdit] | str:
