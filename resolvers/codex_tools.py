@@ -3,8 +3,13 @@
 Every command goes through the Constitution first; a refused command returns its reason
 code and never runs. Files to write into the workspace come with the request, so the
 resolver never needs a shell. Test files named under ``tests`` run with the kernel's own
-pytest launcher, and their verdicts come from its report. The workspace is removed once
-the request is answered: what it produced is in the result.
+pytest launcher, and their verdicts come from its report. The tests a change impacts
+may run first (``first``: pytest node ids; ``first_commands``: argvs run before
+``commands``): when they fail (exit status 1, pytest's "tests failed") the rest does not
+run, so a wrong change is answered in the time of the few tests it touches. Any other
+status (pytest's 4 or 5: a node id it could not find, nothing collected) lets the whole
+suite decide. The workspace is removed once the request is answered: what it produced is
+in the result.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from kernel.protocol import (
     file_names,
 )
 from kernel.protocol.resolver_ids import CODEX_ID
+from kernel.protocol.test_runs import runs_in
 from resolvers.sandbox import CommandRequest, Constitution, Reason, RunResult, Sandbox
 from resolvers.sandbox.runner import isolation_problem
 
@@ -30,9 +36,19 @@ RESOLVER_ID = CODEX_ID
 COST_PER_INVOCATION = 0.01  # USD per command, unless the run sets its own (sandbox_run_usd)
 
 
+TESTS_FAILED = 1  # pytest's exit status when tests ran and some failed
+
+
+def _stops(result: dict[str, Any]) -> bool:
+    """An impacted-first run that failed: the rest need not run."""
+    return bool(result["ran"]) and result["reason"] is None and \
+        result["exit_code"] == TESTS_FAILED
+
+
 class CodexTools:
-    """payload: ``{"files": {relative path: text}, "commands": [argv, ...],
-    "tests": [test file, ...]}`` (commands run first, then the tests, if any)."""
+    """payload: ``{"files": {relative path: text}, "first_commands": [argv, ...],
+    "commands": [argv, ...], "first": [pytest node id, ...], "tests": [test file, ...]}``
+    (commands run first, then the tests, if any; each ``first`` part before its own)."""
 
     id = RESOLVER_ID
 
@@ -44,9 +60,9 @@ class CodexTools:
         self.cost_per_command = cost_per_command
 
     def estimate_cost_time(self, request: ResolveRequest) -> Estimate:
-        commands = request.payload.get("commands", [])
-        return Estimate(cost_usd=self.cost_per_command * max(len(commands), 1),
-                        seconds=self.sandbox.policy.max_wall_seconds * max(len(commands), 1))
+        runs = runs_in(request.payload)
+        return Estimate(cost_usd=self.cost_per_command * runs,
+                        seconds=self.sandbox.policy.max_wall_seconds * runs)
 
     def resolve(self, request: ResolveRequest) -> Resolution:
         """Raises EnvironmentFault, before anything runs, when the sandbox cannot isolate
@@ -74,20 +90,36 @@ class CodexTools:
                                  failure_mode=file_names.FAILURE_MODE)
         for relative, text in sorted(request.payload.get("files", {}).items()):
             self._write(relative, text)
-        results = []
+        results: list[dict[str, Any]] = []
+        for argv in request.payload.get("first_commands", []):
+            results.append(self._command(list(argv)))
+            if not results[-1]["ran"] or _stops(results[-1]):
+                return results
         for argv in request.payload.get("commands", []):
-            timeout = self._timeout()
-            result = self._within(self.sandbox.run(CommandRequest(argv=list(argv),
-                                                                  timeout=timeout)), timeout)
-            results.append({"argv": list(argv), **result.model_dump(mode="json")})
-            if not result.ran:
+            results.append(self._command(list(argv)))
+            if not results[-1]["ran"]:
                 return results
         tests = [str(t) for t in request.payload.get("tests", [])]
-        if tests:
-            timeout = self._timeout()
-            result = self._within(self.sandbox.run_tests(tests, timeout), timeout)
-            results.append({"argv": ["pytest", *tests], **result.model_dump(mode="json")})
+        if not tests:
+            return results
+        first = [str(t) for t in request.payload.get("first", [])]
+        if first:
+            results.append(self._tests(first))
+            if _stops(results[-1]):
+                return results
+        results.append(self._tests(tests))
         return results
+
+    def _command(self, argv: list[str]) -> dict[str, Any]:
+        timeout = self._timeout()
+        result = self._within(self.sandbox.run(CommandRequest(argv=argv, timeout=timeout)),
+                              timeout)
+        return {"argv": argv, **result.model_dump(mode="json")}
+
+    def _tests(self, tests: list[str]) -> dict[str, Any]:
+        timeout = self._timeout()
+        result = self._within(self.sandbox.run_tests(tests, timeout), timeout)
+        return {"argv": ["pytest", *tests], **result.model_dump(mode="json")}
 
     def _timeout(self) -> float | None:
         """A command's wall time: the policy's, or less when the caller's ends sooner."""

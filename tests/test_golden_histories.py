@@ -1,6 +1,6 @@
 """Golden histories: every shipped example, run by the real command with its run id
 pinned, commits the graph it committed when this file was written (summary hash,
-attempts, spends) and prints the same plan, byte for byte.
+attempts, spends), replays to it, and prints the same plan, byte for byte.
 
 A change of structure must leave these alone; a change of behaviour updates
 ``tests/golden/examples.json`` in the same commit and says why
@@ -46,14 +46,18 @@ def _expect(section: str, name: str, actual: object) -> None:
 def test_a_shipped_solve_example_commits_its_golden_graph(store: GraphStore, data_dir: Path,
                                                         example: Example,
                                                         tmp_path: Path) -> None:
-    """The same golden graph on either backend: the kernel decides, not the store; and
-    what the example left exports, and round-trips byte for byte."""
+    """The same golden graph on either backend: the kernel decides, not the store; the
+    run replays to its summary hash; and what the example left exports, and round-trips
+    byte for byte."""
     settings, env = store_settings(store, data_dir), store_env(store, data_dir)
-    done = _Child(data_dir, PINNED, sys.executable).run(str(settings.graph_name),
-                                                        example.command(), store_env=env)
+    child = _Child(data_dir, PINNED, sys.executable)
+    done = child.run(str(settings.graph_name), example.command(), store_env=env)
     assert done.returncode == 0, done.stderr[-800:]
     outcome = asdict(_outcome(settings, f"run:{PINNED}", example.measured))
     _expect("solve", example.name, outcome)
+    replayed = child.run(str(settings.graph_name), ["replay", f"run:{PINNED}"], store_env=env)
+    assert replayed.returncode == 0, replayed.stderr[-800:]
+    assert "replay identical" in replayed.stdout
     if not example.measured:  # a measured run's durations differ between any two runs
         _expect("analytics", example.name, _analytics_digest(store, data_dir))
     assert_export_round_trips(store, data_dir, tmp_path)

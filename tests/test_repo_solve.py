@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -78,6 +79,7 @@ def test_the_bugfix_example_resolves_delivers_a_patch_and_replays(
     assert suite["impacted_tests"] == [f"tests/test_count.py::{name}" for name in (
         "test_any_whitespace_separates_words", "test_empty_text_has_no_words",
         "test_single_spaces", "test_summary")]
+    assert suite["impacted_first"] == {"exit_code": 0, "suite_ran": True}
     assert sorted(suite["verdicts"]) == sorted(
         f"tests/test_count.py::{name}" for name in (
             "test_single_spaces", "test_any_whitespace_separates_words",
@@ -184,7 +186,8 @@ def test_the_resolve_prompt_shows_the_map_the_named_files_and_the_failing_test(
     assert "wordstats/count.py" in shown["map"] and "    def count(text)" in shown["map"]
     assert shown["named_by_goal"] == ["wordstats/count.py"]  # "count", "words"
     assert shown["named_by_failing_tests"] == []
-    assert set(shown["files"]) == {"wordstats/count.py"}
+    assert shown["near_goal"] == ["wordstats/report.py"]  # by meaning, named by no word
+    assert set(shown["files"]) == {"wordstats/count.py", "wordstats/report.py"}
     assert "before_sha256" in shown["edit_contract"]
     assert "format edits" in first.payload["sandbox"] and "main.py" not in first.payload["sandbox"]
     again = second.payload["repository"]
@@ -283,6 +286,7 @@ def test_a_test_command_decides_the_suite_by_its_exit_status(
     checks = [c for t in tries for c in (t.verification.checks if t.verification else [])]
     assert [c.detail["verdicts"] for c in checks] == [
         {"python3 -m unittest -v": "failed"}, {"python3 -m unittest -v": "passed"}]
+    assert not any("impacted_first" in c.detail for c in checks)  # not pytest: as given
 
 
 @needs_sandbox
@@ -313,3 +317,55 @@ def test_a_file_the_edits_leave_unparseable_is_an_error_that_blocks_resolution(
         "MATCH (:Attempt {id: $id})-[:REPORTED]->(d:Diagnostic) RETURN d.severity, d.file, "
         "d.line, d.code", {"id": blocked.id}, write=False).rows
     assert [list(r) for r in rows] == [["error", "wordstats/extra.py", 2, "syntax_error"]]
+
+
+OTHER_TEST = "def test_nothing_to_do_with_the_change():\n    assert 'a' * 2 == 'aa'\n"
+OTHER = "tests/test_other.py::test_nothing_to_do_with_the_change"
+PYTEST_CMD = "python3 -m pytest -q -p no:cacheprovider"
+
+
+def _first_runs(store: GraphStore, data_dir: Path, request: api.SolveRequest
+                ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The wrong and the right attempt's repository test check details."""
+    outcome = api.solve(store, request, store_settings(store, data_dir))
+    assert outcome.status == "resolved"
+    wrong, right = Attempts(Run.load(store, outcome.run_id)).of_goal(outcome.root_id)
+    assert wrong.verification is not None and right.verification is not None
+    first = next(c.detail for c in wrong.verification.checks if "impacted_first" in c.detail)
+    then = next(c.detail for c in right.verification.checks if "impacted_first" in c.detail)
+    assert first["impacted_first"] == {"exit_code": 1, "suite_ran": False}
+    assert then["impacted_first"] == {"exit_code": 0, "suite_ran": True}
+    assert OTHER not in first["impacted_tests"]
+    return first, then
+
+
+@needs_sandbox
+@pytest.mark.slow  # three sandboxed runs
+def test_the_impacted_tests_run_first_by_node_id_and_their_failure_ends_the_run(
+        embedded_store: GraphStore, data_dir: Path, tmp_path: Path) -> None:
+    """A test the change does not reach (tests/test_other.py) is left out of the first
+    run: the wrong diff's impacted tests fail there and the suite never runs; the right
+    diff's pass, and the whole suite runs after them."""
+    repo = _copy(tmp_path)
+    (repo / "tests/test_other.py").write_text(OTHER_TEST)
+    request = api.SolveRequest.checked(goal=GOAL, proposer="scripted",
+                                       script=EXAMPLE / "script.yaml", repo=repo)
+    first, then = _first_runs(embedded_store, data_dir, request)
+    assert OTHER not in first["verdicts"]  # only the impacted tests ran
+    assert "tests/test_count.py::test_any_whitespace_separates_words" in first["verdicts"]
+    assert then["verdicts"][OTHER] == "passed"  # the whole suite, after them
+
+
+@needs_sandbox
+@pytest.mark.slow
+def test_a_pytest_test_command_runs_the_impacted_node_ids_first(
+        embedded_store: GraphStore, data_dir: Path, tmp_path: Path) -> None:
+    """The node ids are added to a pytest test command for the first run; a command that
+    is not pytest (unittest above) runs only as given."""
+    repo, script = _unittest_script(tmp_path)
+    (repo / "tests/test_other.py").write_text(OTHER_TEST)
+    request = api.SolveRequest.checked(goal="make add add", proposer="scripted", script=script,
+                                       repo=repo, test_cmd=PYTEST_CMD)
+    first, then = _first_runs(embedded_store, data_dir, request)
+    assert first["verdicts"] == {f"{PYTEST_CMD} tests/test_calc.py::Adds::test_adds": "failed"}
+    assert then["verdicts"] == {PYTEST_CMD: "passed"}

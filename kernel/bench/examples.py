@@ -16,10 +16,12 @@ class Example:
     goal: str
     args: tuple[str, ...]
     measured: bool = False  # runs real code: durations differ between any two executions
+    script: str = ""  # the script's path under EXAMPLES_DIR; NAME.script.yaml when empty
 
     def command(self) -> list[str]:
-        return ["solve", self.goal, "--proposer", "scripted", "--script",
-                str(EXAMPLES_DIR / f"{self.name}.script.yaml"), "--json", *self.args]
+        script = EXAMPLES_DIR / (self.script or f"{self.name}.script.yaml")
+        return ["solve", self.goal, "--proposer", "scripted", "--script", str(script),
+                "--json", *self.args]
 
 
 EXAMPLES = (
@@ -29,6 +31,10 @@ EXAMPLES = (
                                "export", ("-c", "logic:latency:sum_latency_ms <= 500",
                                           "-c", "logic:cost:cost_usd <= 2")),
     Example("launch-plan", "Plan a product launch", ()),
+    # a repository goal: the wrong diff, the failing test's feedback, the right diff
+    Example("bugfix", "Fix the word count: any run of whitespace separates words",
+            ("--repo", str(EXAMPLES_DIR / "bugfix" / "repo")), measured=True,
+            script="bugfix/script.yaml"),
 )
 
 __all__ = ["EXAMPLES", "EXAMPLES_DIR", "Example"]

@@ -3,7 +3,8 @@
 The repository's snapshot (tracked and untracked-but-not-ignored files) is copied to a
 scratch directory first, so the change the benchmark makes never touches the user's
 work tree; the copy is ingested twice, the second time after one Python function body
-changed, and the impact of that function is asked for.
+changed, and the impact of that function is asked for. Symbols are embedded with the
+encoder given (its cache decides how many the model runs on: a cold cache embeds all).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from embeddings.encoder import Encoder
 from kernel.bench.store import Figure
 from kernel.codebase.impact import impact
 from kernel.codebase.ingest import ingest_snapshot, repo_id
@@ -41,13 +43,15 @@ def _python_file(snapshot: Snapshot) -> SnapshotFile:
     return max(candidates, key=lambda f: (f.size, f.path))
 
 
-def _timed_ingest(store: GraphStore, root: Path, caps: Caps) -> tuple[float, int, int]:
+def _timed_ingest(store: GraphStore, root: Path, caps: Caps,
+                  encoder: Encoder) -> tuple[float, int, int, int]:
     started = time.perf_counter()
-    report = ingest_snapshot(store, take_snapshot(root, caps))
-    return time.perf_counter() - started, report.changed, report.parsed
+    report = ingest_snapshot(store, take_snapshot(root, caps), encoder)
+    return time.perf_counter() - started, report.changed, report.parsed, report.embedded
 
 
-def bench_repo(store: GraphStore, path: Path, caps: Caps, symbol: str | None) -> list[Figure]:
+def bench_repo(store: GraphStore, path: Path, caps: Caps, symbol: str | None,
+               encoder: Encoder) -> list[Figure]:
     """Ingest time, nodes and edges, re-ingest after one changed file, and the time of
     one impact query (``symbol``, or the changed file's first function)."""
     snapshot = take_snapshot(path, caps)
@@ -55,11 +59,12 @@ def bench_repo(store: GraphStore, path: Path, caps: Caps, symbol: str | None) ->
     with tempfile.TemporaryDirectory(prefix="kernel-bench-repo-") as scratch:
         root = Path(scratch).resolve()
         _copy(snapshot, root)
-        first, _, parsed = _timed_ingest(store, root, caps)
+        first, _, parsed, embedded = _timed_ingest(store, root, caps, encoder)
         repo = repo_id(root)
         counts = code_graph.size(store, repo)
         (root / changed.path).write_text((changed.text or "") + MARK, encoding="utf-8")
-        second, files_changed, reparsed = _timed_ingest(store, root, caps)
+        second, files_changed, reparsed, re_embedded = _timed_ingest(store, root, caps,
+                                                                     encoder)
         started = time.perf_counter()
         found = impact(store, repo, symbol or "_bench_changed_function")
         impact_s = time.perf_counter() - started
@@ -69,6 +74,7 @@ def bench_repo(store: GraphStore, path: Path, caps: Caps, symbol: str | None) ->
         Figure("files", len(snapshot.files), "files"),
         Figure("Python files parsed", parsed, "files"),
         Figure("ingest", first, "s"),
+        Figure("symbols embedded", embedded, "symbols"),
         Figure("nodes", nodes, "nodes"),
         Figure("edges", edges, "edges"),
         *(Figure(f"  {k}", v, "nodes" if not k.isupper() else "edges")
@@ -76,6 +82,7 @@ def bench_repo(store: GraphStore, path: Path, caps: Caps, symbol: str | None) ->
         Figure("re-ingest after one changed file", second, "s"),
         Figure("files changed on re-ingest", files_changed, "files"),
         Figure("files parsed on re-ingest", reparsed, "files"),
+        Figure("symbols embedded on re-ingest", re_embedded, "symbols"),
         Figure("impact query", impact_s, "s"),
         Figure("impacted symbols", len(found.dependents), "symbols"),
         Figure("covering tests", len(found.tests), "tests"),

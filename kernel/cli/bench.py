@@ -214,10 +214,12 @@ def repo_bench(
     database)."""
     from kernel.bench.repo import bench_repo
     from kernel.codebase.ingest import caps_of
+    from kernel.codebase.symbol_search import code_encoder
 
-    caps = caps_of(settings_of(ctx))
+    settings = settings_of(ctx)
+    caps, encoder = caps_of(settings), code_encoder(settings.data_dir)
     _run_bench(ctx, f"repository benchmark: {path}",
-               lambda store: bench_repo(store, path, caps, symbol), writes="a code graph",
+               lambda store: bench_repo(store, path, caps, symbol, encoder), writes="a code graph",
                as_json=as_json)
 
 

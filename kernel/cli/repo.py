@@ -27,17 +27,20 @@ def ingest_command(
     the files whose content changed are read into the graph and parsed."""
     from kernel.codebase.ingest import caps_of, ingest_snapshot
     from kernel.codebase.snapshot import take_snapshot
+    from kernel.codebase.symbol_search import code_encoder
     from kernel.schema import init_schema
 
-    snapshot = take_snapshot(path, caps_of(settings_of(ctx)))  # refused before the store opens
+    settings = settings_of(ctx)
+    snapshot = take_snapshot(path, caps_of(settings))  # refused before the store opens
     with store_of(ctx) as store:
         init_schema(store)
-        report = ingest_snapshot(store, snapshot)
+        report = ingest_snapshot(store, snapshot, code_encoder(settings.data_dir))
     if as_json:
         print_json(report.as_dict())
         return
     out.print(f"{escape(report.root)}: {report.seen} files seen, {report.changed} changed, "
-              f"{report.parsed} parsed, {report.removed} removed; tree "
+              f"{report.parsed} parsed, {report.removed} removed, {report.embedded} "
+              f"symbols embedded; tree "
               f"{report.tree_hash[:16]}", highlight=False)
 
 
@@ -74,13 +77,20 @@ def related_command(
     path: Annotated[Path, _PATH] = Path("."),
     as_json: Annotated[bool, typer.Option("--json", help="print as JSON")] = False,
 ) -> None:
-    """The files and symbols GOAL names."""
+    """The files and symbols GOAL names, and the symbols nearest to it by meaning (the
+    vector index over their names and docstrings)."""
     from kernel.codebase.impact import ingested_repo, related
+    from kernel.codebase.symbol_search import code_encoder, near_goal
 
     with store_of(ctx) as store:
-        rows = related(store, ingested_repo(store, path), goal)
+        repo = ingested_repo(store, path)
+        rows = related(store, repo, goal)
+        near = near_goal(store, repo, code_encoder(settings_of(ctx).data_dir), goal)
     if as_json:
-        print_json(rows)
+        print_json({"named_by_goal": rows, "near_goal": near})
         return
     print_table("named by the goal", ["kind", "name", "where"],
                 [[r["kind"], r["name"], f"{r['file']}:{r['line']}"] for r in rows])
+    print_table("nearest by meaning", ["symbol", "where", "similarity"],
+                [[r["name"], f"{r['file']}:{r['line']}", f"{r['similarity']:.4f}"]
+                 for r in near])

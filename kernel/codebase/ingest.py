@@ -3,7 +3,8 @@
 The snapshot is read and checked whole before the first write, so a refused repository
 leaves the graph as it was. Files whose hash is unchanged since the last ingest are
 neither parsed nor written; a changed file's old symbols, chunks and imports are
-replaced, and the calls and imports of unchanged files into it are linked again.
+replaced, and the calls and imports of unchanged files into it are linked again. The
+symbols written are embedded (``symbol_search``) for the related-files query.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from embeddings.encoder import Encoder
 from kernel.codebase.python_facts import ModuleFacts, module_name, python_facts
 from kernel.codebase.snapshot import Caps, Snapshot, SnapshotFile, take_snapshot
+from kernel.codebase.symbol_search import code_encoder, embed_symbols
 from kernel.repositories import code_graph
 from kernel.settings import KernelSettings
 from kernel.store.base import GraphStore
@@ -31,6 +34,7 @@ class IngestReport:
     changed: int
     parsed: int
     removed: int
+    embedded: int = 0  # symbols the model ran on (the others' text was embedded before)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -75,7 +79,7 @@ def _symbol_rows(repo: str, f: SnapshotFile, facts: ModuleFacts) -> list[dict[st
         "id": f"symbol:{repo}:{f.path}:{s.qname}", "repo": repo, "file": f.path,
         "kind": s.kind, "name": s.name, "qname": s.qname, "signature": s.signature,
         "line": s.line, "end_line": s.end_line, "calls": s.calls, "in_test": f.is_test,
-        "caption": s.qname}} for s in facts.symbols]
+        "doc": s.doc, "caption": s.qname}} for s in facts.symbols]
 
 
 @dataclass
@@ -102,8 +106,8 @@ def _parse(repo: str, changed: list[SnapshotFile]) -> _Parsed:
     return out
 
 
-def ingest_snapshot(store: GraphStore, snapshot: Snapshot) -> IngestReport:
-    """Write what changed since the repository was last ingested."""
+def ingest_snapshot(store: GraphStore, snapshot: Snapshot, encoder: Encoder) -> IngestReport:
+    """Write what changed since the repository was last ingested, and embed its symbols."""
     repo = repo_id(snapshot.root)
     before = code_graph.known_files(store, repo)
     current = {f.path for f in snapshot.files}
@@ -116,16 +120,18 @@ def ingest_snapshot(store: GraphStore, snapshot: Snapshot) -> IngestReport:
     code_graph.remove_files(store, repo, removed)
     code_graph.clear_parts(store, repo, [p for p in paths if p in before])
     code_graph.store_parts(store, parsed.files, parsed.symbols, parsed.chunks)
+    embedded = embed_symbols(store, encoder, parsed.symbols)
     if paths or removed:
         code_graph.link(store, repo, paths, parsed.qnames, incremental=bool(before))
     return IngestReport(repo=repo, root=str(snapshot.root), tree_hash=snapshot.tree_hash,
                         seen=len(snapshot.files), changed=len(changed), parsed=parsed.parsed,
-                        removed=len(removed))
+                        removed=len(removed), embedded=embedded)
 
 
 def ingest(store: GraphStore, path: Path, settings: KernelSettings) -> IngestReport:
     """Snapshot ``path`` (refusing bad input before any write), then ingest it."""
-    return ingest_snapshot(store, take_snapshot(path, caps_of(settings)))
+    return ingest_snapshot(store, take_snapshot(path, caps_of(settings)),
+                           code_encoder(settings.data_dir))
 
 
 __all__ = ["IngestReport", "ingest", "ingest_snapshot", "module_name", "repo_id"]

@@ -14,6 +14,7 @@ import ast
 from dataclasses import dataclass, field
 
 _Def = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+DOC_CHARS = 300
 
 
 @dataclass
@@ -25,6 +26,7 @@ class SymbolFacts:
     line: int
     end_line: int
     calls: list[str] = field(default_factory=list)
+    doc: str = ""  # the docstring's first paragraph, cut to DOC_CHARS
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,12 @@ def _signature(node: _Def) -> str:
     return f"{prefix} {node.name}({ast.unparse(node.args)}){returns}"
 
 
+def _doc(node: _Def) -> str:
+    """What the docstring says first: the part a reader (and an embedding) needs."""
+    text = ast.get_docstring(node) or ""
+    return " ".join(text.split("\n\n")[0].split())[:DOC_CHARS]
+
+
 def _kind(node: _Def, in_class: bool, test_file: bool) -> str:
     if isinstance(node, ast.ClassDef):
         return "class"
@@ -138,7 +146,7 @@ def _symbols(body: list[ast.stmt], prefix: str, scope: _Scope, test_file: bool,
         out[qname] = SymbolFacts(  # a later definition of the same name wins, as in Python
             kind=_kind(node, scope.cls is not None, test_file), name=node.name, qname=qname,
             signature=_signature(node), line=node.lineno,
-            end_line=node.end_lineno or node.lineno)
+            end_line=node.end_lineno or node.lineno, doc=_doc(node))
         if isinstance(node, ast.ClassDef):
             inner = _Scope(scope.module, scope.names, qname)
             _symbols(node.body, qname, inner, test_file, out)

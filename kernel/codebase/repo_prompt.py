@@ -1,16 +1,19 @@
 """What the model is shown of a repository for a goal that changes it: a map (every path,
 and the symbols of each Python file), the whole text of the files the goal and the last
 failing test point at (with the sha256 an edit must name), and the contract for edits;
-cut to size, naming what was left out."""
+cut to size, naming what was left out. The goal points at files twice: by the names it
+mentions, and by meaning (the symbols nearest to its words in the vector index)."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
+from embeddings.encoder import Encoder
 from kernel.codebase.impact import related
 from kernel.codebase.python_facts import python_facts
 from kernel.codebase.snapshot import Snapshot
+from kernel.codebase.symbol_search import files_near_goal
 from kernel.store.base import GraphStore
 
 MAP_CHARS = 6000  # the repository map, at most
@@ -65,16 +68,18 @@ def pointed_at(snapshot: Snapshot, text: str) -> list[str]:
 
 
 def repository_view(store: GraphStore, repo: str, snapshot: Snapshot, goal: str,
-                    failure: str) -> dict[str, Any]:
+                    failure: str, encoder: Encoder) -> dict[str, Any]:
     """The prompt's repository section for ``goal``; ``failure`` is the last attempt's
     feedback as text (its test output names the frames)."""
     shown_map, left_out = _map(snapshot)
     by_path = {f.path: f for f in snapshot.files}
     from_goal = sorted({r["file"] for r in related(store, repo, goal)})
+    near_goal = [p for p in files_near_goal(store, repo, encoder, goal)
+                 if p not in from_goal and p in by_path]
     from_failure = pointed_at(snapshot, failure)
     files: dict[str, dict[str, str]] = {}
     used = 0
-    for path in [*from_failure, *(p for p in from_goal if p not in from_failure)]:
+    for path in dict.fromkeys([*from_failure, *from_goal, *near_goal]):
         f = by_path[path]
         if f.text is None or used + len(f.text) > FILES_CHARS:
             left_out.append(f"file: {path}")
@@ -82,7 +87,8 @@ def repository_view(store: GraphStore, repo: str, snapshot: Snapshot, goal: str,
         used += len(f.text)
         files[path] = {"sha256": f.sha256, "text": f.text}
     return {"tree_hash": snapshot.tree_hash, "map": shown_map,
-            "named_by_goal": from_goal, "named_by_failing_tests": from_failure,
+            "named_by_goal": from_goal, "near_goal": near_goal,
+            "named_by_failing_tests": from_failure,
             "files": files, "left_out": left_out, "edit_contract": EDIT_CONTRACT}
 
 

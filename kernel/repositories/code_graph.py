@@ -32,6 +32,13 @@ class RelatedRow(TypedDict):
     line: int
 
 
+class NearRow(TypedDict):
+    name: str  # the symbol's qualified name
+    file: str
+    line: int
+    similarity: float  # (1 + cos) / 2
+
+
 def known_files(store: GraphStore, repo: str) -> dict[str, str]:
     """Path -> content hash of what the repository held when last ingested."""
     return {r["path"]: r["sha256"] for r in store.run("repo/known_files", {"repo": repo})}
@@ -59,6 +66,17 @@ def store_parts(store: GraphStore, files: list[dict[str, Any]], symbols: list[di
     store.run_batched("repo/store_files", files, batch_size=200)
     store.run_batched("repo/store_symbols", symbols, batch_size=1000)
     store.run_batched("repo/store_chunks", chunks, batch_size=200)
+
+
+def set_symbol_embeddings(store: GraphStore, rows: list[dict[str, Any]]) -> None:
+    """``rows``: {id, vector} per symbol."""
+    store.run_batched("repo/set_symbol_embeddings", rows, batch_size=500)
+
+
+def symbols_near(store: GraphStore, repo: str, vector: list[float], candidates: int,
+                 k: int) -> list[NearRow]:
+    return cast(list[NearRow], store.run("repo/symbols_near", {
+        "repo": repo, "vector": vector, "candidates": candidates, "k": k}))
 
 
 def link(store: GraphStore, repo: str, paths: Sequence[str], qnames: Sequence[str],

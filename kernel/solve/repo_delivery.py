@@ -48,7 +48,8 @@ def _tests_run(verification: Any) -> list[dict[str, Any]]:
     return [{"constraint_id": c["constraint_id"], "passed": c["passed"],
              "tests": c["detail"]["tests"], "verdicts": c["detail"].get("verdicts", {}),
              "exit_code": c["detail"].get("exit_code"),
-             "impacted_tests": c["detail"].get("impacted_tests", [])}
+             "impacted_tests": c["detail"].get("impacted_tests", []),
+             "impacted_first": c["detail"].get("impacted_first")}
             for c in (checked or {}).get("checks", []) if "tests" in c.get("detail", {})]
 
 

@@ -19,6 +19,7 @@ from kernel.codebase.impact import impacted_tests
 from kernel.codebase.ingest import caps_of, ingest_snapshot, repo_id
 from kernel.codebase.repo_prompt import repository_view
 from kernel.codebase.snapshot import Snapshot, take_snapshot
+from kernel.codebase.symbol_search import code_encoder
 from kernel.codebase.workspace import checked_snapshot, edited_files
 from kernel.core.envelopes import ConstraintSpec
 from kernel.core.goal_node import GoalNode
@@ -73,12 +74,13 @@ def with_repo_tests(core: list[ConstraintSpec]) -> list[ConstraintSpec]:
     return [*core, parse_constraint(REPO_TESTS)]
 
 
-def prepare(store: GraphStore, repo: RepoInput | None) -> None:
+def prepare(store: GraphStore, repo: RepoInput | None, data_dir: Path) -> None:
     """Before a run works on ``repo``: its tree is the one recorded, and its facts are in
-    this store (a replay's scratch store too); nothing is rewritten when they are."""
+    this store (a replay's scratch store too); nothing is rewritten when they are. Symbol
+    embeddings are cached under ``data_dir``."""
     if repo is not None:
         _TAKEN.pop((repo.root, repo.tree_hash), None)  # read again: the tree may have changed since
-        ingest_snapshot(store, snapshot_of(repo))
+        ingest_snapshot(store, snapshot_of(repo), code_encoder(data_dir))
 
 
 def _strings(value: Any) -> Iterator[str]:
@@ -97,7 +99,8 @@ def prompt_section(k: Kernel, goal: GoalNode) -> dict[str, Any]:
     assert k.repo is not None
     snapshot = snapshot_of(k.repo)
     failure = "\n".join(_strings(goal.feedback or {}))
-    return repository_view(k.store, repo_id(snapshot.root), snapshot, goal.description, failure)
+    return repository_view(k.store, repo_id(snapshot.root), snapshot, goal.description, failure,
+                           k.patterns.encoder)
 
 
 def parse_edits(output: ResolutionOutput) -> list[FileEdit] | str:
@@ -130,7 +133,9 @@ class RepoRun:
 def test_inputs(k: Kernel, output: ResolutionOutput) -> RepoRun | list[dict[str, str]]:
     """The test run: the files (the snapshot with the edits applied) and the test files
     pytest runs, those holding impacted tests first, or the test command (run as given);
-    or the problems (each with a reason code) that kept the edits out."""
+    before either, the impacted tests alone by their node ids (a pytest test command
+    only), whose failure ends the run early; or the problems (each with a reason code)
+    that kept the edits out."""
     assert k.repo is not None
     edits = parse_edits(output)
     if isinstance(edits, str):
@@ -143,10 +148,25 @@ def test_inputs(k: Kernel, output: ResolutionOutput) -> RepoRun | list[dict[str,
     impacted = impacted_tests(k.store, repo_id(snapshot.root), changed)
     found = syntax_errors(files, changed)
     if k.repo.test_cmd:
-        return RepoRun({"files": files, "commands": [list(k.repo.test_cmd)]}, impacted, found)
-    first = {node.split("::")[0] for node in impacted}
-    tests = sorted((p for p in files if is_test_file(p)), key=lambda p: (p not in first, p))
-    return RepoRun({"files": files, "tests": tests}, impacted, found)
+        command = list(k.repo.test_cmd)
+        payload: dict[str, Any] = {"files": files, "commands": [command]}
+        if impacted and runs_pytest(command):
+            payload["first_commands"] = [[*command, *impacted]]
+        return RepoRun(payload, impacted, found)
+    holding = {node.split("::")[0] for node in impacted}
+    tests = sorted((p for p in files if is_test_file(p)), key=lambda p: (p not in holding, p))
+    payload = {"files": files, "tests": tests}
+    if impacted:
+        payload["first"] = impacted
+    return RepoRun(payload, impacted, found)
+
+
+def runs_pytest(argv: list[str]) -> bool:
+    """A test command that is pytest (``pytest ...``, ``python3 -m pytest ...``), to which
+    node ids can be added to select the impacted tests; any other runs only as given."""
+    program = PurePosixPath(argv[0]).name
+    return program in ("pytest", "py.test") or (
+        program.startswith("python") and argv[1:3] == ["-m", "pytest"])
 
 
 __all__ = ["EDITS_FORMAT", "REPO_TESTS", "RepoRun", "parse_edits", "prepare", "prompt_section",

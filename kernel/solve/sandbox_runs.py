@@ -7,6 +7,7 @@ from kernel.proposals import fingerprint
 from kernel.protocol import Estimate, Proposer, Resolution, ResolveRequest
 from kernel.protocol.resolver_ids import CODEX_ID
 from kernel.protocol.resolver_set import Workspace
+from kernel.protocol.test_runs import runs_in
 from kernel.runtime.installed import resolvers
 from kernel.runtime.kernel import Kernel
 
@@ -30,9 +31,8 @@ class SandboxProposer(Proposer):
             self.k.started + self.k.config.max_wall_seconds, self.k.config.sandbox_run_usd)
 
     def estimate(self, request: ResolveRequest, occurrence: int) -> Estimate:
-        commands = max(len(request.payload.get("commands", [])), 1)
-        return Estimate(cost_usd=self.k.config.sandbox_run_usd * commands,
-                        seconds=5.0 * commands)
+        runs = runs_in(request.payload)
+        return Estimate(cost_usd=self.k.config.sandbox_run_usd * runs, seconds=5.0 * runs)
 
     def propose(self, request: ResolveRequest, occurrence: int) -> Resolution:
         return self._tools(request, occurrence).resolve(request)

@@ -51,7 +51,7 @@ def resume(store: GraphStore, run_id: str, data_dir: Path,
         if inputs.mode == "plan":
             raise ConfigError(f"{run_id} is a planning run: 'kernel resume' continues it "
                               "(kernel.plan.session.resume_plan)")
-        repo_goal.prepare(store, inputs.repo)  # the same tree, or refused
+        repo_goal.prepare(store, inputs.repo, data_dir)  # the same tree, or refused
         workspaces = resolvers().sandbox.default_root()
         # a killed run's sandboxes
         resolvers().sandbox.remove_leftovers(workspaces, run_id.removeprefix("run:"))
@@ -155,7 +155,7 @@ def replay(settings: KernelSettings, run_id: str, ledger_file: Path | None = Non
     try:
         scratch.drop_all()
         init_schema(scratch)
-        repo_goal.prepare(scratch, inputs.repo)
+        repo_goal.prepare(scratch, inputs.repo, settings.data_dir)
         with tempfile.TemporaryDirectory() as blobs:
             kernel, root = start(scratch, inputs, None, Path(blobs), resolvers().sandbox.default_root(),
                                  ulid=ULID.from_str(run_id.removeprefix("run:")),
@@ -250,7 +250,7 @@ def start_and_solve(settings: KernelSettings, store: GraphStore, inputs: RunInpu
                     human_prompt: Callable[[dict[str, Any]], Any] | None = None) -> Outcome:
     """Start a run with ``inputs`` and drive it under its lease."""
     init_schema(store)
-    repo_goal.prepare(store, inputs.repo)
+    repo_goal.prepare(store, inputs.repo, settings.data_dir)
     kernel, root = start(store, inputs, proposer, settings.data_dir,
                          resolvers().sandbox.default_root(),
                          human_prompt=human_prompt, concurrency=settings.concurrency)

@@ -214,7 +214,9 @@ def _run_tests(k: Kernel, goal: GoalNode, tested: list[Constraint],
     checks = {c.id: _test_check(c, verdicts, problem, mode, result, every=k.repo is not None)
               for c in tested}
     if repo_run is not None:
-        checks = {i: _with_findings(c, repo_run, verdicts, result) for i, c in checks.items()}
+        first = _impacted_first(payload, run.results)
+        checks = {i: _with_findings(c, repo_run, verdicts, result, first)
+                  for i, c in checks.items()}
     counted = {"tests_total": float(len(verdicts)),
                "tests_passed": float(sum(v == "passed" for v in verdicts.values())),
                "tests_failed": float(sum(v in ("failed", "error") for v in verdicts.values())),
@@ -247,14 +249,26 @@ def _test_check(constraint: Constraint, verdicts: dict[str, str], problem: str |
                      "failing": sorted(t for t, s in statuses.items() if s != "PASSED")})
 
 
+def _impacted_first(payload: Mapping[str, Any],
+                    results: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """How the impacted tests' own run, the first of the request's, ended, and whether
+    the whole suite ran after it (not when they failed)."""
+    if not (payload.get("first") or payload.get("first_commands")) or not results:
+        return None
+    return {"exit_code": results[0].get("exit_code"), "suite_ran": len(results) > 1}
+
+
 def _with_findings(check: Check, repo_run: repo_goal.RepoRun, verdicts: Mapping[str, str],
-                   result: Mapping[str, Any]) -> Check:
-    """A repository test check with the tests the change impacts and the run's
-    diagnostics (failing tests, unparseable files); an error among them fails it."""
+                   result: Mapping[str, Any], first: dict[str, Any] | None) -> Check:
+    """A repository test check with the tests the change impacts (and how their run,
+    first, ended) and the run's diagnostics (failing tests, unparseable files); an error
+    among them fails it."""
     printed = str(result.get("stdout", ""))
     found = [*repo_run.diagnostics, *diagnostics.failing_tests(verdicts, printed)]
     passed = check.passed and not diagnostics.blocking(found)
     detail = {**check.detail, "impacted_tests": repo_run.impacted, "diagnostics": found}
+    if first is not None:
+        detail["impacted_first"] = first
     suggestion = check.repair_suggestion
     if check.passed and not passed:
         suggestion = {"fix": "fix these errors", "diagnostics": found}

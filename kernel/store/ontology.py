@@ -106,6 +106,7 @@ REL_TYPES: tuple[str, ...] = (
 VECTORS: tuple[VectorSpec, ...] = (
     VectorSpec("GoalPattern", "embedding", 384, "goal_pattern_embedding"),
     VectorSpec("FailureMode", "embedding", 384, "failure_mode_embedding"),
+    VectorSpec("Symbol", "embedding", 384, "symbol_embedding"),
 )
 
 # Labels a Goal or an Attempt carries beside its own, kept in step with its status or

@@ -103,7 +103,8 @@ class ClaudeSettings(BaseModel):
 # The heading of an optional input, shown above it when a request gives it.
 OPTIONAL_HEADINGS = {
     "repository": "The repository this goal changes (its tree hash; a map of its files and "
-                  "symbols; the files the goal and the failing tests point at, whole, with "
+                  "symbols; the files the goal points at, by the names it mentions and by "
+                  "meaning, and those the failing tests point at, whole, with "
                   "the sha256 an edit names; what the size caps left out; the contract for "
                   "edits):"}
 

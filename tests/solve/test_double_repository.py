@@ -2,7 +2,8 @@
 SDK and the prompt-reading model double (tests/model_double.py), on both stores. The
 double edits only a file the prompt shows whole, and learns the unit the failing test
 wants only from that test's file, shown because the failure points at it: without the
-files the goal names, or without those the failing tests name, the run does not resolve."""
+files the goal points at (by name and by meaning), or without those the failing tests
+name, the run does not resolve; without the names alone, meaning still finds the file."""
 
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ def _repository(root: Path) -> Path:
 def _solve(store: GraphStore, data_dir: Path, tmp_path: Path) -> tuple[Outcome, str]:
     root = _repository(tmp_path / "repo")
     repo = repo_goal.repo_input(root, store_settings(store, data_dir))
-    repo_goal.prepare(store, repo)
+    repo_goal.prepare(store, repo, data_dir)
     core = repo_goal.with_repo_tests([])
     with model_double() as (_, proposer):
         kernel, goal = start(store, GOAL, core, 2.0, 900, proposer, data_dir,
@@ -73,14 +74,28 @@ def test_a_bug_in_a_fifty_file_repository_is_fixed_from_what_the_prompt_shows(
 
 @needs_sandbox
 @pytest.mark.slow
-@pytest.mark.parametrize("without", ["named_by_goal", "named_by_failing_tests"])
+@pytest.mark.parametrize("without", ["related_files", "named_by_failing_tests"])
 def test_without_the_files_the_goal_or_the_failing_tests_point_at_the_double_fails(
         embedded_store: GraphStore, data_dir: Path, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch, without: str) -> None:
-    if without == "named_by_goal":
+    if without == "related_files":
         monkeypatch.setattr(repo_prompt, "related", lambda *_: [])
+        monkeypatch.setattr(repo_prompt, "files_near_goal", lambda *_: [])
     else:
         monkeypatch.setattr(repo_prompt, "pointed_at", lambda *_: [])
     init_schema(embedded_store)
     outcome, _ = _solve(embedded_store, data_dir, tmp_path)
     assert outcome.status != "resolved"
+
+
+@needs_sandbox
+@pytest.mark.slow
+def test_without_the_names_the_goal_mentions_meaning_finds_the_file(
+        embedded_store: GraphStore, data_dir: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The name match left out, the vector index over the symbols still brings
+    pkg/timeparse.py (its function parses durations) into the prompt."""
+    monkeypatch.setattr(repo_prompt, "related", lambda *_: [])
+    init_schema(embedded_store)
+    outcome, _ = _solve(embedded_store, data_dir, tmp_path)
+    assert outcome.status == "resolved"
