@@ -53,9 +53,17 @@ LEVELS = (1, 2, 4, 8)
 DEFAULT_CONCURRENCY = KernelSettings.model_fields["concurrency"].default
 
 
+def _pairs() -> list[tuple[Example, int]]:
+    """Every example at every level but the default; a repository goal, one goal whose
+    steps follow each other, at the most calls in flight only (it takes real test runs)."""
+    return [(example, level) for example in EXAMPLES for level in LEVELS
+            if level != DEFAULT_CONCURRENCY
+            and ("--repo" not in example.args or level == max(LEVELS))]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("level", [level for level in LEVELS if level != DEFAULT_CONCURRENCY])
-@pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: e.name)
+@pytest.mark.parametrize(("example", "level"), _pairs(),
+                         ids=lambda v: v.name if isinstance(v, Example) else str(v))
 def test_every_shipped_example_commits_its_golden_graph_at_every_concurrency(
         store: GraphStore, data_dir: Path, example: Example, level: int) -> None:
     """The golden histories were recorded one call at a time; at 1, 2 and 8 calls in
