@@ -135,6 +135,7 @@ def test_the_browser_shows_a_run_in_the_projects_style(
             draw(_starter_query("// The newest run's root and its constraints, drawn"),
                  "neo4j-browser-constraints.png")
             constraint_lines = page.locator("svg g.relationship").count()
+            pairs, roles = neo4j_store.execute_adhoc(ROOT_CONSTRAINTS, {}, write=False).rows[0]
             _solve(env, examples["csv-cli"])  # one UNSAT attempt, then a SAT one
             csv = draw(_starter_query(), "neo4j-browser-csv.png")
             kept = subprocess.run(  # the flywheel's forty runs, kept in the same graph
@@ -158,7 +159,6 @@ def test_the_browser_shows_a_run_in_the_projects_style(
         neo4j_store, "MATCH (g:Goal) WHERE NOT g:Stale RETURN g.caption"))
     assert stale and live and not stale & live, (stale, live)
     # one drawn line per goal and constraint, though several play more than one role
-    pairs, roles = neo4j_store.execute_adhoc(ROOT_CONSTRAINTS, {}, write=False).rows[0]
     assert 0 < pairs < roles and constraint_lines == pairs, (constraint_lines, pairs, roles)
 
     drawn = " ".join(caption for caption, _ in csv)
