@@ -56,6 +56,10 @@ def _label_statuses(store: GraphStore) -> None:
     schema_versions.label_statuses(store)
 
 
+def _constraint_role_lists(store: GraphStore) -> None:
+    schema_versions.constraint_role_lists(store)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "boot graph: resolvers, capabilities, human actor", _load_boot_graph),
     Migration(2, "a caption on every node; one resolver cost field", _backfill_captions),
@@ -64,6 +68,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "each run's spend split by model, sandbox and tool; each goal's subtree spend",
               _backfill_spend_totals),
     Migration(5, "status labels on goals and attempts (:Resolved, :Sat, ...)", _label_statuses),
+    Migration(6, "one HAS_CONSTRAINT edge per goal and constraint, its roles a list",
+              _constraint_role_lists),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

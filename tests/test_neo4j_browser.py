@@ -1,7 +1,8 @@
 """Neo4j Browser, as a person uses it: headless Chromium opens the Browser the local Neo4j
 serves, logs in, applies docs/neo4j-browser.grass with `:style` and runs the guide's first
 starter query, on the ingest example's run (a reopened decomposition: at most 40 nodes
-drawn, stale goals unlike live ones) and then on the CSV example's (an UNSAT attempt and
+drawn, stale goals unlike live ones; its root's constraints one drawn line each, however
+many roles they play) and then on the CSV example's (an UNSAT attempt and
 a SAT one in different fills), then on the flywheel's graph kept by `kernel bench flywheel
 --keep` (its newest tree at most 40 nodes; a retried goal's UNSAT and SAT attempts in
 different fills); no caption is cut. TEST_BROWSER_SHOTS=DIR keeps the
@@ -51,11 +52,17 @@ def _style() -> str:
     return ":style " + " ".join(re.sub(r"/\*.*?\*/", "", grass, flags=re.S).split())
 
 
-def _starter_query() -> str:
+def _starter_query(first_line: str = "// A run's goal tree") -> str:
     guide = (CHECKOUT / "docs" / "neo4j-browser.md").read_text()
-    found = re.search(r"```cypher\n(// A run's goal tree.*?)```", guide, re.S)
-    assert found, "the guide's first starter query is gone"
+    found = re.search(r"```cypher\n(" + re.escape(first_line) + r".*?)```", guide, re.S)
+    assert found, f"the guide's starter query '{first_line}' is gone"
     return found.group(1)
+
+
+ROOT_CONSTRAINTS = """MATCH (r:Run)-[:ROOT]->(root:Goal)
+WITH r, root ORDER BY r.started_at DESC LIMIT 1
+MATCH (root)-[h:HAS_CONSTRAINT]->(c:Constraint)
+RETURN count(h) AS pairs, sum(size(h.roles)) AS roles"""
 
 
 def _solve(env: dict[str, str], example: Example) -> None:
@@ -125,6 +132,10 @@ def test_the_browser_shows_a_run_in_the_projects_style(
             page.wait_for_selector("text=diameter: 130px", timeout=30_000)  # the style frame
 
             ingest = draw(_starter_query(), "neo4j-browser-ingest.png")
+            draw(_starter_query("// The newest run's root and its constraints, drawn"),
+                 "neo4j-browser-constraints.png")
+            constraint_lines = page.locator("svg g.relationship").count()
+            pairs, roles = neo4j_store.execute_adhoc(ROOT_CONSTRAINTS, {}, write=False).rows[0]
             _solve(env, examples["csv-cli"])  # one UNSAT attempt, then a SAT one
             csv = draw(_starter_query(), "neo4j-browser-csv.png")
             kept = subprocess.run(  # the flywheel's forty runs, kept in the same graph
@@ -147,6 +158,8 @@ def test_the_browser_shows_a_run_in_the_projects_style(
     live = _fills_of(ingest, _captions(
         neo4j_store, "MATCH (g:Goal) WHERE NOT g:Stale RETURN g.caption"))
     assert stale and live and not stale & live, (stale, live)
+    # one drawn line per goal and constraint, though several play more than one role
+    assert 0 < pairs < roles and constraint_lines == pairs, (constraint_lines, pairs, roles)
 
     drawn = " ".join(caption for caption, _ in csv)
     assert "Build a Python CLI tool" in drawn, drawn

@@ -171,3 +171,35 @@ def test_a_vector_query_right_after_the_schema_is_ensured_is_answered(
                                           "candidates": 5, "exclude": "", "threshold": 0.0,
                                           "k": 3})
     assert found and all(row["id"].startswith("pattern:") for row in found)
+
+
+def test_an_older_graph_gets_one_constraint_edge_per_pair(initialised: GraphStore) -> None:
+    """Migration 6: the edges an older kernel wrote, one per role keyed by it, become one
+    per goal and constraint listing the roles in the kernel's order; a pair already held
+    that way is left as it is."""
+    initialised.execute_adhoc(
+        "CREATE (g:Goal {id: 'node:old'}), (c:Constraint {id: 'constraint:a'}), "
+        "(d:Constraint {id: 'constraint:b'}), (n:Goal {id: 'node:new'}) "
+        "CREATE (g)-[:HAS_CONSTRAINT {id: 'resolved', role: 'resolved'}]->(c) "
+        "CREATE (g)-[:HAS_CONSTRAINT {id: 'core', role: 'core'}]->(c) "
+        "CREATE (g)-[:HAS_CONSTRAINT {id: 'selected', role: 'selected'}]->(c) "
+        "CREATE (g)-[:HAS_CONSTRAINT {id: 'owed', role: 'owed'}]->(d) "
+        "CREATE (n)-[:HAS_CONSTRAINT {roles: ['eligible', 'selected']}]->(d)", {}, write=True)
+    initialised.execute_adhoc("MATCH (m:Migration) WHERE m.version >= 6 DETACH DELETE m", {},
+                              write=True)
+    initialised.run("schema/record_migration", {  # as a kernel that knew only v5 left it
+        "id": "migration:0005", "name": MIGRATIONS[4].name, "version": 5,
+        "applied_at": "2026-01-01T00:00:00+00:00"})
+    assert init_schema(initialised).applied == [m.name for m in MIGRATIONS[5:]]
+    rows = initialised.execute_adhoc(
+        "MATCH (g:Goal)-[h:HAS_CONSTRAINT]->(c:Constraint) RETURN g.id AS goal, "
+        "c.id AS constraint, h.roles AS roles, h.id AS key, h.role AS role "
+        "ORDER BY goal, constraint", {}, write=False).records()
+    assert rows == [
+        {"goal": "node:new", "constraint": "constraint:b", "roles": ["eligible", "selected"],
+         "key": None, "role": None},
+        {"goal": "node:old", "constraint": "constraint:a",
+         "roles": ["core", "selected", "resolved"], "key": None, "role": None},
+        {"goal": "node:old", "constraint": "constraint:b", "roles": ["owed"], "key": None,
+         "role": None},
+    ]

@@ -10,18 +10,19 @@
 CALL {
   WITH g
   OPTIONAL MATCH (g)-[h:HAS_CONSTRAINT]->(:Constraint)
-  WITH g, collect(DISTINCT h.role) AS roles
+  WITH g, count(CASE WHEN 'eligible' IN h.roles THEN 1 END) > 0 AS has_eligible,
+       count(CASE WHEN 'selected' IN h.roles THEN 1 END) > 0 AS has_selected
   OPTIONAL MATCH (g)-[:DEPENDS_ON]->(d:Goal)
   WHERE d.status <> 'resolved'
-  WITH g, roles, count(d) AS open_dependencies
+  WITH g, has_eligible, has_selected, count(d) AS open_dependencies
   OPTIONAL MATCH (c:Goal)-[:CHILD_OF]->(g)
   WHERE c.status <> 'resolved' AND coalesce(c.stale, false) = false
     AND coalesce(c.purpose, 'solve') <> 'build'
-  WITH g, roles, open_dependencies, count(c) AS open_children
+  WITH g, has_eligible, has_selected, open_dependencies, count(c) AS open_children
   OPTIONAL MATCH (g)-[:CHILD_OF]->(p:Goal)
   RETURN {goal: properties(g),
-          has_eligible: 'eligible' IN roles,
-          has_selected: 'selected' IN roles,
+          has_eligible: has_eligible,
+          has_selected: has_selected,
           has_plan: g.plan_artifact_id IS NOT NULL,
           has_output: g.output_artifact_id IS NOT NULL,
           blocked: open_dependencies + open_children > 0 OR g.awaiting IS NOT NULL,

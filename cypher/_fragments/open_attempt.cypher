@@ -27,7 +27,7 @@ CALL {
   FOREACH (x IN CASE WHEN tried IS NULL THEN [] ELSE [tried] END | CREATE (opened)-[:TRIED_FOR]->(x))
   WITH DISTINCT g, opened
   OPTIONAL MATCH (g)-[h:HAS_CONSTRAINT]->(used:Constraint)
-  WHERE h.role = 'selected'
+  WHERE 'selected' IN h.roles
   FOREACH (x IN CASE WHEN used IS NULL THEN [] ELSE [used] END |
     CREATE (opened)-[:USED_CONSTRAINT]->(x))
 }

@@ -94,14 +94,16 @@ WITH *
 CALL {
   WITH g
   UNWIND (CASE WHEN $checked IS NULL THEN [] ELSE [$checked] END) AS chk
-  OPTIONAL MATCH (g)-[old:HAS_CONSTRAINT {id: 'resolved'}]->(:Constraint)
-  DELETE old
-  WITH DISTINCT g, chk
-  OPTIONAL MATCH (g)-[:HAS_CONSTRAINT {id: 'selected'}]->(c:Constraint)
-  WHERE chk.verdict = 'SAT'
-  FOREACH (x IN CASE WHEN c IS NULL THEN [] ELSE [c] END |
-    MERGE (g)-[h:HAS_CONSTRAINT {id: 'resolved'}]->(x)
-    SET h.role = 'resolved')
+  OPTIONAL MATCH (g)-[h:HAS_CONSTRAINT]->(:Constraint)
+  WHERE 'resolved' IN h.roles OR (chk.verdict = 'SAT' AND 'selected' IN h.roles)
+  FOREACH (e IN CASE WHEN h IS NULL THEN [] ELSE [h] END |
+    SET e.roles = [k IN ['core', 'eligible', 'selected', 'inherited', 'resolved', 'coupling', 'owed']
+                   WHERE (k IN e.roles AND k <> 'resolved')
+                      OR (k = 'resolved' AND chk.verdict = 'SAT' AND 'selected' IN e.roles)])
+  WITH DISTINCT g
+  OPTIONAL MATCH (g)-[bare:HAS_CONSTRAINT]->(:Constraint)
+  WHERE size(bare.roles) = 0
+  DELETE bare
 }
 WITH *
 CALL {

@@ -13,5 +13,5 @@ FOREACH (x IN CASE WHEN parent IS NULL THEN [] ELSE [parent] END | CREATE (g)-[:
 WITH g, row
 UNWIND row.constraints AS cid
 MATCH (c:Constraint {id: cid})
-CREATE (g)-[:HAS_CONSTRAINT {id: 'selected', role: 'selected'}]->(c)
+CREATE (g)-[:HAS_CONSTRAINT {roles: ['selected']}]->(c)
 RETURN count(DISTINCT g) AS merged

@@ -26,7 +26,7 @@ WHERE b.id <> a.id AND b.leaf_kind IS NOT NULL AND b.root_id = $root_id
 RETURN DISTINCT a.id AS a, b.id AS b, 'dependency' AS kind, '' AS via
 UNION
 MATCH (k:Constraint {type: 'logic'})<-[h:HAS_CONSTRAINT]-(a:Goal {root_id: $root_id})
-WHERE h.role = 'selected' AND a.leaf_kind IS NOT NULL AND coalesce(a.stale, false) = false
+WHERE 'selected' IN h.roles AND a.leaf_kind IS NOT NULL AND coalesce(a.stale, false) = false
   AND coalesce(a.purpose, 'solve') <> 'build'
 WITH k, collect(DISTINCT a.id) AS sharing
 WHERE size(sharing) > 1

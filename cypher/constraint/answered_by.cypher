@@ -3,8 +3,9 @@
 // parent's selected constraints, with the live parts of that decomposition its parent
 // gave it to (role 'owed'; none: the whole answers for it). Empty for a root.
 MATCH (g:Goal {id: $goal_id})-[:CHILD_OF]->(p:Goal)
-MATCH (p)-[:HAS_CONSTRAINT {id: 'selected'}]->(c:Constraint)
-OPTIONAL MATCH (c)<-[:HAS_CONSTRAINT {id: 'owed'}]-(s:Goal)-[:CHILD_OF]->(p)
-WHERE coalesce(s.stale, false) = false
+MATCH (p)-[selected:HAS_CONSTRAINT]->(c:Constraint)
+WHERE 'selected' IN selected.roles
+OPTIONAL MATCH (c)<-[owed:HAS_CONSTRAINT]-(s:Goal)-[:CHILD_OF]->(p)
+WHERE 'owed' IN owed.roles AND coalesce(s.stale, false) = false
 RETURN c.id AS id, p.summary AS parent, collect(DISTINCT [s.id, s.summary]) AS parts
 ORDER BY id

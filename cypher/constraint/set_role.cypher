@@ -2,7 +2,9 @@
 // changes: goal/get(touched), attempt/of_goal(attempts_touched), artifact/by_key, dag/children, dag/unresolved_dependencies, goal/children_keys, constraint/of_goal(roles_touched), constraint/ancestors_resolved
 // refreshes: goal/get
 // Gives a set of constraints one role on a goal (replacing that role's previous set),
-// moving the goal's status and writing the step's other fields in the same commit.
+// moving the goal's status and writing the step's other fields in the same commit. A goal
+// has one HAS_CONSTRAINT edge per constraint, its roles a list in the kernel's order
+// (kernel.core.constraints.ROLES); an edge left with no role is deleted.
 // With $pattern (step 2: see the store_pattern fragment) the commit stores the goal's
 // pattern with its SIMILAR_TO links, and the goal becomes an INSTANCE_OF it, which
 // REQUIRES the capabilities the step identified.
@@ -33,14 +35,20 @@ OPTIONAL MATCH (cap:Capability {id: 'capability:' + tag})
 FOREACH (x IN CASE WHEN cap IS NULL OR p IS NULL THEN [] ELSE [cap] END |
   MERGE (p)-[:REQUIRES]->(x))
 WITH DISTINCT g, spend_grant
-OPTIONAL MATCH (g)-[old:HAS_CONSTRAINT {id: $role}]->(:Constraint)
-DELETE old
+OPTIONAL MATCH (g)-[old:HAS_CONSTRAINT]->(k:Constraint)
+WHERE $role IN old.roles AND NOT k.id IN $ids
+FOREACH (e IN CASE WHEN old IS NULL THEN [] ELSE [old] END |
+  SET e.roles = [x IN e.roles WHERE x <> $role])
+WITH DISTINCT g, spend_grant
+OPTIONAL MATCH (g)-[bare:HAS_CONSTRAINT]->(:Constraint)
+WHERE size(bare.roles) = 0
+DELETE bare
 WITH DISTINCT g, spend_grant
 UNWIND (CASE WHEN size($ids) = 0 THEN [null] ELSE $ids END) AS cid
 OPTIONAL MATCH (c:Constraint {id: cid})
 FOREACH (x IN CASE WHEN c IS NULL THEN [] ELSE [c] END |
-  MERGE (g)-[h:HAS_CONSTRAINT {id: $role}]->(x)
-  SET h.role = $role)
+  MERGE (g)-[h:HAS_CONSTRAINT]->(x)
+  SET h.roles = [k IN ['core', 'eligible', 'selected', 'inherited', 'resolved', 'coupling', 'owed'] WHERE k = $role OR k IN coalesce(h.roles, [])])
 WITH g, spend_grant, count(c) AS attached
 // include: store_logs
 // include: store_entries

@@ -1,5 +1,7 @@
 // mode: write
-// Creates a goal (root of the run, or child of $parent_id) with its constraint roles.
+// Creates a goal (root of the run, or child of $parent_id) with its constraint roles: one
+// HAS_CONSTRAINT edge per constraint, its roles a list in the kernel's order
+// (kernel.core.constraints.ROLES).
 MATCH (run:Run {id: $run_id})
 WHERE run.seq = $seq
 OPTIONAL MATCH (parent:Goal {id: $parent_id})
@@ -15,7 +17,7 @@ FOREACH (_ IN CASE WHEN parent IS NULL THEN [1] ELSE [] END |
 WITH g
 UNWIND (CASE WHEN size($roles) = 0 THEN [null] ELSE $roles END) AS r
 OPTIONAL MATCH (c:Constraint {id: r.id})
+WITH g, c, collect(r.role) AS held
 FOREACH (x IN CASE WHEN c IS NULL THEN [] ELSE [c] END |
-  MERGE (g)-[h:HAS_CONSTRAINT {id: r.role}]->(x)
-  SET h.role = r.role)
+  CREATE (g)-[:HAS_CONSTRAINT {roles: [k IN ['core', 'eligible', 'selected', 'inherited', 'resolved', 'coupling', 'owed'] WHERE k IN held]}]->(x))
 RETURN g.id AS id, count(c) AS attached

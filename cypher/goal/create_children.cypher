@@ -36,8 +36,8 @@ CALL {
   WITH made, child
   UNWIND child.roles AS r
   MATCH (c:Constraint {id: r.id})
-  MERGE (made)-[h:HAS_CONSTRAINT {id: r.role}]->(c)
-  SET h.role = r.role
+  WITH made, c, collect(r.role) AS held
+  CREATE (made)-[:HAS_CONSTRAINT {roles: [k IN ['core', 'eligible', 'selected', 'inherited', 'resolved', 'coupling', 'owed'] WHERE k IN held]}]->(c)
 }
 WITH *
 CALL {

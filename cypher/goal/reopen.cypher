@@ -72,9 +72,15 @@ FOREACH (x IN redone |
                        {sigma_path: null}, {leaf_kind: null}] | SET x += removal))
 WITH u, invalidated, [x IN redone | x.id] AS redone, stale_now + redone AS changed
 UNWIND (CASE WHEN size(changed) = 0 THEN [null] ELSE changed END) AS w
-OPTIONAL MATCH (w)-[resolved:HAS_CONSTRAINT {id: 'resolved'}]->(:Constraint)
-DELETE resolved
-WITH u, invalidated, redone, w
+OPTIONAL MATCH (w)-[resolved:HAS_CONSTRAINT]->(:Constraint)
+WHERE 'resolved' IN resolved.roles
+FOREACH (e IN CASE WHEN resolved IS NULL THEN [] ELSE [resolved] END |
+  SET e.roles = [x IN e.roles WHERE x <> 'resolved'])
+WITH DISTINCT u, invalidated, redone, w
+OPTIONAL MATCH (w)-[bare:HAS_CONSTRAINT]->(:Constraint)
+WHERE size(bare.roles) = 0
+DELETE bare
+WITH DISTINCT u, invalidated, redone, w
 OPTIONAL MATCH (w)-[dep:DEPENDS_ON]->(:Goal)
 WHERE coalesce(w.stale, false) = true
 DELETE dep

@@ -12,14 +12,20 @@ SET run.seq = $seq + 1, run.proposals = $proposals, run.queue = coalesce($queue,
 // include: ledger_tip
 FOREACH (removal IN $removals | SET g += removal)
 WITH g
-OPTIONAL MATCH (g)-[old:HAS_CONSTRAINT {role: 'core'}]->(:Constraint)
-DELETE old
+OPTIONAL MATCH (g)-[old:HAS_CONSTRAINT]->(k:Constraint)
+WHERE 'core' IN old.roles AND NOT k.id IN $core_ids
+FOREACH (e IN CASE WHEN old IS NULL THEN [] ELSE [old] END |
+  SET e.roles = [x IN e.roles WHERE x <> 'core'])
+WITH DISTINCT g
+OPTIONAL MATCH (g)-[bare:HAS_CONSTRAINT]->(:Constraint)
+WHERE size(bare.roles) = 0
+DELETE bare
 WITH DISTINCT g
 OPTIONAL MATCH (c:Constraint)
 WHERE c.id IN $core_ids
 FOREACH (x IN CASE WHEN c IS NULL THEN [] ELSE [c] END |
-  MERGE (g)-[h:HAS_CONSTRAINT {id: 'core'}]->(x)
-  SET h.role = 'core')
+  MERGE (g)-[h:HAS_CONSTRAINT]->(x)
+  SET h.roles = [k IN ['core', 'eligible', 'selected', 'inherited', 'resolved', 'coupling', 'owed'] WHERE k = 'core' OR k IN coalesce(h.roles, [])])
 WITH DISTINCT g
 OPTIONAL MATCH (q:CapabilityRequest {capability_tag: $intake_tag})-[:RAISED_FOR]->(g)
 WHERE q.status IN ['requested', 'answered']

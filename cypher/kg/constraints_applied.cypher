@@ -7,7 +7,7 @@
 WHERE similarity >= $threshold
 MATCH (g:Goal)-[:INSTANCE_OF]->(node)
 MATCH (g)-[h:HAS_CONSTRAINT]->(c:Constraint)
-WHERE h.role = 'selected'
+WHERE 'selected' IN h.roles
 WITH c.title AS title, c.type AS type, c.domain AS domain, min(c.id) AS id,
      count(DISTINCT g) AS goals, max(similarity) AS similarity
 RETURN id, title, type, domain, goals, similarity

@@ -12,12 +12,12 @@ MATCH (e:LedgerEntry {run_id: g.run_id, goal_id: g.id})
 WHERE e.operation = 'identify_constraints' AND e.kind = 'proposal'
   AND e.reuse_key STARTS WITH $identity
 WITH DISTINCT g
-OPTIONAL MATCH (g)-[:HAS_CONSTRAINT {id: 'core'}]->(core:Constraint)
-WITH g, collect(DISTINCT core.id) AS core
-OPTIONAL MATCH (g)-[:HAS_CONSTRAINT {id: 'inherited'}]->(inh:Constraint)
-WITH g, core, collect(DISTINCT inh.id) AS inherited
-OPTIONAL MATCH (g)-[:HAS_CONSTRAINT {id: 'eligible'}]->(el:Constraint)
-WITH g, core, inherited, collect(DISTINCT el.id) AS eligible
+OPTIONAL MATCH (g)-[h:HAS_CONSTRAINT]->(c:Constraint)
+WITH g, c.id AS id, h.roles AS roles
+ORDER BY id
+WITH g, collect(CASE WHEN 'core' IN roles THEN id END) AS core,
+     collect(CASE WHEN 'inherited' IN roles THEN id END) AS inherited,
+     collect(CASE WHEN 'eligible' IN roles THEN id END) AS eligible
 RETURN g.id AS goal_id, g.run_id AS run_id, core, inherited, eligible,
        g.required_capabilities AS required_capabilities
 ORDER BY run_id, goal_id

@@ -2,9 +2,10 @@
 // A run's goals with their committed state and constraint roles (for the summary hash).
 MATCH (g:Goal {run_id: $run_id})
 OPTIONAL MATCH (g)-[h:HAS_CONSTRAINT]->(c:Constraint)
-WITH g, c, h
-ORDER BY h.role, c.id
-WITH g, collect([h.role, c.id]) AS roles
+UNWIND coalesce(h.roles, [null]) AS role
+WITH g, c, role
+ORDER BY role, c.id
+WITH g, collect([role, c.id]) AS roles
 OPTIONAL MATCH (g)-[:DEPENDS_ON]->(d:Goal)
 WITH g, roles, d
 ORDER BY d.id

@@ -12,12 +12,9 @@ from kernel.core.goal_node import GoalChanges
 from kernel.core.run import Run
 from kernel.core.state_machine import Status, check_transition
 from kernel.store.base import GraphStore
+from kernel.store.ontology import CONSTRAINT_ROLES
 
-# coupling: added at a lowest common ancestor by a global conflict, and given to the parts
-# of its next decomposition that produce the coupled values; always selected where held.
-# owed: an inherited constraint the goal answers for (its parent's decomposition gave it
-# to this part); always selected.
-ROLES = ("core", "eligible", "selected", "inherited", "resolved", "coupling", "owed")
+ROLES = CONSTRAINT_ROLES  # see kernel.store.ontology
 # Budget-class domains say little about how to solve a goal, so the signature omits them.
 SIGNATURE_EXCLUDED_DOMAINS = frozenset({"cost", "schedule"})
 

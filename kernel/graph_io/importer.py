@@ -81,6 +81,7 @@ def import_graph(store: GraphStore, path: Path, window: int = WINDOW, *,
     if pending:
         _write_window(store, path, pending)
     schema_versions.label_statuses(store)  # export keeps the ontology label only
+    schema_versions.constraint_role_lists(store)  # a file from an older kernel
     _checkpoint(store, checkpoint_id, path, last_line, done=True)
     report = ImportReport(footer.nodes, footer.relationships, resume_after, digest,
                           blobs=footer.blobs or 0, source_schema=summary.header.source_schema)

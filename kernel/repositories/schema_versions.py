@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kernel.store.base import GraphStore
+from kernel.store.ontology import CONSTRAINT_ROLES
 
 
 def version(store: GraphStore) -> int:
@@ -36,3 +37,9 @@ def label_statuses(store: GraphStore) -> None:
     """Migration 5 and the end of an import: goals and attempts take the labels their status
     and verdict imply (what Neo4j Browser's style colours)."""
     store.run("schema/status_labels")
+
+
+def constraint_role_lists(store: GraphStore) -> None:
+    """Migration 6 and the end of an import: one HAS_CONSTRAINT edge per goal and
+    constraint, its roles a list in the kernel's order, in place of one edge per role."""
+    store.run("schema/constraint_role_lists", {"roles": list(CONSTRAINT_ROLES)})

@@ -77,7 +77,7 @@ REL_TYPES: tuple[str, ...] = (
     "FAILED_ON",        # Resolver -> GoalPattern {sigma_v, cost, ...}
     "FOLLOWS",          # LedgerEntry -> LedgerEntry (hash chain)
     "FOR",              # Attempt -> Goal
-    "HAS_CONSTRAINT",   # Goal -> Constraint {role}
+    "HAS_CONSTRAINT",   # Goal -> Constraint {roles} (one per pair)
     "HOLDS",            # Repository -> File, File -> Chunk
     "IMPLEMENTED_BY",   # Resolver -> Artifact (the code a registered tool runs)
     "IMPORTS",          # File -> File (the module it imports)
@@ -108,6 +108,15 @@ VECTORS: tuple[VectorSpec, ...] = (
     VectorSpec("FailureMode", "embedding", 384, "failure_mode_embedding"),
     VectorSpec("Symbol", "embedding", 384, "symbol_embedding"),
 )
+
+# The roles a constraint plays on a goal, in the order a HAS_CONSTRAINT edge lists them
+# (one edge per goal and constraint; the statements that write it spell this order out).
+# coupling: added at a lowest common ancestor by a global conflict, and given to the parts
+# of its next decomposition that produce the coupled values; always selected where held.
+# owed: an inherited constraint the goal answers for (its parent's decomposition gave it
+# to this part); always selected.
+CONSTRAINT_ROLES: tuple[str, ...] = ("core", "eligible", "selected", "inherited", "resolved",
+                                     "coupling", "owed")
 
 # Labels a Goal or an Attempt carries beside its own, kept in step with its status or
 # verdict by the statement that changes it, so that Neo4j Browser's style can colour them.
