@@ -1,8 +1,9 @@
 """What a step asks the loop to do, and what it hands back: the vocabulary between a
 step written as an effect producer and the dispatch loop that performs its effects.
 
-A step is a generator. It reads the graph through a read-only view (``StepView``),
-*yields* requests (``ModelCall``: one budget-gated call of an operation;
+A step is a generator (or, when it needs no request, a plain function returning its
+``Done``). It reads the graph through a read-only view (``StepView``), *yields*
+requests (``ModelCall``: one budget-gated call of an operation;
 ``Recall``: a verified record standing in for a call) and is sent each request's
 result; it *returns* ``Done``: its changes (``StepChanges``, in the order they are
 applied) and what follows it (the goals to queue, or the next move on the same goal).
@@ -20,9 +21,10 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from kernel.core.goal_node import GoalChanges
+from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.core.state_machine import Status
 from kernel.protocol import Operation, ResolveRequest
+from kernel.refusal import RefusalReason
 from kernel.runtime.gate import CLAUDE_ID
 
 N = TypeVar("N")
@@ -107,9 +109,32 @@ class Decision:
     candidates: tuple[Any, ...]
     chosen: Any
     rationale: str
+    extra: tuple[tuple[str, Any], ...] = ()  # further details, by name, in this order
 
 
-Change = Wake | Transition | SetRole | Flow | Decision
+@dataclass(frozen=True)
+class Reopen:
+    """Backtrack to the goal: reopen it into ``to`` with ``changes``, invalidating its
+    subtree; ``flow`` is told in its log, followed by what the reopening invalidated."""
+
+    goal_id: str
+    to: Status
+    changes: GoalChanges
+    flow: str
+
+
+@dataclass(frozen=True)
+class RefuseGoal:
+    """Refuse the goal for ``reason`` (recorded in the ledger with ``facts``), mark it
+    infeasible and say why in its log."""
+
+    goal: GoalNode
+    reason: RefusalReason
+    detail: str
+    facts: tuple[tuple[str, str], ...] = ()
+
+
+Change = Wake | Transition | SetRole | Flow | Decision | Reopen | RefuseGoal
 
 
 @dataclass(frozen=True)
@@ -125,6 +150,10 @@ class StepChanges:
     def __bool__(self) -> bool:
         return bool(self.changes)
 
+    def only_told(self) -> bool:
+        """Whether the changes are log lines only: nothing a later step reads."""
+        return all(isinstance(c, (Flow, Decision)) for c in self.changes)
+
 
 @dataclass(frozen=True)
 class Done(Generic[N_co]):
@@ -136,3 +165,9 @@ class Done(Generic[N_co]):
 
 # A step's body: yields requests, is sent their results, returns its ``Done``.
 Effects = Generator[Request, Any, Done[N]]
+
+
+def asking_nothing(done: Done[N]) -> Effects[N]:
+    """The body of a step that needs no request: it ends at once with ``done``."""
+    yield from ()
+    return done

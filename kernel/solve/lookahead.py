@@ -76,8 +76,7 @@ def _take_ahead(k: Kernel, goal_id: str, step: Step, opening: Opening) -> bool:
         move = opening(k, k.tree.get(goal_id))
         if move is None:
             return False
-        if BY_MOVE[type(move)].produces_effects:
-            _advance(k, move)
+        if BY_MOVE[type(move)].produces_effects and not _advance(k, move):
             return k.calls.waiting(goal_id)
     except KernelError:  # its turn meets it again, in order
         return False
@@ -86,28 +85,29 @@ def _take_ahead(k: Kernel, goal_id: str, step: Step, opening: Opening) -> bool:
     return k.calls.waiting(goal_id)
 
 
-def _advance(k: Kernel, move: moves.Move) -> None:
-    """Advance the step ``move`` starts (and the steps it leads to without a change) to
-    its first call, and start that call."""
+def _advance(k: Kernel, move: moves.Move) -> bool:
+    """Advance the step ``move`` starts (and the steps it leads to with nothing but log
+    lines changed) to its first call, and start that call; whether the turn goes on
+    into a step not written as an effect producer, to be taken ahead the older way."""
     while BY_MOVE[type(move)].produces_effects:
         body = BY_MOVE[type(move)].body(k, move)
         try:
             reached = first_request(body)
             while not isinstance(reached, (Done, ModelCall)):
                 if k.proposals.has_pending():
-                    return  # a resumed run serves what it recorded: nothing to start
-                rows = reached.read()
-                if rows is not None:
-                    return  # the record answers: no call
+                    return False  # a resumed run serves what it recorded: nothing to start
+                if reached.read() is not None:
+                    return False  # the record answers: no call
                 reached = first_request(body, None)
         finally:
             body.close()
         if isinstance(reached, ModelCall):
             _start(k, reached)
-            return
-        if reached.changes or not isinstance(reached.then, moves.Move):
-            return
+            return False
+        if not reached.changes.only_told() or not isinstance(reached.then, moves.Move):
+            return False
         move = reached.then
+    return True
 
 
 def _start(k: Kernel, call: ModelCall) -> None:

@@ -19,13 +19,13 @@ from typing import Any, TypeVar
 from kernel.runtime.gate import ask
 from kernel.runtime.kernel import Kernel
 from kernel.solve.effects import (
-    Change,
     Decision,
     Done,
     Effects,
     Flow,
     ModelCall,
     Recall,
+    Reopen,
     Request,
     SetRole,
     StepChanges,
@@ -62,22 +62,23 @@ def perform(k: Kernel, request: Request) -> Any:
 def apply(k: Kernel, changes: StepChanges) -> None:
     """Write a step's changes, in order."""
     for change in changes.changes:
-        _apply(k, change)
-
-
-def _apply(k: Kernel, change: Change) -> None:
-    if isinstance(change, Wake):
-        k.run.will_wake(list(change.goal_ids))
-    elif isinstance(change, Transition):
-        k.tree.transition(change.goal_id, change.to, change.changes)
-    elif isinstance(change, SetRole):
-        k.constraints.set_role(k.run, change.goal_id, change.role, change.ids,
-                               change.from_status, change.to)
-    elif isinstance(change, Flow):
-        k.log.flow(change.goal_id, change.text)
-    elif isinstance(change, Decision):
-        k.log.decision(change.goal_id, change.decision, candidates=list(change.candidates),
-                       chosen=change.chosen, rationale=change.rationale)
+        if isinstance(change, Wake):
+            k.run.will_wake(list(change.goal_ids))
+        elif isinstance(change, Transition):
+            k.tree.transition(change.goal_id, change.to, change.changes)
+        elif isinstance(change, SetRole):
+            k.constraints.set_role(k.run, change.goal_id, change.role, change.ids,
+                                   change.from_status, change.to)
+        elif isinstance(change, Flow):
+            k.log.flow(change.goal_id, change.text)
+        elif isinstance(change, Decision):
+            k.log.decision(change.goal_id, change.decision, candidates=list(change.candidates),
+                           chosen=change.chosen, rationale=change.rationale, **dict(change.extra))
+        elif isinstance(change, Reopen):
+            invalidated = k.tree.reopen(change.goal_id, change.to, change.changes)
+            k.log.flow(change.goal_id, f"{change.flow}; {invalidated.said()}")
+        else:
+            k.refuse_goal(change.goal, change.reason, change.detail, **dict(change.facts))
 
 
 def first_request(body: Effects[N], answer: Any = None) -> Request | Done[N]:

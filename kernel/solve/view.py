@@ -15,7 +15,7 @@ from kernel.core.envelopes import Constraint
 from kernel.core.goal_node import GoalNode
 from kernel.kg import reuse
 from kernel.runtime.kernel import Kernel, SolveConfig
-from kernel.solve import prompt_inputs
+from kernel.solve import composite, prompt_inputs
 from kernel.solve.effects import Recall
 from kernel.solve.steps._shared import wake_dependents
 
@@ -54,6 +54,10 @@ class StepView(Protocol):
         """The goals to step once ``goal`` resolves."""
         ...
 
+    def subtree_facts(self, goal: GoalNode) -> tuple[dict[str, float], dict[str, list[str]]]:
+        """What the goal's parts add up to, and the leaves that leave out each metric."""
+        ...
+
 
 class KernelView:
     """``StepView`` over a run's context: reads only."""
@@ -86,3 +90,6 @@ class KernelView:
 
     def wakes(self, goal: GoalNode) -> list[str]:
         return wake_dependents(self._k, goal)
+
+    def subtree_facts(self, goal: GoalNode) -> tuple[dict[str, float], dict[str, list[str]]]:
+        return composite.subtree_facts(self._k, goal)

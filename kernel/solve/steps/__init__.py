@@ -30,7 +30,7 @@ from typing import Any, Generic, TypeVar
 from kernel.core.state_machine import Status
 from kernel.runtime.kernel import Kernel
 from kernel.solve import moves
-from kernel.solve.effects import Done, Effects
+from kernel.solve.effects import Done, Effects, asking_nothing
 from kernel.solve.perform import drive
 from kernel.solve.steps import (
     assemble,
@@ -63,21 +63,22 @@ class Step(Generic[M]):
     number: str
     name: str
     move: type[M]
-    run: Callable[[Kernel, M], Next] | Callable[[StepView, M], Effects[Next]]
+    run: Callable[[Kernel, M], Next] | Callable[[StepView, M], Effects[Next] | Done[Next]]
     # The state an effect producer works in: a goal resuming from pending enters it
     # before the step runs (``GoalTree.enter``: it rides the step's commit).
     enters: Status | None = None
 
     @property
     def produces_effects(self) -> bool:
-        """Whether the step yields its requests and returns its changes (the loop
-        performs them) rather than performing them itself."""
-        return inspect.isgeneratorfunction(self.run)
+        """Whether the step reads through a view and returns its changes (the loop
+        performs its requests and changes) rather than performing them itself."""
+        return next(iter(typing.get_type_hints(self.run).values())) is StepView
 
     def body(self, k: Kernel, move: M) -> Effects[Next]:
         """An effect producer's body for ``move``, reading ``k`` through a view."""
-        run = typing.cast(Callable[[StepView, M], Effects[Next]], self.run)
-        return run(KernelView(k), move)
+        run = typing.cast(Callable[[StepView, M], Effects[Next] | Done[Next]], self.run)
+        body = run(KernelView(k), move)
+        return asking_nothing(body) if isinstance(body, Done) else body
 
     def take(self, k: Kernel, move: M) -> Next:
         """Take the step on its turn."""
@@ -91,8 +92,9 @@ class Step(Generic[M]):
         """The moves this step can make, from its return annotation (None: the queue)."""
         hints = typing.get_type_hints(self.run)["return"]
         if typing.get_origin(hints) is collections.abc.Generator:
-            done = typing.get_args(hints)[2]  # Effects[X] is Generator[..., Done[X]]
-            hints = typing.get_args(done)[0] if typing.get_origin(done) is Done else done
+            hints = typing.get_args(hints)[2]  # Effects[X] is Generator[..., Done[X]]
+        if typing.get_origin(hints) is Done:
+            hints = typing.get_args(hints)[0]
         options = typing.get_args(hints) if isinstance(hints, types.UnionType) else (hints,)
         return tuple(None if typing.get_origin(o) is list else o for o in options)
 

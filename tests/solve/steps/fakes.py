@@ -13,7 +13,7 @@ from kernel.core.goal_node import GoalNode
 from kernel.core.state_machine import Status
 from kernel.proposals import Proposal
 from kernel.runtime.kernel import SolveConfig
-from kernel.solve.effects import Done, Effects, Recall, Request
+from kernel.solve.effects import Done, Effects, Recall, Request, asking_nothing
 from kernel.solve.perform import first_request
 
 N = TypeVar("N")
@@ -52,6 +52,8 @@ class FakeView:
     from_above: dict[str, dict[str, Any]] = field(default_factory=dict)
     records: dict[str, Callable[[], Any]] = field(default_factory=dict)
     woken: dict[str, list[str]] = field(default_factory=dict)
+    facts: dict[str, tuple[dict[str, float], dict[str, list[str]]]] = field(
+        default_factory=dict)
     config: SolveConfig = field(default_factory=SolveConfig)
 
     def goal(self, goal_id: str) -> GoalNode:
@@ -77,10 +79,15 @@ class FakeView:
     def wakes(self, goal: GoalNode) -> list[str]:
         return self.woken.get(goal.id, [])
 
+    def subtree_facts(self, goal: GoalNode) -> tuple[dict[str, float], dict[str, list[str]]]:
+        return self.facts[goal.id]
 
-def drive(body: Effects[N], answers: list[Any]) -> tuple[list[Request], Done[N]]:
+
+def drive(body: Effects[N] | Done[N], answers: list[Any]) -> tuple[list[Request], Done[N]]:
     """Run a step to its end, answering its requests with ``answers`` in order; the
     requests it made and what it returned. Fails if it asks more or fewer times."""
+    if isinstance(body, Done):  # a step that needs no request
+        body = asking_nothing(body)
     asked: list[Request] = []
     script = iter(answers)
     step = first_request(body)
