@@ -29,7 +29,7 @@ from kernel.protocol import solve_models as models
 from kernel.refusal import RefusalReason
 from kernel.repositories import goals
 from kernel.runtime.kernel import Kernel
-from kernel.solve.effects import Decision, RefuseGoal, Reopen, StepChanges
+from kernel.solve.effects import Decision, Flow, RefuseGoal, Reopen, StepChanges
 from kernel.solve.verification import arith_check, part_facts
 
 S = Status
@@ -107,4 +107,4 @@ def _violated(told: StepChanges, goal: GoalNode, failed: list[Check], titles: di
         reopened=reopened + 1,
         feedback={"summary": f"the parts together violate {names}", "violations": trace,
                   "metrics_not_reported_by": missing}),
-        f"reopened: the parts together violate {names}"), [goal.id]
+        Flow(goal.id, f"reopened: the parts together violate {names}")), [goal.id]

@@ -115,12 +115,30 @@ class Decision:
 @dataclass(frozen=True)
 class Reopen:
     """Backtrack to the goal: reopen it into ``to`` with ``changes``, invalidating its
-    subtree; ``flow`` is told in its log, followed by what the reopening invalidated."""
+    subtree; ``told`` (a flow line or a decision) is logged after it, followed by what
+    the reopening invalidated."""
 
     goal_id: str
     to: Status
     changes: GoalChanges
-    flow: str
+    told: Flow | Decision | None = None
+
+
+@dataclass(frozen=True)
+class StoreVerification:
+    """Store the verification pending since step 6 now, as its own commit, instead of
+    letting it ride the goal's next move."""
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Record a refusal for ``goal_id`` in the ledger (once: a resumed run that refuses
+    again the same way does not record it twice)."""
+
+    goal_id: str
+    reason: RefusalReason
+    detail: str
+    facts: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -134,7 +152,8 @@ class RefuseGoal:
     facts: tuple[tuple[str, str], ...] = ()
 
 
-Change = Wake | Transition | SetRole | Flow | Decision | Reopen | RefuseGoal
+Change = (Wake | Transition | SetRole | Flow | Decision | Reopen | StoreVerification | Refusal
+          | RefuseGoal)
 
 
 @dataclass(frozen=True)

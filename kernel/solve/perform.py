@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+from kernel.refusal import refuse
 from kernel.runtime.gate import ask
 from kernel.runtime.kernel import Kernel
 from kernel.solve.effects import (
@@ -25,10 +26,12 @@ from kernel.solve.effects import (
     Flow,
     ModelCall,
     Recall,
+    Refusal,
     Reopen,
     Request,
     SetRole,
     StepChanges,
+    StoreVerification,
     Transition,
     Wake,
 )
@@ -69,16 +72,32 @@ def apply(k: Kernel, changes: StepChanges) -> None:
         elif isinstance(change, SetRole):
             k.constraints.set_role(k.run, change.goal_id, change.role, change.ids,
                                    change.from_status, change.to)
-        elif isinstance(change, Flow):
-            k.log.flow(change.goal_id, change.text)
-        elif isinstance(change, Decision):
-            k.log.decision(change.goal_id, change.decision, candidates=list(change.candidates),
-                           chosen=change.chosen, rationale=change.rationale, **dict(change.extra))
+        elif isinstance(change, Flow | Decision):
+            _tell(k, change)
         elif isinstance(change, Reopen):
-            invalidated = k.tree.reopen(change.goal_id, change.to, change.changes)
-            k.log.flow(change.goal_id, f"{change.flow}; {invalidated.said()}")
+            _reopen(k, change)
+        elif isinstance(change, StoreVerification):
+            k.run.store_verification()
+        elif isinstance(change, Refusal):
+            facts: dict[str, Any] = dict(change.facts)
+            refuse(k.ledger, change.goal_id, change.reason, change.detail, **facts)
         else:
             k.refuse_goal(change.goal, change.reason, change.detail, **dict(change.facts))
+
+
+def _tell(k: Kernel, line: Flow | Decision, then: str = "") -> None:
+    """A log line (``then`` added to its text or rationale)."""
+    if isinstance(line, Flow):
+        k.log.flow(line.goal_id, line.text + then)
+    else:
+        k.log.decision(line.goal_id, line.decision, candidates=list(line.candidates),
+                       chosen=line.chosen, rationale=line.rationale + then, **dict(line.extra))
+
+
+def _reopen(k: Kernel, change: Reopen) -> None:
+    invalidated = k.tree.reopen(change.goal_id, change.to, change.changes)
+    if change.told is not None:
+        _tell(k, change.told, f"; {invalidated.said()}")
 
 
 def first_request(body: Effects[N], answer: Any = None) -> Request | Done[N]:

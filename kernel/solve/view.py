@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from kernel.core.confidence import PathNode
 from kernel.core.envelopes import Constraint
 from kernel.core.goal_node import GoalNode
 from kernel.kg import reuse
@@ -25,6 +26,13 @@ class StepView(Protocol):
 
     @property
     def config(self) -> SolveConfig: ...
+
+    @property
+    def run_id(self) -> str: ...
+
+    def path(self, goal_id: str) -> list[PathNode]:
+        """The root-to-goal path, each goal with its sigma_v and depth."""
+        ...
 
     def goal(self, goal_id: str) -> GoalNode:
         """The goal as stored."""
@@ -68,6 +76,13 @@ class KernelView:
     @property
     def config(self) -> SolveConfig:
         return self._k.config
+
+    @property
+    def run_id(self) -> str:
+        return self._k.run.run_id
+
+    def path(self, goal_id: str) -> list[PathNode]:
+        return self._k.confidence.path(goal_id)
 
     def goal(self, goal_id: str) -> GoalNode:
         return self._k.tree.get(goal_id)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from kernel.core.confidence import PathNode
 from kernel.core.envelopes import Constraint
 from kernel.core.goal_node import GoalNode
 from kernel.core.state_machine import Status
@@ -55,6 +56,11 @@ class FakeView:
     facts: dict[str, tuple[dict[str, float], dict[str, list[str]]]] = field(
         default_factory=dict)
     config: SolveConfig = field(default_factory=SolveConfig)
+    paths: dict[str, list[PathNode]] = field(default_factory=dict)
+    run_id: str = "run:1"
+
+    def path(self, goal_id: str) -> list[PathNode]:
+        return self.paths[goal_id]
 
     def goal(self, goal_id: str) -> GoalNode:
         return self.goals[goal_id]

@@ -46,7 +46,7 @@ def test_parts_that_break_a_total_reopen_the_goal_with_the_violation_as_feedback
     assert isinstance(told, Decision) and told.chosen == "UNSAT"
     assert isinstance(reopen, Reopen) and reopen.to == S.SELECTING_RESOLVER
     assert reopen.changes.reopened == 2
-    assert reopen.flow == "reopened: the parts together violate cheap"
+    assert reopen.told == Flow("goal:a", "reopened: the parts together violate cheap")
 
 
 def test_past_the_reopening_budget_the_goal_is_refused_and_its_parent_woken() -> None:
