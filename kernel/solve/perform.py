@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+from kernel.core.logs import TieredLog
 from kernel.refusal import refuse
 from kernel.runtime.gate import ask
 from kernel.runtime.kernel import Kernel
@@ -73,9 +74,11 @@ def apply(k: Kernel, changes: StepChanges) -> None:
             k.constraints.set_role(k.run, change.goal_id, change.role, change.ids,
                                    change.from_status, change.to)
         elif isinstance(change, Flow | Decision):
-            _tell(k, change)
+            _tell(k.log, change)
         elif isinstance(change, Reopen):
-            _reopen(k, change)
+            invalidated = k.tree.reopen(change.goal_id, change.to, change.changes)
+            if change.told is not None:
+                _tell(k.log, change.told, f"; {invalidated.said()}")
         elif isinstance(change, StoreVerification):
             k.run.store_verification()
         elif isinstance(change, Refusal):
@@ -85,19 +88,13 @@ def apply(k: Kernel, changes: StepChanges) -> None:
             k.refuse_goal(change.goal, change.reason, change.detail, **dict(change.facts))
 
 
-def _tell(k: Kernel, line: Flow | Decision, then: str = "") -> None:
+def _tell(log: TieredLog, line: Flow | Decision, then: str = "") -> None:
     """A log line (``then`` added to its text or rationale)."""
     if isinstance(line, Flow):
-        k.log.flow(line.goal_id, line.text + then)
+        log.flow(line.goal_id, line.text + then)
     else:
-        k.log.decision(line.goal_id, line.decision, candidates=list(line.candidates),
-                       chosen=line.chosen, rationale=line.rationale + then, **dict(line.extra))
-
-
-def _reopen(k: Kernel, change: Reopen) -> None:
-    invalidated = k.tree.reopen(change.goal_id, change.to, change.changes)
-    if change.told is not None:
-        _tell(k, change.told, f"; {invalidated.said()}")
+        log.decision(line.goal_id, line.decision, candidates=list(line.candidates),
+                     chosen=line.chosen, rationale=line.rationale + then, **dict(line.extra))
 
 
 def first_request(body: Effects[N], answer: Any = None) -> Request | Done[N]:
