@@ -226,11 +226,10 @@ class LiveSource:
     def ahead(self, request: ResolveRequest, wanted: dict[str, Any], occurrence: int,
               proposer: Proposer | None) -> None:
         """Start the call a step taken ahead of its turn has reached, if its proposer may
-        be asked ahead; then the step taken ahead ends here (LookaheadStop)."""
+        be asked ahead."""
         source = self.answerer(proposer)
         if self.calls is not None and self.calls.ahead and source.prefetchable:
             self.calls.start(source, request, wanted["fingerprint"], occurrence)
-        raise LookaheadStop(request.operation)
 
 
 class Proposals:
@@ -364,11 +363,21 @@ class Proposals:
         if self.run.store.lookahead:
             if earlier is None:
                 live.ahead(request, wanted, self._occurrence(request), proposer)
-            raise LookaheadStop(request.operation)
+            raise LookaheadStop(request.operation)  # the step taken ahead ends here
         if earlier is not None:
             return live.reuse(request, wanted, earlier)
         return live.proposal(request, wanted, self._occurrence(request), proposer, estimate,
                              reuse_key=key)
+
+    def start_ahead(self, request: ResolveRequest, proposer: Proposer | None = None) -> None:
+        """Start, ahead of its turn, the call ``request`` will make on it, unless what is
+        recorded or an answer given before in this graph will serve it."""
+        if self.replaying or self._pending_entry() is not None:
+            return
+        _, earlier = self._earlier_answer(request, proposer)
+        if earlier is None:
+            self._live(request).ahead(request, _wanted(request), self._occurrence(request),
+                                      proposer)
 
     def observe(self, name: str, goal_id: str, read: Callable[[], Any],
                 source: str = "knowledge-graph") -> Any:

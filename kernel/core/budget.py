@@ -161,6 +161,16 @@ class BudgetEnforcer:
             self._transfer(child_id, amount, "pre-check shortfall drawn from above")
         return PreCheck(Decision.ALLOWED, total([left, need]), need)
 
+    def covers(self, goal_id: str, estimate: Amount) -> bool:
+        """Whether the goal's own budget pays ``estimate`` as it stands (reads only: a call
+        started ahead of its turn; a draw on the goals above is left to the turn)."""
+        waiting = self._waiting(goal_id)
+        if waiting is None:
+            return False
+        view = self._view(goal_id)
+        return Amount(int(view["cost_left"]) - sum(c["cost"] for c in waiting),
+                      int(view["time_left"]) - sum(c["time"] for c in waiting)).covers(estimate)
+
     def _transfer(self, goal_id: str, amount: Amount, description: str) -> None:
         self.run.commit("budget/transfer", {
             "goal_id": goal_id, "cost": amount.cost, "time": amount.time,

@@ -21,6 +21,7 @@ A run started with ``--fresh`` reuses neither (``Proposals.reuse``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from kernel.core.envelopes import Constraint, ConstraintSpec
@@ -65,9 +66,10 @@ def identified_before(k: KnowledgeRun, goal: GoalNode, inherited: list[Constrain
         f"goal {found['goal_id']} of {found['run_id']}"
 
 
-def leaf_before(k: KnowledgeRun, goal: GoalNode) -> models.LeafClassification | None:
-    """An atomic-leaf classification the record of the same source settles, or None
-    (ask the model)."""
+def leaf_read(k: KnowledgeRun, goal: GoalNode) -> Callable[[], dict[str, Any] | None] | None:
+    """How the record of the goal's kind is read for step 7 (rows, or None: ask the
+    model); None when the goal has no pattern to look up. The read is recalled through
+    ``Proposals.recall`` (see ``leaf_classification``)."""
     pattern_id = goal.pattern_id
     if pattern_id is None:
         return None
@@ -83,11 +85,12 @@ def leaf_before(k: KnowledgeRun, goal: GoalNode) -> models.LeafClassification | 
             return None
         return {"atomic": atomic, "example": row["example"]}
 
-    found = k.proposals.recall("reuse/classify_leaf", goal.id, read)
-    if found is None:
-        return None
+    return read
+
+
+def leaf_classification(found: dict[str, Any]) -> models.LeafClassification:
+    """The atomic-leaf classification the recalled record settles."""
     return models.LeafClassification(
         is_leaf=True, leaf_kind="atomic",
         leaf_reason=f"{found['atomic']} verified goal(s) of this kind were atomic leaves "
                     f"and none was decomposed (e.g. {found['example']})")
-

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kernel.core.envelopes import Check
+from kernel.core.envelopes import Check, Constraint
 from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.core.state_machine import Status
 from kernel.core.units import micros_to_usd, ms_to_seconds
@@ -29,29 +29,30 @@ from kernel.protocol import solve_models as models
 from kernel.refusal import RefusalReason
 from kernel.repositories import goals
 from kernel.runtime.kernel import Kernel
-from kernel.solve.verification import arith_check, is_arithmetic, part_facts
+from kernel.solve.effects import Decision, Flow, RefuseGoal, Reopen, StepChanges
+from kernel.solve.verification import arith_check, part_facts
 
 S = Status
 
 
-def check(k: Kernel, goal: GoalNode) -> list[str] | None:
-    """None when the goal's arithmetic constraints hold over its parts; otherwise the
-    goals to run next (the reopened goal, or the parent of a refused one)."""
-    selected = k.constraints.get_many(k.constraints.roles(goal.id)["selected"])
-    arithmetic = [c for c in selected if is_arithmetic(c)]
-    if not arithmetic:
-        return None
-    facts, missing = subtree_facts(k, goal)
+def judged(goal: GoalNode, arithmetic: list[Constraint], facts: dict[str, float],
+           missing: dict[str, list[str]], max_reopens: int,
+           ) -> tuple[StepChanges, list[str] | None]:
+    """The check of the goal's arithmetic constraints over its parts' ``facts``, told in
+    its log; then None when they hold, otherwise the goals to run next (the reopened
+    goal, or the parent of a refused one) with the reopening or refusal."""
     checks = [arith_check(c, facts) for c in arithmetic]
     failed = [c for c in checks if not c.passed]
-    k.log.decision(goal.id, "composite_check", candidates=[c.id for c in arithmetic],
-                   chosen="UNSAT" if failed else "SAT",
-                   rationale=f"{len(checks) - len(failed)}/{len(checks)} arithmetic "
-                             f"constraints hold over {int(facts['parts'])} parts",
-                   checks=[c.model_dump(mode="json") for c in checks])
+    told = StepChanges((Decision(
+        goal.id, "composite_check", tuple(c.id for c in arithmetic),
+        "UNSAT" if failed else "SAT",
+        f"{len(checks) - len(failed)}/{len(checks)} arithmetic constraints hold over "
+        f"{int(facts['parts'])} parts",
+        (("checks", [c.model_dump(mode="json") for c in checks]),)),))
     if not failed:
-        return None
-    return _violated(k, goal, failed, {c.id: c.title for c in arithmetic}, missing)
+        return told, None
+    return _violated(told, goal, failed, {c.id: c.title for c in arithmetic}, missing,
+                     max_reopens)
 
 
 def subtree_facts(k: Kernel, goal: GoalNode) -> tuple[dict[str, float], dict[str, list[str]]]:
@@ -91,19 +92,19 @@ def _metrics(k: Kernel, artifact_id: str | None) -> dict[str, float]:
     return models.ResolutionOutput.model_validate_json(k.artifacts.read(artifact_id)).metrics
 
 
-def _violated(k: Kernel, goal: GoalNode, failed: list[Check], titles: dict[str, str],
-              missing: dict[str, list[str]]) -> list[str]:
+def _violated(told: StepChanges, goal: GoalNode, failed: list[Check], titles: dict[str, str],
+              missing: dict[str, list[str]], max_reopens: int,
+              ) -> tuple[StepChanges, list[str]]:
     names = ", ".join(sorted(titles[c.constraint_id] for c in failed))
     trace = [c.model_dump(mode="json") for c in failed]
     reopened = goal.reopened
-    if reopened >= k.config.max_reopens:
-        return k.refuse_goal(goal, RefusalReason.PARTS_VIOLATE_CONSTRAINT,
-                             f"its parts together violate {names}: {trace}",
-                             constraints=names, count=str(reopened))
-    invalidated = k.tree.reopen(goal.id, S.SELECTING_RESOLVER, GoalChanges(
+    if reopened >= max_reopens:
+        return told + RefuseGoal(goal, RefusalReason.PARTS_VIOLATE_CONSTRAINT,
+                                 f"its parts together violate {names}: {trace}",
+                                 (("constraints", names), ("count", str(reopened)))), \
+            [goal.parent_id] if goal.parent_id else []
+    return told + Reopen(goal.id, S.SELECTING_RESOLVER, GoalChanges(
         reopened=reopened + 1,
         feedback={"summary": f"the parts together violate {names}", "violations": trace,
-                  "metrics_not_reported_by": missing}))
-    k.log.flow(goal.id, f"reopened: the parts together violate {names}; "
-                           f"{invalidated.said()}")
-    return [goal.id]
+                  "metrics_not_reported_by": missing}),
+        Flow(goal.id, f"reopened: the parts together violate {names}")), [goal.id]

@@ -93,7 +93,7 @@ def _drive(k: Kernel, root_id: str, queue: list[str], on_step: Callable[[str], N
                 continue
             return _capped(k, root_id, count)
         goal_id = queue[0]
-        look_ahead(k, queue, _step)
+        look_ahead(k, queue, _step, first_move)
         k.run.begin_step(queue)
         try:
             queue = advance(queue[1:], _step(k, goal_id))
@@ -152,27 +152,64 @@ def escalate(k: Kernel, denied: BudgetDenied) -> list[str]:
     return take(k, moves.Hire(goal, gap, "over_budget", goal.status))
 
 
-def _run_step(k: Kernel, goal_id: str) -> list[str]:
-    goal = k.tree.get(goal_id)
+@dataclass(frozen=True)
+class Turn:
+    """The move a goal's turn starts with; ``name`` (INTAKE, or the action) when the turn
+    is shown as a step and a missing or unusable proposal refuses the goal."""
+
+    move: moves.Move
+    name: str | None = None
+    attempt: int | None = None
+
+
+@dataclass(frozen=True)
+class Blocked:
+    """A decomposed goal whose infeasible children leave it nothing to wait for."""
+
+    children: tuple[str, ...]
+
+
+def opening(k: Kernel, goal: GoalNode) -> Turn | Blocked | None:
+    """How the goal's turn starts, from the graph as committed (reads only): None when
+    it has nothing to do."""
     status = goal.status
     if status in TERMINAL or status == S.GATED or goal.stale:
-        return []
+        return None
     if goal.intake == "open":  # step 1 first, parked on the person or not
-        progress.report("step", "intake", goal.id, goal.summary, None)
-        return _handled(k, goal, "INTAKE", moves.Intake(goal))
+        return Turn(moves.Intake(goal), "INTAKE")
     if goal.awaiting:  # a build subgoal or a HIRE answer
         if goal.awaiting.startswith("capreq:"):
-            return take(k, moves.HireAnswered(goal))
-        return take(k, moves.BuildDone(goal))
+            return Turn(moves.HireAnswered(goal))
+        return Turn(moves.BuildDone(goal))
     if status == S.PENDING and goal.decompositions > 0:
         return _waiting_on_children(k, goal)
-    action = k.tree.next_action(goal_id)
+    action = k.tree.next_action(goal.id)
     if action == Action.WAIT:
-        return []
+        return None
     attempt = goal.attempt_count + (action == Action.RESOLVE) \
         if action in (Action.RESOLVE, Action.VERIFY) else None
-    progress.report("step", action.value.lower(), goal.id, goal.summary, attempt)
-    return _handled(k, goal, action.value, FIRST_MOVE[action](goal))
+    return Turn(FIRST_MOVE[action](goal), action.value, attempt)
+
+
+def first_move(k: Kernel, goal: GoalNode) -> moves.Move | None:
+    """The move the goal's turn starts with, if it has one to take ahead of its turn."""
+    turn = opening(k, goal)
+    return turn.move if isinstance(turn, Turn) else None
+
+
+def _run_step(k: Kernel, goal_id: str) -> list[str]:
+    goal = k.tree.get(goal_id)
+    turn = opening(k, goal)
+    if turn is None:
+        return []
+    if isinstance(turn, Blocked):
+        return k.refuse_goal(goal, RefusalReason.SUBGOAL_INFEASIBLE,
+                             f"children {list(turn.children)} are infeasible",
+                             children=", ".join(turn.children))
+    if turn.name is None:
+        return take(k, turn.move)
+    progress.report("step", turn.name.lower(), goal.id, goal.summary, turn.attempt)
+    return _handled(k, goal, turn.name, turn.move)
 
 
 def _handled(k: Kernel, goal: GoalNode, name: str, move: moves.Move) -> list[str]:
@@ -201,16 +238,14 @@ def _led_by_cause(k: Kernel, goal: GoalNode, detail: str) -> str:
     return detail if cause is None else f"{cause}; then {detail}"
 
 
-def _waiting_on_children(k: Kernel, goal: GoalNode) -> list[str]:
+def _waiting_on_children(k: Kernel, goal: GoalNode) -> Turn | Blocked | None:
     children = goals.children(k.store, goal.id)
     statuses = {c["status"] for c in children}
     if children and statuses == {S.RESOLVED.value}:
-        return take(k, moves.Compose(goal))
+        return Turn(moves.Compose(goal))
     if S.INFEASIBLE.value in statuses and not statuses - TERMINAL:
-        blocked = [c["id"] for c in children if c["status"] == S.INFEASIBLE.value]
-        return k.refuse_goal(goal, RefusalReason.SUBGOAL_INFEASIBLE,
-                       f"children {blocked} are infeasible", children=", ".join(blocked))
-    return []
+        return Blocked(tuple(c["id"] for c in children if c["status"] == S.INFEASIBLE.value))
+    return None
 
 
 def _outcome(k: Kernel, root_id: str, count: int, stopped: str | None = None) -> Outcome:

@@ -3,12 +3,21 @@
 The run commits one step at a time, in its queue's order, as it always has; that order
 is what makes a run replay and resume exactly. What takes the time is the calls: with
 ``--concurrency`` above 1, before the goal first in the queue takes its step, each goal
-behind it (as many as may be in flight) takes its own next step *ahead of its turn*,
-against the graph as committed: reads only. The first write, ledger entry or call it
-reaches ends it (``LookaheadStop``); a call it reached is started then, and answered
-when the goal's turn makes the same call (same proposer, request and occurrence). Goals
-are looked at in queue order until the calls out fill the concurrency. What the step
-changed in memory is rewound, so the run goes on as if it had not been taken.
+behind it (as many as may be in flight) has its next step taken *ahead of its turn*,
+against the graph as committed. A call it reaches is started then, and answered when the
+goal's turn makes the same call (same proposer, request and occurrence). Goals are
+looked at in queue order until the calls out fill the concurrency.
+
+A step written as an effect producer (``kernel.solve.effects``) is advanced to its first
+call and no further: it reads through its view, a recalled record or a history it asks
+for is read and handed to it (nothing is recorded), and the call it then asks for is
+started when the budget the goal holds covers its estimate and nothing recorded or
+answered before will serve it. Nothing is written, so there is nothing to undo. A step
+that changes something before its first call (a write ends the advance) or an error
+its turn will meet again (a ``KernelError``) has nothing to start.
+
+A step not yet written that way is run as before: the store refuses its first write
+(``LookaheadStop``), and what it changed in memory is rewound.
 
 A call whose turn asks for something else (an earlier step in the round changed what
 the goal sees) is not used: it is counted, and what it cost is told at the end of the
@@ -20,20 +29,30 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 
-from kernel.errors import LookaheadStop
+from kernel.core.goal_node import GoalNode
+from kernel.errors import KernelError, LookaheadStop
 from kernel.runtime import progress
+from kernel.runtime.gate import amount
 from kernel.runtime.kernel import Kernel
+from kernel.solve import moves
+from kernel.solve.effects import Done, ModelCall
+from kernel.solve.perform import first_request
+from kernel.solve.steps import BY_MOVE
 
 # How far behind the head a goal may be and still be looked at, in multiples of the
 # concurrency: far enough to pass over goals whose next step only writes.
 LOOK_FURTHER = 4
 
+Step = Callable[[Kernel, str], object]
+Opening = Callable[[Kernel, GoalNode], moves.Move | None]
 
-def look_ahead(k: Kernel, queue: list[str], step: Callable[[Kernel, str], object]) -> None:
+
+def look_ahead(k: Kernel, queue: list[str], step: Step, opening: Opening) -> None:
     """Start the next calls of the goals behind ``queue[0]``, in queue order, until as
     many calls are out as the run's concurrency allows, the head's own among them (a goal
     whose next step writes before it calls has nothing to start, and is passed over until
-    it has taken that step); drop the calls of goals that left the queue."""
+    it has taken that step); drop the calls of goals that left the queue. ``opening`` is
+    the move a goal's turn starts with (None: nothing to take ahead)."""
     calls = k.calls
     if not calls.ahead or k.proposals.replaying:
         return
@@ -47,16 +66,56 @@ def look_ahead(k: Kernel, queue: list[str], step: Callable[[Kernel, str], object
             break
         if calls.waiting(goal_id) or goal_id in calls.writes_first:
             continue
-        if not _take_ahead(k, goal_id, step):
+        if not _take_ahead(k, goal_id, step, opening):
             calls.writes_first.add(goal_id)
 
 
-def _take_ahead(k: Kernel, goal_id: str, step: Callable[[Kernel, str], object]) -> bool:
-    """Whether the step, taken ahead, started a call. It ends at what it reaches first (a
-    write, a ledger entry, its call), or at an error its turn will meet again, in order."""
+def _take_ahead(k: Kernel, goal_id: str, step: Step, opening: Opening) -> bool:
+    """Whether the step, taken ahead, started a call."""
+    try:
+        move = opening(k, k.tree.get(goal_id))
+        if move is None:
+            return False
+        if BY_MOVE[type(move)].produces_effects and not _advance(k, move):
+            return k.calls.waiting(goal_id)
+    except KernelError:  # its turn meets it again, in order
+        return False
     with _ahead_of_turn(k), contextlib.suppress(LookaheadStop, Exception):
         step(k, goal_id)
     return k.calls.waiting(goal_id)
+
+
+def _advance(k: Kernel, move: moves.Move) -> bool:
+    """Advance the step ``move`` starts (and the steps it leads to with nothing but log
+    lines changed) to its first call, and start that call; whether the turn goes on
+    into a step not written as an effect producer, to be taken ahead the older way."""
+    while BY_MOVE[type(move)].produces_effects:
+        body = BY_MOVE[type(move)].body(k, move)
+        try:
+            reached = first_request(body)
+            while not isinstance(reached, (Done, ModelCall)):
+                if k.proposals.has_pending():
+                    return False  # a resumed run serves what it recorded: nothing to start
+                if reached.read() is not None:
+                    return False  # the record answers: no call
+                reached = first_request(body, None)
+        finally:
+            body.close()
+        if isinstance(reached, ModelCall):
+            _start(k, reached)
+            return False
+        if not reached.changes.only_told() or not isinstance(reached.then, moves.Move):
+            return False
+        move = reached.then
+    return True
+
+
+def _start(k: Kernel, call: ModelCall) -> None:
+    """Start ``call`` when the goal's own budget covers it (drawing on the goals above is
+    a write, left to its turn)."""
+    estimate = k.proposals.estimate(call.request)
+    if k.budget.covers(call.goal_id, amount(estimate.cost_usd, estimate.seconds)):
+        k.proposals.start_ahead(call.request)
 
 
 @contextlib.contextmanager

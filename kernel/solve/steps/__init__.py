@@ -1,11 +1,16 @@
 """The SOLVE loop's steps, one module each, and the one table that runs them.
 
-Every step has one signature, ``(k, move) -> list[str] | <moves>``: the move names its
-goal and carries what the step before handed on; the result is the goals to queue, or the
-move that starts the next step on the same goal in the same turn. Steps never call or
-import each other: ``take`` follows the moves through ``STEPS``, and the edges of the
-loop are read from each step's return annotation. ``docs/solve-loop.md``'s table is
-rendered from the same table (``python -m kernel.solve.steps``; a test keeps them equal).
+A step takes the move that names its goal and carries what the step before handed on;
+what follows it is the goals to queue, or the move that starts the next step on the same
+goal in the same turn. A step is written one of two ways: as an effect producer,
+``(view, move) -> Effects[<what follows>]``, which reads through a read-only view,
+yields its requests and returns its changes (``kernel.solve.effects``; the loop performs
+them, ``kernel.solve.perform``), or, not yet moved to that form, ``(k, move) -> <what
+follows>``, which performs its effects itself through the run's context. ``take`` drives
+both side by side. Steps never call or import each other: ``take`` follows the moves
+through ``STEPS``, and the edges of the loop are read from each step's return
+annotation. ``docs/solve-loop.md``'s table is rendered from the same table
+(``python -m kernel.solve.steps``; a test keeps them equal).
 
 Every step is safe to run again after a crash: proposals already recorded are served
 from the ledger, spends are idempotent per proposal, an open attempt is continued, and
@@ -14,6 +19,7 @@ children of an unfinished decomposition are found by their key.
 
 from __future__ import annotations
 
+import collections.abc
 import inspect
 import types
 import typing
@@ -21,8 +27,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from kernel.core.state_machine import Status
 from kernel.runtime.kernel import Kernel
 from kernel.solve import moves
+from kernel.solve.effects import Done, Effects, asking_nothing
+from kernel.solve.perform import drive
 from kernel.solve.steps import (
     assemble,
     compose,
@@ -40,6 +49,7 @@ from kernel.solve.steps import (
     select_resolver,
     verify,
 )
+from kernel.solve.view import KernelView, StepView
 
 M = TypeVar("M", bound=moves.Move)
 Next = list[str] | moves.Move
@@ -53,11 +63,38 @@ class Step(Generic[M]):
     number: str
     name: str
     move: type[M]
-    run: Callable[[Kernel, M], Next]
+    run: Callable[[Kernel, M], Next] | Callable[[StepView, M], Effects[Next] | Done[Next]]
+    # The state an effect producer works in: a goal resuming from pending enters it
+    # before the step runs (``GoalTree.enter``: it rides the step's commit).
+    enters: Status | None = None
+
+    @property
+    def produces_effects(self) -> bool:
+        """Whether the step reads through a view and returns its changes (the loop
+        performs its requests and changes) rather than performing them itself."""
+        return next(iter(typing.get_type_hints(self.run).values())) is StepView
+
+    def body(self, k: Kernel, move: M) -> Effects[Next]:
+        """An effect producer's body for ``move``, reading ``k`` through a view."""
+        run = typing.cast(Callable[[StepView, M], Effects[Next] | Done[Next]], self.run)
+        body = run(KernelView(k), move)
+        return asking_nothing(body) if isinstance(body, Done) else body
+
+    def take(self, k: Kernel, move: M) -> Next:
+        """Take the step on its turn."""
+        if not self.produces_effects:
+            return typing.cast(Callable[[Kernel, M], Next], self.run)(k, move)
+        if self.enters is not None and k.tree.get(move.goal.id).status == Status.PENDING:
+            k.tree.enter(move.goal.id, self.enters)
+        return drive(k, self.body(k, move))
 
     def goes_to(self) -> tuple[type[moves.Move] | None, ...]:
         """The moves this step can make, from its return annotation (None: the queue)."""
         hints = typing.get_type_hints(self.run)["return"]
+        if typing.get_origin(hints) is collections.abc.Generator:
+            hints = typing.get_args(hints)[2]  # Effects[X] is Generator[..., Done[X]]
+        if typing.get_origin(hints) is Done:
+            hints = typing.get_args(hints)[0]
         options = typing.get_args(hints) if isinstance(hints, types.UnionType) else (hints,)
         return tuple(None if typing.get_origin(o) is list else o for o in options)
 
@@ -65,7 +102,8 @@ class Step(Generic[M]):
 STEPS: tuple[Step[Any], ...] = (
     Step("1", "intake", moves.Intake, intake.intake),
     Step("2", "identify constraints", moves.Identify, identify.identify),
-    Step("3", "select constraints", moves.SelectConstraints, select_constraints.select_constraints),
+    Step("3", "select constraints", moves.SelectConstraints, select_constraints.select_constraints,
+         enters=Status.SELECTING_CONSTRAINTS),
     Step("4", "select resolver", moves.SelectResolver, select_resolver.select_resolver),
     Step("5", "resolve", moves.Resolve, resolve.resolve),
     Step("6", "verify", moves.Verify, verify.verify),
@@ -87,7 +125,7 @@ BY_MOVE: dict[type[moves.Move], Step[Any]] = {s.move: s for s in STEPS}
 def take(k: Kernel, move: moves.Move) -> list[str]:
     """Take ``move`` and every move it leads to on the same turn; the goals to queue."""
     while True:
-        result = BY_MOVE[type(move)].run(k, move)
+        result = BY_MOVE[type(move)].take(k, move)
         if isinstance(result, list):
             return result
         move = result

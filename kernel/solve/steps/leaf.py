@@ -3,48 +3,53 @@ gate towards decomposition."""
 
 from __future__ import annotations
 
-from kernel.core.goal_node import GoalChanges
+from collections.abc import Generator
+from typing import Any
+
+from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.kg import reuse
+from kernel.proposals import Proposal
 from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
-from kernel.runtime.gate import ask
-from kernel.runtime.kernel import Kernel
-from kernel.solve import moves, prompt_inputs
-from kernel.solve.steps._shared import (
-    S,
-    constraints_of,
-    request_for,
-    wake_dependents,
-)
+from kernel.solve import moves
+from kernel.solve.effects import Done, Effects, Flow, ModelCall, Request, StepChanges, Transition, Wake
+from kernel.solve.steps._shared import S, request_for
+from kernel.solve.view import StepView
 
 
-def classify(k: Kernel, move: moves.Leaf) -> list[str] | moves.Gate:
+def classify(view: StepView, move: moves.Leaf) -> Effects[list[str] | moves.Gate]:
     """Proposal `classify_leaf` (at the depth cap: constraint_exhausted without a call); a
     leaf is resolved, any other goal goes through the gate."""
     goal, sigma_path = move.goal, move.sigma_path
-    goal_id = goal.id
-    if goal.depth >= k.config.max_depth:
+    if goal.depth >= view.config.max_depth:
         leaf = models.LeafClassification(is_leaf=True, leaf_kind="constraint_exhausted",
                                          leaf_reason="maximum depth reached")
     else:
-        leaf = reuse.leaf_before(k, goal) or ask(
-            k, goal_id, ops.CLASSIFY_LEAF, request_for(goal, ops.CLASSIFY_LEAF,
-                                                       constraints_of(k, goal_id, "selected"),
-                                                       output=prompt_inputs.stored_output(
-                                                           k, goal.output_artifact_id),
-                                                       inherited=prompt_inputs.inherited_view(
-                                                           k, goal))
-        ).output
-    if leaf.is_leaf:
-        changes = GoalChanges(leaf_kind=leaf.leaf_kind or "atomic", leaf_reason=leaf.leaf_reason)
-        if goal.is_root:  # a leaf root is its own final artifact
-            changes |= GoalChanges(final_artifact_id=goal.output_artifact_id,
-                                   sigma_system=sigma_path)
-        woken = wake_dependents(k, goal)
-        k.run.will_wake(woken)
-        k.tree.transition(goal_id, S.RESOLVED, changes)
-        kind = leaf.leaf_kind or "atomic"
-        k.log.flow(goal_id, f"resolved as {'an' if kind[0] in 'aeiou' else 'a'} {kind} leaf "
-                            f"(sigma_v={goal.sigma_v})")
-        return woken
-    return moves.Gate(goal, sigma_path)
+        leaf = yield from _classification(view, goal)
+    if not leaf.is_leaf:
+        return Done(moves.Gate(goal, sigma_path))
+    changes = GoalChanges(leaf_kind=leaf.leaf_kind or "atomic", leaf_reason=leaf.leaf_reason)
+    if goal.is_root:  # a leaf root is its own final artifact
+        changes |= GoalChanges(final_artifact_id=goal.output_artifact_id,
+                               sigma_system=sigma_path)
+    woken = view.wakes(goal)
+    kind = leaf.leaf_kind or "atomic"
+    said = f"resolved as {'an' if kind[0] in 'aeiou' else 'a'} {kind} leaf (sigma_v={goal.sigma_v})"
+    return Done(woken, StepChanges((Wake(tuple(woken)), Transition(goal.id, S.RESOLVED, changes),
+                                    Flow(goal.id, said))))
+
+
+def _classification(view: StepView,
+                    goal: GoalNode) -> Generator[Request, Any, models.LeafClassification]:
+    """The record of the goal's kind when it settles the question, else the model's."""
+    recall = view.leaf_record(goal)
+    if recall is not None:
+        found = yield recall
+        if found is not None:
+            return reuse.leaf_classification(found)
+    request = request_for(goal, ops.CLASSIFY_LEAF,
+                          view.constraints(view.roles(goal.id)["selected"]),
+                          output=view.stored_output(goal.output_artifact_id),
+                          inherited=view.inherited(goal))
+    proposal: Proposal[models.LeafClassification] = yield ModelCall(ops.CLASSIFY_LEAF, request)
+    return proposal.output

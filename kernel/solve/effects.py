@@ -1,0 +1,192 @@
+"""What a step asks the loop to do, and what it hands back: the vocabulary between a
+step written as an effect producer and the dispatch loop that performs its effects.
+
+A step is a generator (or, when it needs no request, a plain function returning its
+``Done``). It reads the graph through a read-only view (``StepView``), *yields*
+requests (``ModelCall``: one budget-gated call of an operation;
+``Recall``: a verified record standing in for a call) and is sent each request's
+result; it *returns* ``Done``: its changes (``StepChanges``, in the order they are
+applied) and what follows it (the goals to queue, or the next move on the same goal).
+
+The step performs nothing itself. ``kernel.solve.perform`` is the one place that does:
+it gates each call on the budget, records it in the ledger (or serves it from there on
+resume and replay), and turns the changes into the step's commit. So a step can be
+driven in a test by a fake view and scripted results, and taking a step ahead of its
+turn (``kernel.solve.lookahead``) is advancing it to its first request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from kernel.core.goal_node import GoalChanges, GoalNode
+from kernel.core.state_machine import Status
+from kernel.protocol import Operation, ResolveRequest
+from kernel.refusal import RefusalReason
+from kernel.runtime.gate import CLAUDE_ID
+
+N = TypeVar("N")
+N_co = TypeVar("N_co", covariant=True)
+
+
+# -- requests: what a step asks for, and is sent the answer of ---------------------------
+
+@dataclass(frozen=True)
+class ModelCall:
+    """One budget-gated call of ``operation``; answered with its ``Proposal`` (a denial
+    escalates to HIRE and a failed call refuses the goal, both in dispatch).
+    ``pay=False`` leaves the spend to a change that writes it with what it pays for."""
+
+    operation: Operation[Any]
+    request: ResolveRequest
+    resolver_id: str = CLAUDE_ID
+    pay: bool = True
+
+    @property
+    def goal_id(self) -> str:
+        return self.request.goal_id
+
+
+@dataclass(frozen=True)
+class Recall:
+    """A verified record from the knowledge graph standing in for a call: ``read`` gives
+    its rows, or None (nothing stands in: ask the model). Answered with the rows as the
+    ledger holds them (served from there on resume and replay), or None."""
+
+    name: str
+    goal_id: str
+    read: Callable[[], Any] = field(compare=False)
+
+
+Request = ModelCall | Recall
+
+
+# -- changes: what a step's commit writes, in order --------------------------------------
+
+@dataclass(frozen=True)
+class Wake:
+    """The goals the step wakes, which the step's last commit stores as the queue."""
+
+    goal_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Transition:
+    """Move the goal to ``to``, writing ``changes`` (what is pending rides it)."""
+
+    goal_id: str
+    to: Status
+    changes: GoalChanges | None = None
+
+
+@dataclass(frozen=True)
+class SetRole:
+    """Replace the goal's constraints of ``role`` and move it ``from_status`` → ``to``."""
+
+    goal_id: str
+    role: str
+    ids: frozenset[str]
+    from_status: Status
+    to: Status
+
+
+@dataclass(frozen=True)
+class Flow:
+    """A line of the goal's flow log."""
+
+    goal_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A decision the goal's log records, with what was weighed and why."""
+
+    goal_id: str
+    decision: str
+    candidates: tuple[Any, ...]
+    chosen: Any
+    rationale: str
+    extra: tuple[tuple[str, Any], ...] = ()  # further details, by name, in this order
+
+
+@dataclass(frozen=True)
+class Reopen:
+    """Backtrack to the goal: reopen it into ``to`` with ``changes``, invalidating its
+    subtree; ``told`` (a flow line or a decision) is logged after it, followed by what
+    the reopening invalidated."""
+
+    goal_id: str
+    to: Status
+    changes: GoalChanges
+    told: Flow | Decision | None = None
+
+
+@dataclass(frozen=True)
+class StoreVerification:
+    """Store the verification pending since step 6 now, as its own commit, instead of
+    letting it ride the goal's next move."""
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Record a refusal for ``goal_id`` in the ledger (once: a resumed run that refuses
+    again the same way does not record it twice)."""
+
+    goal_id: str
+    reason: RefusalReason
+    detail: str
+    facts: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class RefuseGoal:
+    """Refuse the goal for ``reason`` (recorded in the ledger with ``facts``), mark it
+    infeasible and say why in its log."""
+
+    goal: GoalNode
+    reason: RefusalReason
+    detail: str
+    facts: tuple[tuple[str, str], ...] = ()
+
+
+Change = (Wake | Transition | SetRole | Flow | Decision | Reopen | StoreVerification | Refusal
+          | RefuseGoal)
+
+
+@dataclass(frozen=True)
+class StepChanges:
+    """A step's changes, applied in this order by the loop as the step's commit."""
+
+    changes: tuple[Change, ...] = ()
+
+    def __add__(self, other: StepChanges | Change) -> StepChanges:
+        more = other.changes if isinstance(other, StepChanges) else (other,)
+        return StepChanges(self.changes + more)
+
+    def __bool__(self) -> bool:
+        return bool(self.changes)
+
+    def only_told(self) -> bool:
+        """Whether the changes are log lines only: nothing a later step reads."""
+        return all(isinstance(c, (Flow, Decision)) for c in self.changes)
+
+
+@dataclass(frozen=True)
+class Done(Generic[N_co]):
+    """What a step returns: its changes, then ``then`` (goals to queue, or a move)."""
+
+    then: N_co
+    changes: StepChanges = StepChanges()
+
+
+# A step's body: yields requests, is sent their results, returns its ``Done``.
+Effects = Generator[Request, Any, Done[N]]
+
+
+def asking_nothing(done: Done[N]) -> Effects[N]:
+    """The body of a step that needs no request: it ends at once with ``done``."""
+    yield from ()
+    return done

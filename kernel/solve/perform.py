@@ -1,0 +1,110 @@
+"""The one place a step's effects happen: its requests performed, its changes committed.
+
+A step written as an effect producer (``kernel.solve.effects``) yields requests and
+returns its changes; ``drive`` runs it on its turn. Each ``ModelCall`` goes through the
+budget gate (``kernel.runtime.gate.ask``: estimate, pre-check, a denial escalated to
+HIRE by dispatch, the spend recorded) and ``Proposals``, which records it in the ledger
+or serves it from there on resume and replay; each ``Recall`` is recorded the same way.
+Then the step's changes are applied in order, which makes its commit (what is pending
+rides the statement that takes it, see ``kernel.core.run``).
+
+``first_request`` is the other way to drive a step: ahead of its turn, up to its first
+request and no further (``kernel.solve.lookahead`` starts that request's call).
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from kernel.core.logs import TieredLog
+from kernel.refusal import refuse
+from kernel.runtime.gate import ask
+from kernel.runtime.kernel import Kernel
+from kernel.solve.effects import (
+    Decision,
+    Done,
+    Effects,
+    Flow,
+    ModelCall,
+    Recall,
+    Refusal,
+    Reopen,
+    Request,
+    SetRole,
+    StepChanges,
+    StoreVerification,
+    Transition,
+    Wake,
+)
+
+N = TypeVar("N")
+
+
+def drive(k: Kernel, body: Effects[N]) -> N:
+    """Take a step on its turn: perform each request it yields, send it the result, and
+    commit the changes it returns; what follows it."""
+    try:
+        request = next(body)
+        while True:
+            request = body.send(perform(k, request))
+    except StopIteration as stop:
+        done: Done[N] = stop.value
+    finally:
+        body.close()  # a request that raised (a denial, a failed call) ends the step
+    apply(k, done.changes)
+    return done.then
+
+
+def perform(k: Kernel, request: Request) -> Any:
+    """The result of one request, on the step's turn."""
+    if isinstance(request, ModelCall):
+        return ask(k, request.goal_id, request.operation, request.request,
+                   resolver_id=request.resolver_id, pay=request.pay)
+    return k.proposals.recall(request.name, request.goal_id, request.read)
+
+
+def apply(k: Kernel, changes: StepChanges) -> None:
+    """Write a step's changes, in order."""
+    for change in changes.changes:
+        if isinstance(change, Wake):
+            k.run.will_wake(list(change.goal_ids))
+        elif isinstance(change, Transition):
+            k.tree.transition(change.goal_id, change.to, change.changes)
+        elif isinstance(change, SetRole):
+            k.constraints.set_role(k.run, change.goal_id, change.role, change.ids,
+                                   change.from_status, change.to)
+        elif isinstance(change, Flow | Decision):
+            _tell(k.log, change)
+        elif isinstance(change, Reopen):
+            invalidated = k.tree.reopen(change.goal_id, change.to, change.changes)
+            if change.told is not None:
+                _tell(k.log, change.told, f"; {invalidated.said()}")
+        elif isinstance(change, StoreVerification):
+            k.run.store_verification()
+        elif isinstance(change, Refusal):
+            facts: dict[str, Any] = dict(change.facts)
+            refuse(k.ledger, change.goal_id, change.reason, change.detail, **facts)
+        else:
+            k.refuse_goal(change.goal, change.reason, change.detail, **dict(change.facts))
+
+
+def _tell(log: TieredLog, line: Flow | Decision, then: str = "") -> None:
+    """A log line (``then`` added to its text or rationale)."""
+    if isinstance(line, Flow):
+        log.flow(line.goal_id, line.text + then)
+    else:
+        log.decision(line.goal_id, line.decision, candidates=list(line.candidates),
+                     chosen=line.chosen, rationale=line.rationale + then, **dict(line.extra))
+
+
+def first_request(body: Effects[N], answer: Any = None) -> Request | Done[N]:
+    """Advance a step (sent ``answer`` if it is under way) to its next request, or to its
+    end when it asks for nothing more; nothing is performed or applied."""
+    try:
+        return body.send(answer)
+    except StopIteration as stop:
+        done: Done[N] = stop.value
+        return done
+
+
+__all__ = ["Recall", "apply", "drive", "first_request", "perform"]

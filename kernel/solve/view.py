@@ -1,0 +1,110 @@
+"""What a step may read: the graph as committed, through a narrow read-only view.
+
+A step written as an effect producer (``kernel.solve.effects``) sees the run only
+through ``StepView``: goals, constraints, stored outputs, the record that may stand in
+for a call, whom a resolved goal wakes. None of it writes, records or spends, so a step
+can be advanced ahead of its turn without anything to undo, and a test drives a step
+with a fake view. ``KernelView`` is the view over a run's ``Kernel``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from kernel.core.confidence import PathNode
+from kernel.core.envelopes import Constraint
+from kernel.core.goal_node import GoalNode
+from kernel.kg import reuse
+from kernel.runtime.kernel import Kernel, SolveConfig
+from kernel.solve import composite, prompt_inputs
+from kernel.solve.effects import Recall
+from kernel.solve.steps._shared import wake_dependents
+
+
+class StepView(Protocol):
+    """The reads a step makes; nothing here changes the run."""
+
+    @property
+    def config(self) -> SolveConfig: ...
+
+    @property
+    def run_id(self) -> str: ...
+
+    def path(self, goal_id: str) -> list[PathNode]:
+        """The root-to-goal path, each goal with its sigma_v and depth."""
+        ...
+
+    def goal(self, goal_id: str) -> GoalNode:
+        """The goal as stored."""
+        ...
+
+    def roles(self, goal_id: str) -> dict[str, list[str]]:
+        """The goal's constraint ids by role (eligible, selected, core, coupling, owed...)."""
+        ...
+
+    def constraints(self, ids: list[str]) -> list[Constraint]:
+        """The constraints with these ids, in id order."""
+        ...
+
+    def stored_output(self, artifact_id: str | None) -> dict[str, Any] | None:
+        """The prompt's view of a stored output artifact (None: there is none)."""
+        ...
+
+    def inherited(self, goal: GoalNode) -> dict[str, Any] | None:
+        """The constraints from above a part works under, as a prompt shows them."""
+        ...
+
+    def leaf_record(self, goal: GoalNode) -> Recall | None:
+        """The recall of the record that may classify the goal as a leaf (None: none)."""
+        ...
+
+    def wakes(self, goal: GoalNode) -> list[str]:
+        """The goals to step once ``goal`` resolves."""
+        ...
+
+    def subtree_facts(self, goal: GoalNode) -> tuple[dict[str, float], dict[str, list[str]]]:
+        """What the goal's parts add up to, and the leaves that leave out each metric."""
+        ...
+
+
+class KernelView:
+    """``StepView`` over a run's context: reads only."""
+
+    def __init__(self, k: Kernel) -> None:
+        self._k = k
+
+    @property
+    def config(self) -> SolveConfig:
+        return self._k.config
+
+    @property
+    def run_id(self) -> str:
+        return self._k.run.run_id
+
+    def path(self, goal_id: str) -> list[PathNode]:
+        return self._k.confidence.path(goal_id)
+
+    def goal(self, goal_id: str) -> GoalNode:
+        return self._k.tree.get(goal_id)
+
+    def roles(self, goal_id: str) -> dict[str, list[str]]:
+        return self._k.constraints.roles(goal_id)
+
+    def constraints(self, ids: list[str]) -> list[Constraint]:
+        return self._k.constraints.get_many(ids)
+
+    def stored_output(self, artifact_id: str | None) -> dict[str, Any] | None:
+        return prompt_inputs.stored_output(self._k, artifact_id)
+
+    def inherited(self, goal: GoalNode) -> dict[str, Any] | None:
+        return prompt_inputs.inherited_view(self._k, goal)
+
+    def leaf_record(self, goal: GoalNode) -> Recall | None:
+        read = reuse.leaf_read(self._k, goal)
+        return None if read is None else Recall("reuse/classify_leaf", goal.id, read)
+
+    def wakes(self, goal: GoalNode) -> list[str]:
+        return wake_dependents(self._k, goal)
+
+    def subtree_facts(self, goal: GoalNode) -> tuple[dict[str, float], dict[str, list[str]]]:
+        return composite.subtree_facts(self._k, goal)

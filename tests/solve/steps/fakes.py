@@ -1,0 +1,104 @@
+"""A step driven without a store or a run's context: a fake read-only view, and a driver
+that answers each request a step yields from a script and returns what it asked for and
+what it returned."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from kernel.core.confidence import PathNode
+from kernel.core.envelopes import Constraint
+from kernel.core.goal_node import GoalNode
+from kernel.core.state_machine import Status
+from kernel.proposals import Proposal
+from kernel.runtime.kernel import SolveConfig
+from kernel.solve.effects import Done, Effects, Recall, Request, asking_nothing
+from kernel.solve.perform import first_request
+
+N = TypeVar("N")
+
+
+def goal(goal_id: str = "goal:a", **fields: Any) -> GoalNode:
+    """A goal as a step reads it, with ``fields`` over plain defaults."""
+    base: dict[str, Any] = {
+        "id": goal_id, "run_id": "run:1", "root_id": "goal:root", "parent_id": "goal:root",
+        "seq": 1, "depth": 1, "description": "add two numbers", "summary": "add",
+        "modality": "code", "status": Status.VERIFYING, "tau_local": 0.7,
+        "tau_global": 0.5, "attempt_count": 1, "max_attempts": 3}
+    return GoalNode.model_validate({**base, **fields})
+
+
+def constraint(cid: str, title: str, **fields: Any) -> Constraint:
+    return Constraint.model_validate({
+        "id": cid, "title": title, "type": "semantic", "domain": "code",
+        "provenance": {"source": "human"}, **fields})
+
+
+def proposal(output: Any) -> Proposal[Any]:
+    """A model's answer as the loop sends it to a step."""
+    return Proposal(output=output, cost_usd=0.01, seconds=1.0, metadata={},
+                    ledger_index=0, ledger_hash="0" * 64, replayed=False)
+
+
+@dataclass
+class FakeView:
+    """``StepView`` over plain data: goals by id, roles by goal, constraints by id."""
+
+    goals: dict[str, GoalNode] = field(default_factory=dict)
+    role_ids: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    known: dict[str, Constraint] = field(default_factory=dict)
+    outputs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    from_above: dict[str, dict[str, Any]] = field(default_factory=dict)
+    records: dict[str, Callable[[], Any]] = field(default_factory=dict)
+    woken: dict[str, list[str]] = field(default_factory=dict)
+    facts: dict[str, tuple[dict[str, float], dict[str, list[str]]]] = field(
+        default_factory=dict)
+    config: SolveConfig = field(default_factory=SolveConfig)
+    paths: dict[str, list[PathNode]] = field(default_factory=dict)
+    run_id: str = "run:1"
+
+    def path(self, goal_id: str) -> list[PathNode]:
+        return self.paths[goal_id]
+
+    def goal(self, goal_id: str) -> GoalNode:
+        return self.goals[goal_id]
+
+    def roles(self, goal_id: str) -> dict[str, list[str]]:
+        return {"eligible": [], "selected": [], "core": [], "coupling": [], "owed": [],
+                "inherited": [], **self.role_ids.get(goal_id, {})}
+
+    def constraints(self, ids: list[str]) -> list[Constraint]:
+        return [self.known[i] for i in sorted(set(ids))]
+
+    def stored_output(self, artifact_id: str | None) -> dict[str, Any] | None:
+        return None if artifact_id is None else self.outputs[artifact_id]
+
+    def inherited(self, goal: GoalNode) -> dict[str, Any] | None:
+        return self.from_above.get(goal.id)
+
+    def leaf_record(self, goal: GoalNode) -> Recall | None:
+        read = self.records.get(goal.id)
+        return None if read is None else Recall("reuse/classify_leaf", goal.id, read)
+
+    def wakes(self, goal: GoalNode) -> list[str]:
+        return self.woken.get(goal.id, [])
+
+    def subtree_facts(self, goal: GoalNode) -> tuple[dict[str, float], dict[str, list[str]]]:
+        return self.facts[goal.id]
+
+
+def drive(body: Effects[N] | Done[N], answers: list[Any]) -> tuple[list[Request], Done[N]]:
+    """Run a step to its end, answering its requests with ``answers`` in order; the
+    requests it made and what it returned. Fails if it asks more or fewer times."""
+    if isinstance(body, Done):  # a step that needs no request
+        body = asking_nothing(body)
+    asked: list[Request] = []
+    script = iter(answers)
+    step = first_request(body)
+    while not isinstance(step, Done):
+        asked.append(step)
+        step = first_request(body, next(script))
+    assert next(script, None) is None, "the step asked for fewer answers than scripted"
+    return asked, step
