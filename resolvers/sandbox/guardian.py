@@ -160,12 +160,25 @@ def _tmpfs_used(pids: list[int], mounts: list[str]) -> int:
                 continue  # bubblewrap's outer process, still in the host's mounts
             used = 0
             for mount in mounts:
+                if _host_filesystem(pid, mount):
+                    continue  # not mounted yet: bubblewrap is still building the sandbox
                 info = os.statvfs(f"/proc/{pid}/root{mount}")
                 used += (info.f_blocks - info.f_bfree) * info.f_frsize
             return used
         except OSError:
             continue
     return 0
+
+
+def _host_filesystem(pid: int, mount: str) -> bool:
+    """Whether ``mount`` seen from ``pid`` is still the host's own filesystem there: a
+    process that has its own mounts but has not yet had the sandbox's tmpfs mounted
+    (bubblewrap between unsharing and pivoting, a window that grows under load) sees the
+    host's, and what the host's disk holds is no memory of the sandbox's."""
+    try:
+        return os.stat(f"/proc/{pid}/root{mount}").st_dev == os.stat(mount).st_dev
+    except OSError:
+        return False
 
 
 def _unix_inodes(pid: int) -> set[str]:

@@ -404,7 +404,7 @@ CORRUPTIONS: list[Corruption] = [
 SEEN: dict[str, int] = {c.__name__: 0 for c in CORRUPTIONS}
 
 
-@settings(max_examples=30, deadline=None, derandomize=True, database=None,
+@settings(max_examples=60, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(plans())
 def _every_generated_plan_passes_and_every_corruption_fails_its_assertion(doc: Doc) -> None:
