@@ -14,6 +14,15 @@ from kernel.store import GraphStore, open_store
 from kernel.store.ontology import LABELS
 
 
+def _left_at(store: GraphStore, version: int) -> None:
+    """The graph as a kernel that knew migrations up to ``version`` only left it."""
+    store.execute_adhoc("MATCH (m:Migration) WHERE m.version >= $v DETACH DELETE m",
+                        {"v": version}, write=True)
+    store.run("schema/record_migration", {
+        "id": f"migration:{version:04d}", "name": MIGRATIONS[version - 1].name,
+        "version": version, "applied_at": "2026-01-01T00:00:00+00:00"})
+
+
 def test_init_loads_the_boot_graph_once(store: GraphStore) -> None:
     assert schema_version(store) == 0
     first = init_schema(store)
@@ -89,11 +98,7 @@ def test_an_older_boot_graph_stops_claiming_what_the_sandbox_cannot_do(
         "CREATE (r)-[:PROVIDES]->(p:Capability {id: 'capability:package_install', "
         "tag: 'package_install'}) "
         "CREATE (:Resolver {id: 'resolver:pip-0'})-[:PROVIDES]->(p)", {}, write=True)
-    initialised.execute_adhoc("MATCH (m:Migration) WHERE m.version >= 3 DETACH DELETE m", {},
-                              write=True)
-    initialised.run("schema/record_migration", {  # as a kernel that knew only v2 left it
-        "id": "migration:0002", "name": MIGRATIONS[1].name, "version": 2,
-        "applied_at": "2026-01-01T00:00:00+00:00"})
+    _left_at(initialised, 2)
     assert init_schema(initialised).applied == [m.name for m in MIGRATIONS[2:]]
     rows = initialised.execute_adhoc(
         "MATCH (c:Capability) WHERE c.tag IN ['web_search', 'package_install'] "
@@ -139,11 +144,7 @@ def test_an_older_graph_gets_status_labels(initialised: GraphStore) -> None:
         "(:Goal {id: 'node:stuck', status: 'gated'}), "
         "(:Attempt {id: 'attempt:ok', verdict: 'SAT'}), (:Attempt {id: 'attempt:no', "
         "verdict: 'UNSAT'})", {}, write=True)
-    initialised.execute_adhoc("MATCH (m:Migration) WHERE m.version >= 3 DETACH DELETE m", {},
-                              write=True)
-    initialised.run("schema/record_migration", {  # as a kernel that knew only v3 left it
-        "id": "migration:0003", "name": MIGRATIONS[2].name, "version": 3,
-        "applied_at": "2026-01-01T00:00:00+00:00"})
+    _left_at(initialised, 3)
     assert init_schema(initialised).applied == [m.name for m in MIGRATIONS[3:]]
     rows = initialised.execute_adhoc(
         "MATCH (n) WHERE n.id IN ['node:done', 'node:old', 'node:stuck', 'attempt:ok', "
@@ -185,11 +186,7 @@ def test_an_older_graph_gets_one_constraint_edge_per_pair(initialised: GraphStor
         "CREATE (g)-[:HAS_CONSTRAINT {id: 'selected', role: 'selected'}]->(c) "
         "CREATE (g)-[:HAS_CONSTRAINT {id: 'owed', role: 'owed'}]->(d) "
         "CREATE (n)-[:HAS_CONSTRAINT {roles: ['eligible', 'selected']}]->(d)", {}, write=True)
-    initialised.execute_adhoc("MATCH (m:Migration) WHERE m.version >= 6 DETACH DELETE m", {},
-                              write=True)
-    initialised.run("schema/record_migration", {  # as a kernel that knew only v5 left it
-        "id": "migration:0005", "name": MIGRATIONS[4].name, "version": 5,
-        "applied_at": "2026-01-01T00:00:00+00:00"})
+    _left_at(initialised, 5)
     assert init_schema(initialised).applied == [m.name for m in MIGRATIONS[5:]]
     rows = initialised.execute_adhoc(
         "MATCH (g:Goal)-[h:HAS_CONSTRAINT]->(c:Constraint) RETURN g.id AS goal, "
