@@ -230,10 +230,11 @@ class Neo4jStore(GraphStore):
         """Made unquantized; an index made before that (quantized, Neo4j's default) is made
         again, since its scores differ from the embedded store's by up to 1e-3."""
         made = self._indexes().get(index_name)
-        if made is not None and made["state"] == "ONLINE" and \
-                not (made["config"] or {}).get("vector.quantization.enabled", False):
+        quantized = made is not None and \
+            bool((made["config"] or {}).get("vector.quantization.enabled", False))
+        if made is not None and made["state"] == "ONLINE" and not quantized:
             return
-        if made is not None and (made["config"] or {}).get("vector.quantization.enabled", False):
+        if quantized:
             self.run("schema/drop_index", identifiers={"index_name": index_name})
         self.run(
             "schema/create_vector_index",
