@@ -35,6 +35,10 @@ PLAN_CACHE_SIZE = 512  # execution plans the server keeps per thread
 # What one statement may allocate: far past any the kernel runs, and a bound on an ad-hoc
 # one that builds a huge string or list (the server stops it with an error).
 QUERY_MEMORY_BYTES = 256 * 1024 * 1024
+# Each write is logged to the append-only file as its statement, never as its effects
+# (the server logs a statement that ran longer than this many microseconds as effects, and
+# replaying some of those after a restart corrupts the graph or crashes the server).
+REPLAY_AS_QUERY_US = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -209,7 +213,7 @@ class EmbeddedServer:
             # a plan per statement variant (fragments left out: see queries.py); the
             # default of 25 per thread would re-plan a step's statements again and again
             f'loadmodule "{module}" CACHE_SIZE {PLAN_CACHE_SIZE} '
-            f"QUERY_MEM_CAPACITY {QUERY_MEMORY_BYTES}",
+            f"QUERY_MEM_CAPACITY {QUERY_MEMORY_BYTES} EFFECTS_THRESHOLD {REPLAY_AS_QUERY_US}",
         ]
         fd = os.open(self.conffile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as handle:
