@@ -56,8 +56,6 @@ def _asked(graph: GraphStore, run_id: str) -> list[str]:
 
 @pytest.mark.slow
 @needs_sandbox
-@pytest.mark.alone(reason="its verdicts come from the CSV CLI's tests in the sandbox, one of "
-                          "which failed once while other workers loaded the machine")
 def test_an_edited_script_is_asked_again_and_fresh_asks_everything_again(
         initialised_graph: GraphStore, data_dir: Path, tmp_path: Path,
         workspaces: Path) -> None:
