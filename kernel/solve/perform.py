@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from kernel.core.logs import TieredLog
 from kernel.refusal import refuse
+from kernel.runtime import progress
 from kernel.runtime.gate import ask
 from kernel.runtime.kernel import Kernel
 from kernel.solve.effects import (
@@ -26,12 +27,15 @@ from kernel.solve.effects import (
     Effects,
     Flow,
     ModelCall,
+    Observe,
+    Progress,
     Recall,
     Refusal,
     Reopen,
     Request,
     SetRole,
     StepChanges,
+    StoreConstraints,
     StoreVerification,
     Transition,
     Wake,
@@ -60,6 +64,8 @@ def perform(k: Kernel, request: Request) -> Any:
     if isinstance(request, ModelCall):
         return ask(k, request.goal_id, request.operation, request.request,
                    resolver_id=request.resolver_id, pay=request.pay)
+    if isinstance(request, Observe):
+        return k.proposals.observe(request.name, request.goal_id, request.read)
     return k.proposals.recall(request.name, request.goal_id, request.read)
 
 
@@ -70,11 +76,16 @@ def apply(k: Kernel, changes: StepChanges) -> None:
             k.run.will_wake(list(change.goal_ids))
         elif isinstance(change, Transition):
             k.tree.transition(change.goal_id, change.to, change.changes)
+        elif isinstance(change, StoreConstraints):
+            k.constraints.upsert(change.specs, ride=k.run)
         elif isinstance(change, SetRole):
             k.constraints.set_role(k.run, change.goal_id, change.role, change.ids,
-                                   change.from_status, change.to)
+                                   change.from_status, change.to, change.changes,
+                                   change.pattern, change.capabilities)
         elif isinstance(change, Flow | Decision):
             _tell(k.log, change)
+        elif isinstance(change, Progress):
+            progress.report(change.kind, change.text, change.goal_id, change.summary)
         elif isinstance(change, Reopen):
             invalidated = k.tree.reopen(change.goal_id, change.to, change.changes)
             if change.told is not None:

@@ -12,12 +12,14 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from kernel.core.confidence import PathNode
+from kernel.core.constraints import Signature
 from kernel.core.envelopes import Constraint
 from kernel.core.goal_node import GoalNode
+from kernel.kg import context as kg_context
 from kernel.kg import reuse
 from kernel.runtime.kernel import Kernel, SolveConfig
 from kernel.solve import composite, prompt_inputs
-from kernel.solve.effects import Recall
+from kernel.solve.effects import Observe, Recall
 from kernel.solve.steps._shared import wake_dependents
 
 
@@ -60,6 +62,20 @@ class StepView(Protocol):
 
     def wakes(self, goal: GoalNode) -> list[str]:
         """The goals to step once ``goal`` resolves."""
+        ...
+
+    def history(self, goal: GoalNode, step: str) -> Observe:
+        """The observation of what the graph knows of goals like this one, for ``step``
+        (``kernel.kg.context.STEP_QUERIES``); its rows make a ``StepHistory``."""
+        ...
+
+    def identified_record(self, goal: GoalNode, inherited: list[Constraint]) -> Recall:
+        """The recall of an earlier identification that may stand in for step 2's call."""
+        ...
+
+    def pattern(self, summary: str, signature: Signature) -> dict[str, Any]:
+        """The pattern of a goal with this summary and constraint signature, linked to
+        the similar patterns the graph holds, as a commit stores it."""
         ...
 
     def subtree_facts(self, goal: GoalNode) -> tuple[dict[str, float], dict[str, list[str]]]:
@@ -105,6 +121,17 @@ class KernelView:
 
     def wakes(self, goal: GoalNode) -> list[str]:
         return wake_dependents(self._k, goal)
+
+    def history(self, goal: GoalNode, step: str) -> Observe:
+        return Observe(kg_context.observed_as(step), goal.id,
+                       kg_context.gather(self._k, goal, step))
+
+    def identified_record(self, goal: GoalNode, inherited: list[Constraint]) -> Recall:
+        return Recall("reuse/identify", goal.id, reuse.identified_read(self._k, goal, inherited))
+
+    def pattern(self, summary: str, signature: Signature) -> dict[str, Any]:
+        patterns = self._k.patterns
+        return patterns.row(summary, signature, patterns.similar(summary, signature))
 
     def subtree_facts(self, goal: GoalNode) -> tuple[dict[str, float], dict[str, list[str]]]:
         return composite.subtree_facts(self._k, goal)

@@ -101,7 +101,8 @@ class Step(Generic[M]):
 
 STEPS: tuple[Step[Any], ...] = (
     Step("1", "intake", moves.Intake, intake.intake),
-    Step("2", "identify constraints", moves.Identify, identify.identify),
+    Step("2", "identify constraints", moves.Identify, identify.identify,
+         enters=Status.IDENTIFYING_CONSTRAINTS),
     Step("3", "select constraints", moves.SelectConstraints, select_constraints.select_constraints,
          enters=Status.SELECTING_CONSTRAINTS),
     Step("4", "select resolver", moves.SelectResolver, select_resolver.select_resolver),

@@ -9,12 +9,13 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from kernel.core.confidence import PathNode
+from kernel.core.constraints import Signature
 from kernel.core.envelopes import Constraint
 from kernel.core.goal_node import GoalNode
 from kernel.core.state_machine import Status
 from kernel.proposals import Proposal
 from kernel.runtime.kernel import SolveConfig
-from kernel.solve.effects import Done, Effects, Recall, Request, asking_nothing
+from kernel.solve.effects import Done, Effects, Observe, Recall, Request, asking_nothing
 from kernel.solve.perform import first_request
 
 N = TypeVar("N")
@@ -58,6 +59,9 @@ class FakeView:
     config: SolveConfig = field(default_factory=SolveConfig)
     paths: dict[str, list[PathNode]] = field(default_factory=dict)
     run_id: str = "run:1"
+    # what the graph knows of goals like this one, by (goal, step): rows by query
+    histories: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    identified: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def path(self, goal_id: str) -> list[PathNode]:
         return self.paths[goal_id]
@@ -87,6 +91,17 @@ class FakeView:
 
     def subtree_facts(self, goal: GoalNode) -> tuple[dict[str, float], dict[str, list[str]]]:
         return self.facts[goal.id]
+
+    def history(self, goal: GoalNode, step: str) -> Observe:
+        rows = self.histories.get((goal.id, step), {})
+        return Observe(f"history/{step}", goal.id, lambda: rows)
+
+    def identified_record(self, goal: GoalNode, inherited: list[Constraint]) -> Recall:
+        found = self.identified.get(goal.id)
+        return Recall("reuse/identify", goal.id, lambda: found)
+
+    def pattern(self, summary: str, signature: Signature) -> dict[str, Any]:
+        return {"id": f"pattern:{summary}", "signature": list(signature)}
 
 
 def drive(body: Effects[N] | Done[N], answers: list[Any]) -> tuple[list[Request], Done[N]]:
