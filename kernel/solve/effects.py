@@ -22,7 +22,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from kernel.core.envelopes import ConstraintSpec
+from kernel.core.envelopes import ConstraintSpec, Lineage
 from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.core.state_machine import Status
 from kernel.protocol import Operation, ResolveRequest
@@ -87,12 +87,29 @@ class Wake:
 
 
 @dataclass(frozen=True)
+class NewArtifact:
+    """An artifact to register (its bytes stored, its node riding the step's commit);
+    with a ``key``, one registered under it before is used instead, unless none can be
+    (``unseen``)."""
+
+    goal_id: str
+    content: str
+    type: str
+    format: str
+    lineage: Lineage
+    key: str | None = None
+    unseen: bool = False
+
+
+@dataclass(frozen=True)
 class Transition:
-    """Move the goal to ``to``, writing ``changes`` (what is pending rides it)."""
+    """Move the goal to ``to``, writing ``changes`` (what is pending rides it), led by
+    the id of each of ``made``, registered first, as the property it names."""
 
     goal_id: str
     to: Status
     changes: GoalChanges | None = None
+    made: tuple[tuple[str, NewArtifact], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+from kernel.core.goal_node import GoalChanges
 from kernel.core.logs import TieredLog
 from kernel.refusal import refuse
 from kernel.runtime import progress
@@ -75,7 +76,7 @@ def apply(k: Kernel, changes: StepChanges) -> None:
         if isinstance(change, Wake):
             k.run.will_wake(list(change.goal_ids))
         elif isinstance(change, Transition):
-            k.tree.transition(change.goal_id, change.to, change.changes)
+            k.tree.transition(change.goal_id, change.to, _with_made(k, change))
         elif isinstance(change, StoreConstraints):
             k.constraints.upsert(change.specs, ride=k.run)
         elif isinstance(change, SetRole):
@@ -97,6 +98,19 @@ def apply(k: Kernel, changes: StepChanges) -> None:
             refuse(k.ledger, change.goal_id, change.reason, change.detail, **facts)
         else:
             k.refuse_goal(change.goal, change.reason, change.detail, **dict(change.facts))
+
+
+def _with_made(k: Kernel, transition: Transition) -> GoalChanges | None:
+    """The transition's changes, led by the ids of the artifacts it registers first."""
+    if not transition.made:
+        return transition.changes
+    ids = {}
+    for name, made in transition.made:
+        ids[name] = k.artifacts.register(made.goal_id, made.content, type=made.type,
+                                         format=made.format, lineage=made.lineage,
+                                         key=made.key, unseen=made.unseen).id
+    named = GoalChanges.model_validate(ids)
+    return named if transition.changes is None else named | transition.changes
 
 
 def _tell(log: TieredLog, line: Flow | Decision, then: str = "") -> None:

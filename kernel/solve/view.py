@@ -13,8 +13,9 @@ from typing import Any, Protocol
 
 from kernel.core.confidence import PathNode
 from kernel.core.constraints import Signature
-from kernel.core.envelopes import Constraint
+from kernel.core.envelopes import Attempt, Constraint
 from kernel.core.goal_node import GoalNode
+from kernel.core.registry import Candidate
 from kernel.kg import context as kg_context
 from kernel.kg import reuse
 from kernel.runtime.kernel import Kernel, SolveConfig
@@ -78,6 +79,18 @@ class StepView(Protocol):
         the similar patterns the graph holds, as a commit stores it."""
         ...
 
+    def candidates(self, capabilities: list[str], modality: str | None) -> list[Candidate]:
+        """The registered resolvers that provide ``capabilities``, best first."""
+        ...
+
+    def registered(self) -> list[dict[str, Any]]:
+        """Every registered resolver: its id, description and capability tags."""
+        ...
+
+    def tried(self, goal: GoalNode) -> list[Attempt]:
+        """The goal's attempts, in order."""
+        ...
+
     def subtree_facts(self, goal: GoalNode) -> tuple[dict[str, float], dict[str, list[str]]]:
         """What the goal's parts add up to, and the leaves that leave out each metric."""
         ...
@@ -132,6 +145,15 @@ class KernelView:
     def pattern(self, summary: str, signature: Signature) -> dict[str, Any]:
         patterns = self._k.patterns
         return patterns.row(summary, signature, patterns.similar(summary, signature))
+
+    def candidates(self, capabilities: list[str], modality: str | None) -> list[Candidate]:
+        return self._k.registry.candidates(capabilities, modality)
+
+    def registered(self) -> list[dict[str, Any]]:
+        return self._k.registry.summary()
+
+    def tried(self, goal: GoalNode) -> list[Attempt]:
+        return self._k.attempts.tried(goal)
 
     def subtree_facts(self, goal: GoalNode) -> tuple[dict[str, float], dict[str, list[str]]]:
         return composite.subtree_facts(self._k, goal)

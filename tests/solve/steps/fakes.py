@@ -10,8 +10,9 @@ from typing import Any, TypeVar
 
 from kernel.core.confidence import PathNode
 from kernel.core.constraints import Signature
-from kernel.core.envelopes import Constraint
+from kernel.core.envelopes import Attempt, Constraint
 from kernel.core.goal_node import GoalNode
+from kernel.core.registry import Candidate
 from kernel.core.state_machine import Status
 from kernel.proposals import Proposal
 from kernel.runtime.kernel import SolveConfig
@@ -62,6 +63,10 @@ class FakeView:
     # what the graph knows of goals like this one, by (goal, step): rows by query
     histories: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     identified: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # the registry: candidates by capability, and what it says of each resolver
+    providers: dict[str, list[Candidate]] = field(default_factory=dict)
+    registry: list[dict[str, Any]] = field(default_factory=list)
+    attempts: dict[str, list[Attempt]] = field(default_factory=dict)
 
     def path(self, goal_id: str) -> list[PathNode]:
         return self.paths[goal_id]
@@ -102,6 +107,18 @@ class FakeView:
 
     def pattern(self, summary: str, signature: Signature) -> dict[str, Any]:
         return {"id": f"pattern:{summary}", "signature": list(signature)}
+
+    def candidates(self, capabilities: list[str], modality: str | None) -> list[Candidate]:
+        if not capabilities:  # every resolver
+            return list({c.id: c for cs in self.providers.values() for c in cs}.values())
+        return list({c.id: c for cap in capabilities
+                     for c in self.providers.get(cap, [])}.values())
+
+    def registered(self) -> list[dict[str, Any]]:
+        return self.registry
+
+    def tried(self, goal: GoalNode) -> list[Attempt]:
+        return self.attempts.get(goal.id, [])
 
 
 def drive(body: Effects[N] | Done[N], answers: list[Any]) -> tuple[list[Request], Done[N]]:
