@@ -25,6 +25,7 @@ from typing import Any, Generic, TypeVar
 from kernel.core.envelopes import ConstraintSpec, Lineage
 from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.core.state_machine import Status
+from kernel.kg.failures import Diagnosis
 from kernel.protocol import Operation, ResolveRequest
 from kernel.refusal import RefusalReason
 from kernel.runtime.gate import CLAUDE_ID
@@ -180,6 +181,15 @@ class Reopen:
 
 
 @dataclass(frozen=True)
+class RecordCause:
+    """Link the failed attempt to the cause its feedback diagnosed (a guarded commit of
+    its own, leaving the step's proposals unconsumed)."""
+
+    attempt_id: str
+    cause: Diagnosis
+
+
+@dataclass(frozen=True)
 class StoreVerification:
     """Store the verification pending since step 6 now, as its own commit, instead of
     letting it ride the goal's next move."""
@@ -208,7 +218,7 @@ class RefuseGoal:
 
 
 Change = (Wake | Transition | StoreConstraints | SetRole | Flow | Progress | Decision | Reopen
-          | StoreVerification | Refusal | RefuseGoal)
+          | RecordCause | StoreVerification | Refusal | RefuseGoal)
 
 
 @dataclass(frozen=True)

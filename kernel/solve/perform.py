@@ -31,6 +31,7 @@ from kernel.solve.effects import (
     Observe,
     Progress,
     Recall,
+    RecordCause,
     Refusal,
     Reopen,
     Request,
@@ -91,6 +92,8 @@ def apply(k: Kernel, changes: StepChanges) -> None:
             invalidated = k.tree.reopen(change.goal_id, change.to, change.changes)
             if change.told is not None:
                 _tell(k.log, change.told, f"; {invalidated.said()}")
+        elif isinstance(change, RecordCause):
+            k.failures.store(change.attempt_id, change.cause)
         elif isinstance(change, StoreVerification):
             k.run.store_verification()
         elif isinstance(change, Refusal):

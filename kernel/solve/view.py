@@ -18,6 +18,7 @@ from kernel.core.goal_node import GoalNode
 from kernel.core.registry import Candidate
 from kernel.kg import context as kg_context
 from kernel.kg import reuse
+from kernel.kg.failures import Diagnosis
 from kernel.runtime.kernel import Kernel, SolveConfig
 from kernel.solve import composite, prompt_inputs
 from kernel.solve.effects import Observe, Recall
@@ -91,6 +92,10 @@ class StepView(Protocol):
         """The goal's attempts, in order."""
         ...
 
+    def diagnosis(self, name: str, description: str, diagnosed: bool = True) -> Diagnosis:
+        """The failure mode a cause so named and described joins (``FailureModes``)."""
+        ...
+
     def subtree_facts(self, goal: GoalNode) -> tuple[dict[str, float], dict[str, list[str]]]:
         """What the goal's parts add up to, and the leaves that leave out each metric."""
         ...
@@ -154,6 +159,9 @@ class KernelView:
 
     def tried(self, goal: GoalNode) -> list[Attempt]:
         return self._k.attempts.tried(goal)
+
+    def diagnosis(self, name: str, description: str, diagnosed: bool = True) -> Diagnosis:
+        return self._k.failures.diagnose(name, description, diagnosed)
 
     def subtree_facts(self, goal: GoalNode) -> tuple[dict[str, float], dict[str, list[str]]]:
         return composite.subtree_facts(self._k, goal)

@@ -91,5 +91,6 @@ def wake_dependents(k: Kernel, goal: GoalNode) -> list[str]:
     return woken
 
 
-def wake_parent(k: Kernel, goal: GoalNode) -> list[str]:
+def wake_parent(goal: GoalNode) -> list[str]:
+    """The goals to step once ``goal`` is refused: its parent, if it has one."""
     return [goal.parent_id] if goal.parent_id else []

@@ -14,6 +14,7 @@ from kernel.core.envelopes import Attempt, Constraint
 from kernel.core.goal_node import GoalNode
 from kernel.core.registry import Candidate
 from kernel.core.state_machine import Status
+from kernel.kg.failures import Diagnosis, normalize
 from kernel.proposals import Proposal
 from kernel.runtime.kernel import SolveConfig
 from kernel.solve.effects import Done, Effects, Observe, Recall, Request, asking_nothing
@@ -67,6 +68,7 @@ class FakeView:
     providers: dict[str, list[Candidate]] = field(default_factory=dict)
     registry: list[dict[str, Any]] = field(default_factory=list)
     attempts: dict[str, list[Attempt]] = field(default_factory=dict)
+    known_causes: dict[str, str] = field(default_factory=dict)  # a slug -> the mode it joins
 
     def path(self, goal_id: str) -> list[PathNode]:
         return self.paths[goal_id]
@@ -119,6 +121,11 @@ class FakeView:
 
     def tried(self, goal: GoalNode) -> list[Attempt]:
         return self.attempts.get(goal.id, [])
+
+    def diagnosis(self, name: str, description: str, diagnosed: bool = True) -> Diagnosis:
+        slug = normalize(name) if diagnosed else f"undiagnosed_{normalize(name)}"
+        joins = self.known_causes.get(slug, f"failure:{slug}") if diagnosed else f"failure:{slug}"
+        return Diagnosis(joins, slug, description, [0.0], diagnosed)
 
 
 def drive(body: Effects[N] | Done[N], answers: list[Any]) -> tuple[list[Request], Done[N]]:
