@@ -34,6 +34,7 @@ from kernel.solve.effects import Done, Effects, asking_nothing
 from kernel.solve.perform import drive
 from kernel.solve.steps import (
     assemble,
+    children,
     compose,
     consistency,
     decompose,
@@ -111,6 +112,7 @@ STEPS: tuple[Step[Any], ...] = (
     Step("6", "verify", moves.Verify, verify.verify),
     Step("7", "leaf", moves.Leaf, leaf.classify),
     Step("8", "decompose", moves.Decompose, decompose.decompose),
+    Step("8", "make children", moves.MakeChildren, children.make_children),
     Step("parts", "composite resolution", moves.Compose, compose.compose),
     Step("gate", "gate and backtrack", moves.Gate, gate.gate),
     Step("9", "retry", moves.Retry, retry.retry),
