@@ -116,9 +116,18 @@ class Transition:
 @dataclass(frozen=True)
 class StoreConstraints:
     """Store these constraints (content-addressed, so storing one again is nothing) with
-    the step's commit that names them."""
+    the step's commit that names them (``ride=False``: at once, whatever follows)."""
 
     specs: tuple[ConstraintSpec, ...]
+    ride: bool = True
+
+
+@dataclass(frozen=True)
+class AddRoles:
+    """Add constraints to roles of the goal (by role), as a commit of its own."""
+
+    goal_id: str
+    roles: tuple[tuple[str, tuple[str, ...]], ...]
 
 
 @dataclass(frozen=True)
@@ -158,9 +167,10 @@ class Progress:
 
 @dataclass(frozen=True)
 class Decision:
-    """A decision the goal's log records, with what was weighed and why."""
+    """A decision the goal's log records (the run's, with no goal), with what was
+    weighed and why."""
 
-    goal_id: str
+    goal_id: str | None
     decision: str
     candidates: tuple[Any, ...]
     chosen: Any
@@ -217,7 +227,7 @@ class RefuseGoal:
     facts: tuple[tuple[str, str], ...] = ()
 
 
-Change = (Wake | Transition | StoreConstraints | SetRole | Flow | Progress | Decision | Reopen
+Change = (Wake | Transition | StoreConstraints | SetRole | AddRoles | Flow | Progress | Decision | Reopen
           | RecordCause | StoreVerification | Refusal | RefuseGoal)
 
 

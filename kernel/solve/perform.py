@@ -23,6 +23,7 @@ from kernel.runtime import progress
 from kernel.runtime.gate import ask
 from kernel.runtime.kernel import Kernel
 from kernel.solve.effects import (
+    AddRoles,
     Decision,
     Done,
     Effects,
@@ -79,7 +80,9 @@ def apply(k: Kernel, changes: StepChanges) -> None:
         elif isinstance(change, Transition):
             k.tree.transition(change.goal_id, change.to, _with_made(k, change))
         elif isinstance(change, StoreConstraints):
-            k.constraints.upsert(change.specs, ride=k.run)
+            k.constraints.upsert(change.specs, ride=k.run if change.ride else None)
+        elif isinstance(change, AddRoles):
+            k.constraints.add_roles(k.run, change.goal_id, {r: list(ids) for r, ids in change.roles})
         elif isinstance(change, SetRole):
             k.constraints.set_role(k.run, change.goal_id, change.role, change.ids,
                                    change.from_status, change.to, change.changes,

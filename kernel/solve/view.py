@@ -19,6 +19,9 @@ from kernel.core.registry import Candidate
 from kernel.kg import context as kg_context
 from kernel.kg import reuse
 from kernel.kg.failures import Diagnosis
+from kernel.protocol.solve_models import ResolutionOutput
+from kernel.repositories import knowledge
+from kernel.repositories.knowledge import Coupling
 from kernel.runtime.kernel import Kernel, SolveConfig
 from kernel.solve import composite, prompt_inputs
 from kernel.solve.effects import Observe, Recall
@@ -96,6 +99,15 @@ class StepView(Protocol):
         """The failure mode a cause so named and described joins (``FailureModes``)."""
         ...
 
+    def couplings(self, root_id: str) -> list[Coupling]:
+        """How the leaves under the root are coupled: one row per pair and way (a shared
+        logic constraint, an artifact, a dependency path), as the traversal finds them."""
+        ...
+
+    def resolution(self, artifact_id: str) -> ResolutionOutput:
+        """A stored resolution output, whole."""
+        ...
+
     def subtree_facts(self, goal: GoalNode) -> tuple[dict[str, float], dict[str, list[str]]]:
         """What the goal's parts add up to, and the leaves that leave out each metric."""
         ...
@@ -162,6 +174,12 @@ class KernelView:
 
     def diagnosis(self, name: str, description: str, diagnosed: bool = True) -> Diagnosis:
         return self._k.failures.diagnose(name, description, diagnosed)
+
+    def couplings(self, root_id: str) -> list[Coupling]:
+        return knowledge.couplings(self._k.store, root_id)
+
+    def resolution(self, artifact_id: str) -> ResolutionOutput:
+        return ResolutionOutput.model_validate_json(self._k.artifacts.read(artifact_id))
 
     def subtree_facts(self, goal: GoalNode) -> tuple[dict[str, float], dict[str, list[str]]]:
         return composite.subtree_facts(self._k, goal)

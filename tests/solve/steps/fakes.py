@@ -16,6 +16,8 @@ from kernel.core.registry import Candidate
 from kernel.core.state_machine import Status
 from kernel.kg.failures import Diagnosis, normalize
 from kernel.proposals import Proposal
+from kernel.protocol.solve_models import ResolutionOutput
+from kernel.repositories.knowledge import Coupling
 from kernel.runtime.kernel import SolveConfig
 from kernel.solve.effects import Done, Effects, Observe, Recall, Request, asking_nothing
 from kernel.solve.perform import first_request
@@ -69,6 +71,8 @@ class FakeView:
     registry: list[dict[str, Any]] = field(default_factory=list)
     attempts: dict[str, list[Attempt]] = field(default_factory=dict)
     known_causes: dict[str, str] = field(default_factory=dict)  # a slug -> the mode it joins
+    coupled: list[Coupling] = field(default_factory=list)
+    resolutions: dict[str, ResolutionOutput] = field(default_factory=dict)
 
     def path(self, goal_id: str) -> list[PathNode]:
         return self.paths[goal_id]
@@ -126,6 +130,12 @@ class FakeView:
         slug = normalize(name) if diagnosed else f"undiagnosed_{normalize(name)}"
         joins = self.known_causes.get(slug, f"failure:{slug}") if diagnosed else f"failure:{slug}"
         return Diagnosis(joins, slug, description, [0.0], diagnosed)
+
+    def couplings(self, root_id: str) -> list[Coupling]:
+        return self.coupled
+
+    def resolution(self, artifact_id: str) -> ResolutionOutput:
+        return self.resolutions[artifact_id]
 
 
 def drive(body: Effects[N] | Done[N], answers: list[Any]) -> tuple[list[Request], Done[N]]:
