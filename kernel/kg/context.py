@@ -9,6 +9,7 @@ cut at a size bound, so the same rows always give the same block.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -111,30 +112,42 @@ class StepHistory(BaseModel):
                   for c in self.constraints_applied)]
 
 
-def read(k: KnowledgeRun, goal: GoalNode, step: str) -> StepHistory:
-    """The history ``step`` uses for ``goal``: from the ledger when the run already
-    recorded it, otherwise from the graph (and then recorded)."""
-    def gather() -> dict[str, Any]:
+def gather(k: KnowledgeRun, goal: GoalNode, step: str) -> Callable[[], dict[str, Any]]:
+    """How the rows ``step`` uses for ``goal`` are read from the graph (each query's rows
+    as JSON, by query), for ``Proposals.observe`` to record or serve."""
+    def rows() -> dict[str, Any]:
         pattern = goal.pattern_id
         found: dict[str, Any] = {}
         for query in STEP_QUERIES[step]:
             if query == "constraints_applied":
-                rows: list[Any] = k.history.constraints_applied(goal.summary)
+                got: list[Any] = k.history.constraints_applied(goal.summary)
             elif pattern is None:
-                rows = []
+                got = []
             elif query == "decompositions":
-                rows = k.history.decompositions(pattern, goal.id)
+                got = k.history.decompositions(pattern, goal.id)
             elif query == "modality_candidates":
-                rows = [r for r in k.history.modality_candidates(pattern, goal.modality)
-                        if r.modality_successes > 0]
-                if not rows:  # recorded only when it says something, as ledgers before it
+                got = [r for r in k.history.modality_candidates(pattern, goal.modality)
+                       if r.modality_successes > 0]
+                if not got:  # recorded only when it says something, as ledgers before it
                     continue
             else:
-                rows = getattr(k.history, query)(pattern)
-            found[query] = [r.model_dump(mode="json") for r in rows]
+                got = getattr(k.history, query)(pattern)
+            found[query] = [r.model_dump(mode="json") for r in got]
         return found
 
-    return StepHistory.model_validate(k.proposals.observe(f"history/{step}", goal.id, gather))
+    return rows
+
+
+def observed_as(step: str) -> str:
+    """The name ``step``'s history is recorded under in the ledger."""
+    return f"history/{step}"
+
+
+def read(k: KnowledgeRun, goal: GoalNode, step: str) -> StepHistory:
+    """The history ``step`` uses for ``goal``: from the ledger when the run already
+    recorded it, otherwise from the graph (and then recorded)."""
+    return StepHistory.model_validate(
+        k.proposals.observe(observed_as(step), goal.id, gather(k, goal, step)))
 
 
 def block(k: KnowledgeRun, goal: GoalNode, step: str) -> tuple[StepHistory, str]:

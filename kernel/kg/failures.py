@@ -39,6 +39,22 @@ class Diagnosed:
     merged_into: str | None  # the known failure mode a near-duplicate joined
 
 
+@dataclass(frozen=True)
+class Diagnosis:
+    """A cause as it will be recorded: the failure mode it joins (``id``), its slug,
+    the wording it was given and its embedding."""
+
+    id: str
+    name: str
+    description: str
+    vector: list[float]
+    diagnosed: bool
+
+    def recorded(self) -> Diagnosed:
+        own = f"failure:{self.name}"
+        return Diagnosed(self.id, self.name, None if self.id == own else self.id)
+
+
 class FailureModes:
     def __init__(self, run: Run, encoder: Encoder, threshold: float = MERGE_THRESHOLD) -> None:
         self.run = run
@@ -47,9 +63,15 @@ class FailureModes:
 
     def record(self, attempt_id: str, name: str, description: str,
                diagnosed: bool = True) -> Diagnosed:
-        """Link the attempt FAILED_BECAUSE the diagnosed cause (one guarded commit that
-        leaves the step's proposals unconsumed, so a crash before the step's end
-        serves the same diagnosis again and this merge finds the same node).
+        """Link the attempt FAILED_BECAUSE the diagnosed cause (see ``diagnose`` and
+        ``store``)."""
+        cause = self.diagnose(name, description, diagnosed)
+        self.store(attempt_id, cause)
+        return cause.recorded()
+
+    def diagnose(self, name: str, description: str, diagnosed: bool = True) -> Diagnosis:
+        """The cause ``name`` names, as it would be recorded (reads only): a diagnosed
+        cause near one already known joins it.
 
         ``diagnosed=False``: a diagnosis that cites no evidence; ``name`` is then the
         violated constraint's, kept as its own undiagnosed failure (never merged into a
@@ -59,12 +81,17 @@ class FailureModes:
         own = f"failure:{slug}"
         target = own if not diagnosed or knowledge.failure_known(self.run.store, own) else \
             self._nearest(vector, own)
+        return Diagnosis(target, slug, description, vector, diagnosed)
+
+    def store(self, attempt_id: str, cause: Diagnosis) -> None:
+        """Link the attempt FAILED_BECAUSE ``cause`` (one guarded commit that leaves the
+        step's proposals unconsumed, so a crash before the step's end serves the same
+        diagnosis again and this merge finds the same node)."""
         knowledge.record_diagnosis(self.run, {
-            "attempt_id": attempt_id, "failure_id": target, "name": slug,
-            "description": description, "vector": vector,
-            "source": "diagnosis" if diagnosed else "undiagnosed",
+            "attempt_id": attempt_id, "failure_id": cause.id, "name": cause.name,
+            "description": cause.description, "vector": cause.vector,
+            "source": "diagnosis" if cause.diagnosed else "undiagnosed",
         }, what=f"record the diagnosed cause of {attempt_id}")
-        return Diagnosed(target, slug, None if target == own else target)
 
     def _nearest(self, vector: list[float], own: str) -> str:
         """The known cause a new name joins (the nearest within the threshold), or its own."""

@@ -34,12 +34,11 @@ from kernel.repositories import knowledge
 CANDIDATES = 20
 
 
-def identified_before(k: KnowledgeRun, goal: GoalNode, inherited: list[Constraint]
-                      ) -> tuple[list[ConstraintSpec], list[str], str] | None:
-    """The identification of an earlier goal asking the same question of the same source:
-    its constraints beyond the core (as specs, so a replay in an empty graph stores the
-    same ones), its capabilities and where it came from (``goal ID of run ID``); None
-    when no verified record exists."""
+def identified_read(k: KnowledgeRun, goal: GoalNode, inherited: list[Constraint]
+                    ) -> Callable[[], dict[str, Any] | None]:
+    """How the identification of an earlier goal asking the same question of the same
+    source is read for step 2 (rows, or None: ask the model). The read is recalled
+    through ``Proposals.recall`` (see ``identification``)."""
     core = sorted(k.constraints.roles(goal.id)["core"])
     wanted_inherited = sorted(c.id for c in inherited)
     identity = k.proposals.answering()
@@ -58,9 +57,13 @@ def identified_before(k: KnowledgeRun, goal: GoalNode, inherited: list[Constrain
                         "required_capabilities": sorted(row["required_capabilities"] or [])}
         return None
 
-    found = k.proposals.recall("reuse/identify", goal.id, read)
-    if found is None:
-        return None
+    return read
+
+
+def identification(found: dict[str, Any]) -> tuple[list[ConstraintSpec], list[str], str]:
+    """The identification a recalled record settles: its constraints beyond the core (as
+    specs, so a replay in an empty graph stores the same ones), its capabilities and
+    where it came from (``goal ID of run ID``)."""
     specs = [ConstraintSpec.model_validate(c) for c in found["constraints"]]
     return specs, list(found["required_capabilities"]), \
         f"goal {found['goal_id']} of {found['run_id']}"

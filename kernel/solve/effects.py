@@ -4,7 +4,8 @@ step written as an effect producer and the dispatch loop that performs its effec
 A step is a generator (or, when it needs no request, a plain function returning its
 ``Done``). It reads the graph through a read-only view (``StepView``), *yields*
 requests (``ModelCall``: one budget-gated call of an operation;
-``Recall``: a verified record standing in for a call) and is sent each request's
+``Recall``: a verified record standing in for a call; ``Observe``: the history a
+decision reads, recorded like a call) and is sent each request's
 result; it *returns* ``Done``: its changes (``StepChanges``, in the order they are
 applied) and what follows it (the goals to queue, or the next move on the same goal).
 
@@ -21,11 +22,14 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from kernel.core.envelopes import ConstraintSpec, Lineage
 from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.core.state_machine import Status
+from kernel.kg.failures import Diagnosis
 from kernel.protocol import Operation, ResolveRequest
 from kernel.refusal import RefusalReason
 from kernel.runtime.gate import CLAUDE_ID
+from kernel.runtime.progress import Kind
 
 N = TypeVar("N")
 N_co = TypeVar("N_co", covariant=True)
@@ -60,7 +64,18 @@ class Recall:
     read: Callable[[], Any] = field(compare=False)
 
 
-Request = ModelCall | Recall
+@dataclass(frozen=True)
+class Observe:
+    """What the knowledge graph says for one decision (a step's history), read by
+    ``read``: answered with the rows as the ledger holds them (recorded before use, and
+    served from there on resume and replay)."""
+
+    name: str
+    goal_id: str
+    read: Callable[[], Any] = field(compare=False)
+
+
+Request = ModelCall | Recall | Observe
 
 
 # -- changes: what a step's commit writes, in order --------------------------------------
@@ -73,23 +88,62 @@ class Wake:
 
 
 @dataclass(frozen=True)
+class NewArtifact:
+    """An artifact to register (its bytes stored, its node riding the step's commit);
+    with a ``key``, one registered under it before is used instead, unless none can be
+    (``unseen``)."""
+
+    goal_id: str
+    content: str
+    type: str
+    format: str
+    lineage: Lineage
+    key: str | None = None
+    unseen: bool = False
+
+
+@dataclass(frozen=True)
 class Transition:
-    """Move the goal to ``to``, writing ``changes`` (what is pending rides it)."""
+    """Move the goal to ``to``, writing ``changes`` (what is pending rides it), led by
+    the id of each of ``made``, registered first, as the property it names."""
 
     goal_id: str
     to: Status
     changes: GoalChanges | None = None
+    made: tuple[tuple[str, NewArtifact], ...] = ()
+
+
+@dataclass(frozen=True)
+class StoreConstraints:
+    """Store these constraints (content-addressed, so storing one again is nothing) with
+    the step's commit that names them (``ride=False``: at once, whatever follows)."""
+
+    specs: tuple[ConstraintSpec, ...]
+    ride: bool = True
+
+
+@dataclass(frozen=True)
+class AddRoles:
+    """Add constraints to roles of the goal (by role), as a commit of its own."""
+
+    goal_id: str
+    roles: tuple[tuple[str, tuple[str, ...]], ...]
 
 
 @dataclass(frozen=True)
 class SetRole:
-    """Replace the goal's constraints of ``role`` and move it ``from_status`` → ``to``."""
+    """Replace the goal's constraints of ``role`` and move it ``from_status`` → ``to``,
+    writing ``changes``; with a ``pattern`` (``Patterns.row``) the goal becomes its
+    instance, requiring ``capabilities``."""
 
     goal_id: str
     role: str
     ids: frozenset[str]
     from_status: Status
     to: Status
+    changes: GoalChanges | None = None
+    pattern: dict[str, Any] | None = None
+    capabilities: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -101,10 +155,22 @@ class Flow:
 
 
 @dataclass(frozen=True)
-class Decision:
-    """A decision the goal's log records, with what was weighed and why."""
+class Progress:
+    """A moment told to whoever watches the run (never stored, never read by a
+    decision): e.g. a call answered by a record instead."""
 
+    kind: Kind
+    text: str
     goal_id: str
+    summary: str
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A decision the goal's log records (the run's, with no goal), with what was
+    weighed and why."""
+
+    goal_id: str | None
     decision: str
     candidates: tuple[Any, ...]
     chosen: Any
@@ -122,6 +188,15 @@ class Reopen:
     to: Status
     changes: GoalChanges
     told: Flow | Decision | None = None
+
+
+@dataclass(frozen=True)
+class RecordCause:
+    """Link the failed attempt to the cause its feedback diagnosed (a guarded commit of
+    its own, leaving the step's proposals unconsumed)."""
+
+    attempt_id: str
+    cause: Diagnosis
 
 
 @dataclass(frozen=True)
@@ -152,8 +227,8 @@ class RefuseGoal:
     facts: tuple[tuple[str, str], ...] = ()
 
 
-Change = (Wake | Transition | SetRole | Flow | Decision | Reopen | StoreVerification | Refusal
-          | RefuseGoal)
+Change = (Wake | Transition | StoreConstraints | SetRole | AddRoles | Flow | Progress | Decision | Reopen
+          | RecordCause | StoreVerification | Refusal | RefuseGoal)
 
 
 @dataclass(frozen=True)
@@ -171,7 +246,7 @@ class StepChanges:
 
     def only_told(self) -> bool:
         """Whether the changes are log lines only: nothing a later step reads."""
-        return all(isinstance(c, (Flow, Decision)) for c in self.changes)
+        return all(isinstance(c, (Flow, Progress, Decision)) for c in self.changes)
 
 
 @dataclass(frozen=True)

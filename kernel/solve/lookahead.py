@@ -10,7 +10,7 @@ looked at in queue order until the calls out fill the concurrency.
 
 A step written as an effect producer (``kernel.solve.effects``) is advanced to its first
 call and no further: it reads through its view, a recalled record or a history it asks
-for is read and handed to it (nothing is recorded), and the call it then asks for is
+for (``Observe``) is read and handed to it (nothing is recorded), and the call it then asks for is
 started when the budget the goal holds covers its estimate and nothing recorded or
 answered before will serve it. Nothing is written, so there is nothing to undo. A step
 that changes something before its first call (a write ends the advance) or an error
@@ -35,7 +35,7 @@ from kernel.runtime import progress
 from kernel.runtime.gate import amount
 from kernel.runtime.kernel import Kernel
 from kernel.solve import moves
-from kernel.solve.effects import Done, ModelCall
+from kernel.solve.effects import Done, ModelCall, Recall
 from kernel.solve.perform import first_request
 from kernel.solve.steps import BY_MOVE
 
@@ -96,9 +96,10 @@ def _advance(k: Kernel, move: moves.Move) -> bool:
             while not isinstance(reached, (Done, ModelCall)):
                 if k.proposals.has_pending():
                     return False  # a resumed run serves what it recorded: nothing to start
-                if reached.read() is not None:
+                found = reached.read()  # read, and handed to the step: nothing recorded
+                if isinstance(reached, Recall) and found is not None:
                     return False  # the record answers: no call
-                reached = first_request(body, None)
+                reached = first_request(body, found)
         finally:
             body.close()
         if isinstance(reached, ModelCall):

@@ -22,6 +22,8 @@ from typing import Any
 from kernel.core.envelopes import Verification
 from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.core.state_machine import Status
+from kernel.protocol.coverage import Coverage
+from kernel.protocol.solve_models import Decomposition
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,16 @@ class Leaf(Move):
 @dataclass(frozen=True)
 class Decompose(Move):
     """Step 8."""
+
+
+@dataclass(frozen=True)
+class MakeChildren(Move):
+    """Step 8, once the decomposition is settled: ``plan``, its ``round`` and who
+    answers for each of the goal's constraints (``covered``)."""
+
+    plan: Decomposition = field(hash=False)
+    round: int
+    covered: Coverage = field(hash=False)
 
 
 @dataclass(frozen=True)

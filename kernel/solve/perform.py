@@ -16,22 +16,29 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+from kernel.core.goal_node import GoalChanges
 from kernel.core.logs import TieredLog
 from kernel.refusal import refuse
+from kernel.runtime import progress
 from kernel.runtime.gate import ask
 from kernel.runtime.kernel import Kernel
 from kernel.solve.effects import (
+    AddRoles,
     Decision,
     Done,
     Effects,
     Flow,
     ModelCall,
+    Observe,
+    Progress,
     Recall,
+    RecordCause,
     Refusal,
     Reopen,
     Request,
     SetRole,
     StepChanges,
+    StoreConstraints,
     StoreVerification,
     Transition,
     Wake,
@@ -60,6 +67,8 @@ def perform(k: Kernel, request: Request) -> Any:
     if isinstance(request, ModelCall):
         return ask(k, request.goal_id, request.operation, request.request,
                    resolver_id=request.resolver_id, pay=request.pay)
+    if isinstance(request, Observe):
+        return k.proposals.observe(request.name, request.goal_id, request.read)
     return k.proposals.recall(request.name, request.goal_id, request.read)
 
 
@@ -69,16 +78,25 @@ def apply(k: Kernel, changes: StepChanges) -> None:
         if isinstance(change, Wake):
             k.run.will_wake(list(change.goal_ids))
         elif isinstance(change, Transition):
-            k.tree.transition(change.goal_id, change.to, change.changes)
+            k.tree.transition(change.goal_id, change.to, _with_made(k, change))
+        elif isinstance(change, StoreConstraints):
+            k.constraints.upsert(change.specs, ride=k.run if change.ride else None)
+        elif isinstance(change, AddRoles):
+            k.constraints.add_roles(k.run, change.goal_id, {r: list(ids) for r, ids in change.roles})
         elif isinstance(change, SetRole):
             k.constraints.set_role(k.run, change.goal_id, change.role, change.ids,
-                                   change.from_status, change.to)
+                                   change.from_status, change.to, change.changes,
+                                   change.pattern, change.capabilities)
         elif isinstance(change, Flow | Decision):
             _tell(k.log, change)
+        elif isinstance(change, Progress):
+            progress.report(change.kind, change.text, change.goal_id, change.summary)
         elif isinstance(change, Reopen):
             invalidated = k.tree.reopen(change.goal_id, change.to, change.changes)
             if change.told is not None:
                 _tell(k.log, change.told, f"; {invalidated.said()}")
+        elif isinstance(change, RecordCause):
+            k.failures.store(change.attempt_id, change.cause)
         elif isinstance(change, StoreVerification):
             k.run.store_verification()
         elif isinstance(change, Refusal):
@@ -86,6 +104,19 @@ def apply(k: Kernel, changes: StepChanges) -> None:
             refuse(k.ledger, change.goal_id, change.reason, change.detail, **facts)
         else:
             k.refuse_goal(change.goal, change.reason, change.detail, **dict(change.facts))
+
+
+def _with_made(k: Kernel, transition: Transition) -> GoalChanges | None:
+    """The transition's changes, led by the ids of the artifacts it registers first."""
+    if not transition.made:
+        return transition.changes
+    ids = {}
+    for name, made in transition.made:
+        ids[name] = k.artifacts.register(made.goal_id, made.content, type=made.type,
+                                         format=made.format, lineage=made.lineage,
+                                         key=made.key, unseen=made.unseen).id
+    named = GoalChanges.model_validate(ids)
+    return named if transition.changes is None else named | transition.changes
 
 
 def _tell(log: TieredLog, line: Flow | Decision, then: str = "") -> None:

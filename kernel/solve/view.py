@@ -12,12 +12,19 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from kernel.core.confidence import PathNode
-from kernel.core.envelopes import Constraint
+from kernel.core.constraints import Signature
+from kernel.core.envelopes import Attempt, Constraint
 from kernel.core.goal_node import GoalNode
+from kernel.core.registry import Candidate
+from kernel.kg import context as kg_context
 from kernel.kg import reuse
+from kernel.kg.failures import Diagnosis
+from kernel.protocol.solve_models import ResolutionOutput
+from kernel.repositories import knowledge
+from kernel.repositories.knowledge import Coupling
 from kernel.runtime.kernel import Kernel, SolveConfig
 from kernel.solve import composite, prompt_inputs
-from kernel.solve.effects import Recall
+from kernel.solve.effects import Observe, Recall
 from kernel.solve.steps._shared import wake_dependents
 
 
@@ -60,6 +67,45 @@ class StepView(Protocol):
 
     def wakes(self, goal: GoalNode) -> list[str]:
         """The goals to step once ``goal`` resolves."""
+        ...
+
+    def history(self, goal: GoalNode, step: str) -> Observe:
+        """The observation of what the graph knows of goals like this one, for ``step``
+        (``kernel.kg.context.STEP_QUERIES``); its rows make a ``StepHistory``."""
+        ...
+
+    def identified_record(self, goal: GoalNode, inherited: list[Constraint]) -> Recall:
+        """The recall of an earlier identification that may stand in for step 2's call."""
+        ...
+
+    def pattern(self, summary: str, signature: Signature) -> dict[str, Any]:
+        """The pattern of a goal with this summary and constraint signature, linked to
+        the similar patterns the graph holds, as a commit stores it."""
+        ...
+
+    def candidates(self, capabilities: list[str], modality: str | None) -> list[Candidate]:
+        """The registered resolvers that provide ``capabilities``, best first."""
+        ...
+
+    def registered(self) -> list[dict[str, Any]]:
+        """Every registered resolver: its id, description and capability tags."""
+        ...
+
+    def tried(self, goal: GoalNode) -> list[Attempt]:
+        """The goal's attempts, in order."""
+        ...
+
+    def diagnosis(self, name: str, description: str, diagnosed: bool = True) -> Diagnosis:
+        """The failure mode a cause so named and described joins (``FailureModes``)."""
+        ...
+
+    def couplings(self, root_id: str) -> list[Coupling]:
+        """How the leaves under the root are coupled: one row per pair and way (a shared
+        logic constraint, an artifact, a dependency path), as the traversal finds them."""
+        ...
+
+    def resolution(self, artifact_id: str) -> ResolutionOutput:
+        """A stored resolution output, whole."""
         ...
 
     def subtree_facts(self, goal: GoalNode) -> tuple[dict[str, float], dict[str, list[str]]]:
@@ -105,6 +151,35 @@ class KernelView:
 
     def wakes(self, goal: GoalNode) -> list[str]:
         return wake_dependents(self._k, goal)
+
+    def history(self, goal: GoalNode, step: str) -> Observe:
+        return Observe(kg_context.observed_as(step), goal.id,
+                       kg_context.gather(self._k, goal, step))
+
+    def identified_record(self, goal: GoalNode, inherited: list[Constraint]) -> Recall:
+        return Recall("reuse/identify", goal.id, reuse.identified_read(self._k, goal, inherited))
+
+    def pattern(self, summary: str, signature: Signature) -> dict[str, Any]:
+        patterns = self._k.patterns
+        return patterns.row(summary, signature, patterns.similar(summary, signature))
+
+    def candidates(self, capabilities: list[str], modality: str | None) -> list[Candidate]:
+        return self._k.registry.candidates(capabilities, modality)
+
+    def registered(self) -> list[dict[str, Any]]:
+        return self._k.registry.summary()
+
+    def tried(self, goal: GoalNode) -> list[Attempt]:
+        return self._k.attempts.tried(goal)
+
+    def diagnosis(self, name: str, description: str, diagnosed: bool = True) -> Diagnosis:
+        return self._k.failures.diagnose(name, description, diagnosed)
+
+    def couplings(self, root_id: str) -> list[Coupling]:
+        return knowledge.couplings(self._k.store, root_id)
+
+    def resolution(self, artifact_id: str) -> ResolutionOutput:
+        return ResolutionOutput.model_validate_json(self._k.artifacts.read(artifact_id))
 
     def subtree_facts(self, goal: GoalNode) -> tuple[dict[str, float], dict[str, list[str]]]:
         return composite.subtree_facts(self._k, goal)

@@ -9,6 +9,7 @@ import pytest
 
 from kernel.core.ledger import load_entries
 from kernel.protocol.solve_models import ResolutionOutput
+from kernel.repositories import knowledge
 from kernel.solve.dispatch import solve
 from kernel.solve.steps.consistency import coupled_pairs
 from kernel.store import GraphStore
@@ -134,7 +135,7 @@ def test_assembly_has_full_lineage_and_sigma_system(initialised_graph: GraphStor
     assert ResolutionOutput.model_validate_json(kernel.artifacts.read(final.id)).content == \
         "Docs and announcement, dated 2027-03-04."
     # the two parts are coupled twice over: a dependency and a shared logic constraint
-    pairs = coupled_pairs(kernel, root)
+    pairs = coupled_pairs(knowledge.couplings(kernel.store, root))
     assert len(pairs) == 1 and pairs[0]["kinds"] == ["constraint", "dependency"]
     assert pairs[0]["via"] == [SHARED]
     review = next(e for e in load_entries(initialised_graph, kernel.run.run_id)[2]

@@ -34,6 +34,7 @@ from kernel.solve.effects import Done, Effects, asking_nothing
 from kernel.solve.perform import drive
 from kernel.solve.steps import (
     assemble,
+    children,
     compose,
     consistency,
     decompose,
@@ -101,14 +102,17 @@ class Step(Generic[M]):
 
 STEPS: tuple[Step[Any], ...] = (
     Step("1", "intake", moves.Intake, intake.intake),
-    Step("2", "identify constraints", moves.Identify, identify.identify),
+    Step("2", "identify constraints", moves.Identify, identify.identify,
+         enters=Status.IDENTIFYING_CONSTRAINTS),
     Step("3", "select constraints", moves.SelectConstraints, select_constraints.select_constraints,
          enters=Status.SELECTING_CONSTRAINTS),
-    Step("4", "select resolver", moves.SelectResolver, select_resolver.select_resolver),
+    Step("4", "select resolver", moves.SelectResolver, select_resolver.select_resolver,
+         enters=Status.SELECTING_RESOLVER),
     Step("5", "resolve", moves.Resolve, resolve.resolve),
     Step("6", "verify", moves.Verify, verify.verify),
     Step("7", "leaf", moves.Leaf, leaf.classify),
     Step("8", "decompose", moves.Decompose, decompose.decompose),
+    Step("8", "make children", moves.MakeChildren, children.make_children),
     Step("parts", "composite resolution", moves.Compose, compose.compose),
     Step("gate", "gate and backtrack", moves.Gate, gate.gate),
     Step("9", "retry", moves.Retry, retry.retry),

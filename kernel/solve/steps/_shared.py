@@ -51,13 +51,23 @@ def proposed_specs(k: Kernel, goal_id: str,
                    proposed: Iterable[ProposedConstraint]) -> list[ConstraintSpec]:
     """A model's proposed constraints as stored (settled by the checker language); each
     one re-typed from logic to semantic says so in the goal's log."""
-    specs = []
+    specs, notes = settled_specs(proposed)
+    for note in notes:
+        k.log.flow(goal_id, note)
+    return specs
+
+
+def settled_specs(proposed: Iterable[ProposedConstraint]) -> tuple[list[ConstraintSpec],
+                                                                   list[str]]:
+    """A model's proposed constraints as stored (settled by the checker language), and a
+    note for each one re-typed from logic to semantic."""
+    specs, notes = [], []
     for c in proposed:
         spec, note = proposed_spec(c, Provenance(source="resolver", resolver_id=CLAUDE_ID))
         if note:
-            k.log.flow(goal_id, note)
+            notes.append(note)
         specs.append(spec)
-    return specs
+    return specs, notes
 
 
 def constraints_of(k: Kernel, goal_id: str, role: str) -> list[Constraint]:
@@ -81,5 +91,6 @@ def wake_dependents(k: Kernel, goal: GoalNode) -> list[str]:
     return woken
 
 
-def wake_parent(k: Kernel, goal: GoalNode) -> list[str]:
+def wake_parent(goal: GoalNode) -> list[str]:
+    """The goals to step once ``goal`` is refused: its parent, if it has one."""
     return [goal.parent_id] if goal.parent_id else []

@@ -4,27 +4,41 @@ pattern linked to similar ones."""
 
 from __future__ import annotations
 
+from collections.abc import Generator
+from typing import Any
+
 from kernel.core.constraints import constraint_signature
-from kernel.core.goal_node import GoalChanges
-from kernel.kg import context as kg_context
+from kernel.core.envelopes import Constraint, ConstraintSpec
+from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.kg import reuse
+from kernel.kg.context import StepHistory
+from kernel.proposals import Proposal
 from kernel.protocol import operations as ops
 from kernel.protocol import solve_models as models
-from kernel.runtime import progress
-from kernel.runtime.gate import ask
-from kernel.runtime.kernel import Kernel
-from kernel.solve import moves, prompt_inputs
-from kernel.solve.steps._shared import (
-    DEFAULT_CAPABILITY,
-    S,
-    constraints_of,
-    enter,
-    proposed_specs,
-    request_for,
+from kernel.solve import moves
+from kernel.solve.effects import (
+    Change,
+    Decision,
+    Done,
+    Effects,
+    Flow,
+    ModelCall,
+    Progress,
+    Request,
+    SetRole,
+    StepChanges,
+    StoreConstraints,
+    Wake,
 )
+from kernel.solve.steps._shared import DEFAULT_CAPABILITY, S, request_for, settled_specs
+from kernel.solve.view import StepView
+
+REUSED = ("the constraints identified for a verified goal with the same description, "
+          "summary, core and inherited constraints, asked of the same source (script "
+          "content or model); 'kernel solve --fresh' asks again")
 
 
-def identify(k: Kernel, move: moves.Identify) -> list[str]:
+def identify(view: StepView, move: moves.Identify) -> Effects[list[str]]:
     """Proposal `identify_constraints` (with the constraints applied to similar goals); a
     logic constraint must come in a form verification decides (`{check: arith, expr}` over
     named metrics, `{check: test, tests}`, `{check: tool_contract}`;
@@ -35,40 +49,42 @@ def identify(k: Kernel, move: moves.Identify) -> list[str]:
     itself was checked together by Z3 at intake: a contradiction is refused before any
     spend, naming a minimal conflict; a core constraint implied by the others is pointed
     out."""
-    goal_id = move.goal.id
-    goal = enter(k, goal_id, S.IDENTIFYING_CONSTRAINTS)
-    inherited = constraints_of(k, goal_id, "inherited")
-    reused = reuse.identified_before(k, goal, inherited)
-    if reused is not None:  # the same question was asked and answered, and it held
-        specs, needed, source = reused
-        k.log.decision(goal_id, "identification_reused", candidates=[source], chosen=source,
-                       rationale="the constraints identified for a verified goal with the "
-                                 "same description, summary, core and inherited constraints, "
-                                 "asked of the same source (script content or model); "
-                                 "'kernel solve --fresh' asks again")
-        progress.report("reused", f"identify_constraints from {source}", goal_id,
-                        goal.summary)
-    else:
-        _, context = kg_context.block(k, goal, "identify")
-        proposal = ask(k, goal_id, ops.IDENTIFY_CONSTRAINTS,
-                       request_for(goal, ops.IDENTIFY_CONSTRAINTS, inherited, context,
-                                   inherited=prompt_inputs.inherited_view(k, goal)))
-        found: models.IdentifiedConstraints = proposal.output
-        specs, needed = proposed_specs(k, goal_id, found.constraints), found.required_capabilities
-    held = k.constraints.roles(goal_id)
-    eligible = set(k.constraints.upsert(specs, ride=k.run)) | \
-        set(held["core"]) | set(held["coupling"])  # stored with the step's commit
-    capabilities = sorted(set(needed)) or [DEFAULT_CAPABILITY]
+    goal = view.goal(move.goal.id)
+    roles = view.roles(goal.id)
+    specs, needed, told = yield from _identified(view, goal, view.constraints(roles["inherited"]))
+    new = [spec.with_id() for spec in specs]
+    held = view.constraints(roles["core"] + roles["coupling"])
+    eligible = frozenset(c.id for c in [*new, *held])
+    capabilities = tuple(sorted(set(needed)) or [DEFAULT_CAPABILITY])
     # The goal's pattern (its summary and the structure of its constraints), linked to
     # the similar patterns the vector index finds, stored by the step's commit.
-    signature = constraint_signature(k.constraints.get_many(eligible))
-    pattern = k.patterns.row(goal.summary, signature,
-                             k.patterns.similar(goal.summary, signature))
-    k.run.will_wake([goal_id])
-    k.constraints.set_role(k.run, goal_id, "eligible", eligible, S.IDENTIFYING_CONSTRAINTS,
-                           S.SELECTING_CONSTRAINTS,
-                           GoalChanges(required_capabilities=capabilities,
-                                       pattern_id=pattern["id"]),
-                           pattern=pattern, capabilities=capabilities)
-    k.log.flow(goal_id, f"identified {len(eligible)} eligible constraints")
-    return [goal_id]
+    by_id = {c.id: c for c in [*held, *new]}
+    pattern = view.pattern(goal.summary, constraint_signature(by_id.values()))
+    return Done([goal.id], StepChanges((
+        *told, StoreConstraints(tuple(specs)), Wake((goal.id,)),
+        SetRole(goal.id, "eligible", eligible, S.IDENTIFYING_CONSTRAINTS,
+                S.SELECTING_CONSTRAINTS,
+                GoalChanges(required_capabilities=list(capabilities), pattern_id=pattern["id"]),
+                pattern=pattern, capabilities=capabilities),
+        Flow(goal.id, f"identified {len(eligible)} eligible constraints"))))
+
+
+def _identified(view: StepView, goal: GoalNode, inherited: list[Constraint]) -> Generator[
+        Request, Any, tuple[list[ConstraintSpec], list[str], tuple[Change, ...]]]:
+    """The constraints and capabilities identified for the goal, and what the log says of
+    them: those of an earlier goal asking the same question of the same source when a
+    verified record holds them, else the model's."""
+    found = yield view.identified_record(goal, inherited)
+    if found is not None:  # the same question was asked and answered, and it held
+        specs, needed, source = reuse.identification(found)
+        return specs, needed, (
+            Decision(goal.id, "identification_reused", (source,), source, REUSED),
+            Progress("reused", f"identify_constraints from {source}", goal.id, goal.summary))
+    rows = yield view.history(goal, "identify")
+    context = StepHistory.model_validate(rows).block(goal.summary, view.config.context_chars)
+    proposal: Proposal[models.IdentifiedConstraints] = yield ModelCall(
+        ops.IDENTIFY_CONSTRAINTS, request_for(goal, ops.IDENTIFY_CONSTRAINTS, inherited,
+                                              context, inherited=view.inherited(goal)))
+    specs, notes = settled_specs(proposal.output.constraints)
+    return specs, proposal.output.required_capabilities, \
+        tuple(Flow(goal.id, note) for note in notes)

@@ -9,12 +9,17 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from kernel.core.confidence import PathNode
-from kernel.core.envelopes import Constraint
+from kernel.core.constraints import Signature
+from kernel.core.envelopes import Attempt, Constraint
 from kernel.core.goal_node import GoalNode
+from kernel.core.registry import Candidate
 from kernel.core.state_machine import Status
+from kernel.kg.failures import Diagnosis, normalize
 from kernel.proposals import Proposal
+from kernel.protocol.solve_models import ResolutionOutput
+from kernel.repositories.knowledge import Coupling
 from kernel.runtime.kernel import SolveConfig
-from kernel.solve.effects import Done, Effects, Recall, Request, asking_nothing
+from kernel.solve.effects import Done, Effects, Observe, Recall, Request, asking_nothing
 from kernel.solve.perform import first_request
 
 N = TypeVar("N")
@@ -58,6 +63,16 @@ class FakeView:
     config: SolveConfig = field(default_factory=SolveConfig)
     paths: dict[str, list[PathNode]] = field(default_factory=dict)
     run_id: str = "run:1"
+    # what the graph knows of goals like this one, by (goal, step): rows by query
+    histories: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    identified: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # the registry: candidates by capability, and what it says of each resolver
+    providers: dict[str, list[Candidate]] = field(default_factory=dict)
+    registry: list[dict[str, Any]] = field(default_factory=list)
+    attempts: dict[str, list[Attempt]] = field(default_factory=dict)
+    known_causes: dict[str, str] = field(default_factory=dict)  # a slug -> the mode it joins
+    coupled: list[Coupling] = field(default_factory=list)
+    resolutions: dict[str, ResolutionOutput] = field(default_factory=dict)
 
     def path(self, goal_id: str) -> list[PathNode]:
         return self.paths[goal_id]
@@ -87,6 +102,40 @@ class FakeView:
 
     def subtree_facts(self, goal: GoalNode) -> tuple[dict[str, float], dict[str, list[str]]]:
         return self.facts[goal.id]
+
+    def history(self, goal: GoalNode, step: str) -> Observe:
+        rows = self.histories.get((goal.id, step), {})
+        return Observe(f"history/{step}", goal.id, lambda: rows)
+
+    def identified_record(self, goal: GoalNode, inherited: list[Constraint]) -> Recall:
+        found = self.identified.get(goal.id)
+        return Recall("reuse/identify", goal.id, lambda: found)
+
+    def pattern(self, summary: str, signature: Signature) -> dict[str, Any]:
+        return {"id": f"pattern:{summary}", "signature": list(signature)}
+
+    def candidates(self, capabilities: list[str], modality: str | None) -> list[Candidate]:
+        if not capabilities:  # every resolver
+            return list({c.id: c for cs in self.providers.values() for c in cs}.values())
+        return list({c.id: c for cap in capabilities
+                     for c in self.providers.get(cap, [])}.values())
+
+    def registered(self) -> list[dict[str, Any]]:
+        return self.registry
+
+    def tried(self, goal: GoalNode) -> list[Attempt]:
+        return self.attempts.get(goal.id, [])
+
+    def diagnosis(self, name: str, description: str, diagnosed: bool = True) -> Diagnosis:
+        slug = normalize(name) if diagnosed else f"undiagnosed_{normalize(name)}"
+        joins = self.known_causes.get(slug, f"failure:{slug}") if diagnosed else f"failure:{slug}"
+        return Diagnosis(joins, slug, description, [0.0], diagnosed)
+
+    def couplings(self, root_id: str) -> list[Coupling]:
+        return self.coupled
+
+    def resolution(self, artifact_id: str) -> ResolutionOutput:
+        return self.resolutions[artifact_id]
 
 
 def drive(body: Effects[N] | Done[N], answers: list[Any]) -> tuple[list[Request], Done[N]]:
