@@ -31,9 +31,10 @@ LAUNCH = next(e for e in EXAMPLES if e.name == "launch-plan")
 
 
 def _import_and_verify(settings: KernelSettings, path: Path) -> list[dict]:
-    """Import into an empty graph; every run's ledger chain must verify."""
+    """Import into an empty graph, initialised as a new deployment is (emptied, not
+    dropped, so its indexes are built once); every run's ledger chain must verify."""
     with open_store(settings) as target:
-        target.drop_all()
+        target.empty()
         init_schema(target)
         import_graph(target, path)
         runs = target.run("run/list")

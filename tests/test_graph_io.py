@@ -310,12 +310,12 @@ def test_export_and_import_memory_does_not_grow_with_the_graph(
     checks relationship endpoints against an on-disk index instead of a set."""
     from kernel.bench.store import bench_graph_io
 
-    def peaks(elements: int) -> dict[str, float]:
-        return {f.name.split(" peak")[0]: f.value
-                for f in bench_graph_io(initialised_graph, elements, timed=False)}
-
-    small, large = peaks(12_000), peaks(40_000)
-    assert set(small) == {"export", "import"}
+    figures = bench_graph_io(initialised_graph, (12_000, 40_000), timed=False)
+    small, large = ({f.name.split(" peak")[0]: f.value for f in half}
+                    for half in (figures[:2], figures[2:]))
+    assert set(small) == set(large) == {"export", "import"}
+    elements = [int(f.name.split("(")[1].split()[0]) for f in figures[::2]]
+    assert 12_000 <= elements[0] < 13_000 and 40_000 <= elements[1] < 41_000, elements
     for kind in small:
         assert large[kind] < 1.2 * small[kind], (kind, small, large)
 

@@ -19,10 +19,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 from ulid import ULID
 
 from kernel.bench.crash import _Child
 from kernel.bench.examples import EXAMPLES, EXAMPLES_DIR
+from kernel.cli.app import app
 from kernel.core.summary import summary
 from kernel.store import GraphStore
 from tests.conftest import store_env
@@ -89,12 +91,14 @@ def test_four_workers_and_two_racing_resumes_share_one_store(
             assert re.search(r"(being driven by|was just taken by) pid \d+", err), err
     runs["launch-plan-resumed"] = interrupted
 
+    # The checks run the same commands in this process: the runs are done, so nothing
+    # here needs a process of its own, and each would start Python and the kernel anew.
+    kernel = CliRunner()
+    checks_env = {**store_env(store, data_dir), "COLUMNS": "200"}
     for name, run_id in runs.items():
-        verified = subprocess.run([*CLI, "ledger", "verify", run_id], env=env,
-                                  capture_output=True, text=True, timeout=300, check=False)
-        assert verified.returncode == 0, f"{name}: {verified.stdout}{verified.stderr}"
-        assert "resolved" in subprocess.run(
-            [*CLI, "status", run_id], env=env, capture_output=True, text=True, timeout=300,
-            check=False).stdout, name
+        verified = kernel.invoke(app, ["ledger", "verify", run_id], env=checks_env)
+        assert verified.exit_code == 0, f"{name}: {verified.output}{verified.exception!r}"
+        status = kernel.invoke(app, ["status", run_id], env=checks_env)
+        assert status.exit_code == 0 and "resolved" in status.stdout, (name, status.output)
         charged, spent = _charged_and_spent(store, run_id)
         assert charged == spent, name

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import math
 import random
+from typing import Any
 
 import pytest
 
 from kernel.errors import ParameterError, StatementError, TemplateError, UnknownQueryError
+from kernel.schema import init_schema
 from kernel.store import GraphStore
 
 
@@ -138,14 +140,46 @@ def test_a_quantized_vector_index_from_before_is_made_again_unquantized(
 def test_neo4j_is_emptied_in_batches(neo4j_store: GraphStore,
                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """One transaction deleting a large graph would exceed Neo4j's transaction memory."""
-    from kernel.store import neo4j_backend
+    from kernel.store import base
 
-    monkeypatch.setattr(neo4j_backend, "DELETE_BATCH", 3)
+    monkeypatch.setattr(base, "DELETE_BATCH", 3)
     neo4j_store.execute_adhoc("UNWIND range(1, 10) AS i CREATE (:Run {id: 'run:' + i})", {},
                               write=True)
     neo4j_store.drop_all()
     assert neo4j_store.execute_adhoc("MATCH (n) RETURN count(n) AS n", {},
                                      write=False).records() == [{"n": 0}]
+
+
+def test_an_emptied_graph_keeps_its_schema(store: GraphStore,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Emptied in batches, nodes and relationships alike; initialising it again brings
+    the boot graph back without asking for one index or constraint."""
+    from kernel.store import base
+
+    init_schema(store)
+    boot = store.execute_adhoc("MATCH (n) RETURN count(n) AS n", {}, write=False).records()
+    store.execute_adhoc("UNWIND range(1, 10) AS i CREATE (:Run {id: 'run:' + i})"
+                        "-[:DEPENDS_ON]->(:Goal {id: 'node:' + i})", {}, write=True)
+    monkeypatch.setattr(base, "DELETE_BATCH", 3)
+    batches = []
+    real_run = base.GraphStore.run
+
+    def run(self: GraphStore, name: str, *args: Any, **kwargs: Any) -> Any:
+        batches.append(name)
+        return real_run(self, name, *args, **kwargs)
+
+    monkeypatch.setattr(base.GraphStore, "run", run)
+    store.empty()
+    assert batches.count("admin/delete_all") > 3
+    assert store.execute_adhoc("MATCH (n) RETURN count(n) AS n", {},
+                               write=False).records() == [{"n": 0}]
+    batches.clear()
+    init_schema(store)
+    # (Neo4j registers the relationship types each time: no index, nothing built)
+    assert not [name for name in batches if "create" in name
+                or name == "schema/register_relationship_type"], batches
+    assert store.execute_adhoc("MATCH (n) RETURN count(n) AS n", {},
+                               write=False).records() == boot
 
 
 def test_unknown_query_name_is_named(store: GraphStore) -> None:

@@ -123,7 +123,8 @@ def replay(settings: KernelSettings, run_id: str, ledger_file: Path | None = Non
     from its ledger (the graph's, or an exported file), and compare the committed states.
 
     The chain is verified first: a ledger that does not verify is reported as tampered,
-    and nothing is replayed from it."""
+    and nothing is replayed from it. The scratch graph is emptied, not dropped, so the
+    next replay finds its schema built."""
     with open_store(settings) as original:
         run = Run.load(original, run_id)
         inputs = RunInputs.of_run(run)
@@ -153,7 +154,7 @@ def replay(settings: KernelSettings, run_id: str, ledger_file: Path | None = Non
     scratch = open_store(scratch_settings)
     divergence = None
     try:
-        scratch.drop_all()
+        scratch.empty()
         init_schema(scratch)
         repo_goal.prepare(scratch, inputs.repo, settings.data_dir)
         with tempfile.TemporaryDirectory() as blobs:
@@ -177,7 +178,7 @@ def replay(settings: KernelSettings, run_id: str, ledger_file: Path | None = Non
                             divergence if differences else None,
                             differences=tuple(differences), pending=pending)
     finally:
-        scratch.drop_all()
+        scratch.empty()
         scratch.close()
 
 

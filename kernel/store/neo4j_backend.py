@@ -41,7 +41,6 @@ HOW_TO_START = (
 )
 
 
-DELETE_BATCH = 10_000  # nodes per transaction when emptying the database
 # The kernel's statements find nodes by unique id or an indexed property, so the plan Neo4j
 # makes first is as good on a big graph as on a small one; but on a graph that grows (every
 # new deployment, every benchmark) its statistics keep diverging, and Neo4j would plan each
@@ -245,8 +244,7 @@ class Neo4jStore(GraphStore):
 
     def drop_all(self) -> None:
         """Every node, in batches (see cypher/neo4j/admin/delete_all); the schema stays."""
-        while self.run("admin/delete_all", {"batch": DELETE_BATCH})[0]["deleted"]:
-            pass
+        self.empty()
 
     def describe(self) -> dict[str, Any]:
         info = self._driver.get_server_info()
