@@ -147,6 +147,7 @@ def test_the_browser_shows_a_run_in_the_projects_style(
             def draw(query: str, shot: str) -> list[tuple[str, str]]:
                 run(":clear")  # only this query's frame on the page
                 page.wait_for_selector("svg g.node", state="detached", timeout=30_000)
+                page.evaluate("window.__lastDrawing = null")  # nothing of the last drawing
                 run(query)
                 page.wait_for_selector("svg g.node", timeout=60_000)
                 # still moving after three seconds: drawn as it stands, as before
