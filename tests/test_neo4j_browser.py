@@ -10,6 +10,7 @@ screenshots there (docs/ holds the guide's)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -65,12 +66,38 @@ MATCH (root)-[h:HAS_CONSTRAINT]->(c:Constraint)
 RETURN count(h) AS pairs, sum(size(h.roles)) AS roles"""
 
 
-def _solve(env: dict[str, str], example: Example) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", "from kernel.cli.app import main; main()", *example.command(),
-         "--progress", "none"], env=env, capture_output=True, text=True, timeout=900,
-        check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
+def _solving(env: dict[str, str], example: Example, log: Path) -> subprocess.Popen[bytes]:
+    """``kernel solve`` of ``example`` started, not waited for: Chromium starts and logs in
+    meanwhile (the Browser reads nothing of the run until it is drawn). Its errors go to
+    ``log``, which no pipe left unread can stall."""
+    with log.open("wb") as errors:
+        return subprocess.Popen(
+            [sys.executable, "-c", "from kernel.cli.app import main; main()",
+             *example.command(), "--progress", "none"], env=env,
+            stdout=subprocess.DEVNULL, stderr=errors)
+
+
+def _solved(solving: subprocess.Popen[bytes], log: Path) -> None:
+    solving.wait(timeout=900)
+    assert solving.returncode == 0, log.read_text(errors="replace")[-2000:]
+
+
+def _solve(env: dict[str, str], example: Example, log: Path) -> None:
+    _solved(_solving(env, example, log), log)
+
+
+# Until the drawing stops changing (nodes, lines and where they stand, the same at two
+# looks in a row; the Browser adds the lines between a result's nodes with a second
+# query, and lays them out by a force simulation), for at most the three seconds the
+# layout was given before.
+SETTLED = """() => {
+  const now = [...document.querySelectorAll('svg g.node, svg g.relationship')]
+    .map((g) => g.getAttribute('transform') || g.querySelector('path')?.getAttribute('d'))
+    .join('|');
+  const same = now !== '' && now === window.__lastDrawing;
+  window.__lastDrawing = now;
+  return same;
+}"""
 
 
 RETRIED = """// A goal of the flywheel whose first attempt failed, with all its attempts
@@ -92,11 +119,14 @@ def _captions(store: GraphStore, query: str) -> set[str]:
 def test_the_browser_shows_a_run_in_the_projects_style(
         neo4j_store: GraphStore, neo4j_server: tuple[str, str], browser_url: str,
         data_dir: Path, tmp_path: Path) -> None:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import sync_playwright
 
     env = {**os.environ, **store_env(neo4j_store, data_dir)}
     examples = {e.name: e for e in EXAMPLES}
-    _solve(env, examples["ingest-pipeline"])  # reopens a decomposition: stale goals
+    ingest_log = tmp_path / "ingest-solve.log"
+    ingest_solving = _solving(env, examples["ingest-pipeline"], ingest_log)  # reopens a
+    # decomposition: stale goals
 
     bolt = neo4j_server[0].split("://", 1)[1]
     shots = Path(os.environ.get("TEST_BROWSER_SHOTS") or tmp_path)
@@ -116,10 +146,13 @@ def test_the_browser_shows_a_run_in_the_projects_style(
 
             def draw(query: str, shot: str) -> list[tuple[str, str]]:
                 run(":clear")  # only this query's frame on the page
-                page.wait_for_timeout(1000)
+                page.wait_for_selector("svg g.node", state="detached", timeout=30_000)
+                page.evaluate("window.__lastDrawing = null")  # nothing of the last drawing
                 run(query)
                 page.wait_for_selector("svg g.node", timeout=60_000)
-                page.wait_for_timeout(3000)  # the layout settles
+                # still moving after three seconds: drawn as it stands, as before
+                with contextlib.suppress(PlaywrightTimeout):
+                    page.wait_for_function(SETTLED, polling=300, timeout=3000)
                 page.screenshot(path=str(shots / shot))
                 nodes = []
                 for node in page.locator("svg g.node").all():
@@ -130,13 +163,14 @@ def test_the_browser_shows_a_run_in_the_projects_style(
 
             run(_style())
             page.wait_for_selector("text=diameter: 130px", timeout=30_000)  # the style frame
+            _solved(ingest_solving, ingest_log)
 
             ingest = draw(_starter_query(), "neo4j-browser-ingest.png")
             draw(_starter_query("// The newest run's root and its constraints, drawn"),
                  "neo4j-browser-constraints.png")
             constraint_lines = page.locator("svg g.relationship").count()
             pairs, roles = neo4j_store.execute_adhoc(ROOT_CONSTRAINTS, {}, write=False).rows[0]
-            _solve(env, examples["csv-cli"])  # one UNSAT attempt, then a SAT one
+            _solve(env, examples["csv-cli"], tmp_path / "csv-solve.log")  # UNSAT, then SAT
             csv = draw(_starter_query(), "neo4j-browser-csv.png")
             kept = subprocess.run(  # the flywheel's forty runs, kept in the same graph
                 [sys.executable, "-c", "from kernel.cli.app import main; main()", "bench",
@@ -151,6 +185,9 @@ def test_the_browser_shows_a_run_in_the_projects_style(
             raise
         finally:
             browser.close()
+            if ingest_solving.poll() is None:
+                ingest_solving.kill()
+                ingest_solving.wait()
 
     # the ingest run's tree: few enough nodes to read, superseded stages unlike live ones
     assert 0 < len(ingest) <= 40, len(ingest)
