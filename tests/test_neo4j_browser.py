@@ -5,7 +5,8 @@ drawn, stale goals unlike live ones; its root's constraints one drawn line each,
 many roles they play) and then on the CSV example's (an UNSAT attempt and
 a SAT one in different fills), then on the flywheel's graph kept by `kernel bench flywheel
 --keep` (its newest tree at most 40 nodes; a retried goal's UNSAT and SAT attempts in
-different fills); no caption is cut. TEST_BROWSER_SHOTS=DIR keeps the
+different fills; and what tests/test_flywheel_keep.py checks of the kept graph on the
+embedded store); no caption is cut. TEST_BROWSER_SHOTS=DIR keeps the
 screenshots there (docs/ holds the guide's)."""
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from kernel.bench.examples import EXAMPLES, Example
 from kernel.store import GraphStore
 from tests.conftest import CHECKOUT, TEST_NEO4J, store_env
 from tests.sandbox_support import needs_sandbox
+from tests.test_flywheel_keep import assert_kept_flywheel
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 SAT_GREEN, UNSAT_RED, RESOLVED_BLUE = "#57C785", "#F16667", "#4C8EDA"
@@ -172,6 +174,8 @@ def test_the_browser_shows_a_run_in_the_projects_style(
             pairs, roles = neo4j_store.execute_adhoc(ROOT_CONSTRAINTS, {}, write=False).rows[0]
             _solve(env, examples["csv-cli"], tmp_path / "csv-solve.log")  # UNSAT, then SAT
             csv = draw(_starter_query(), "neo4j-browser-csv.png")
+            runs_before = int(neo4j_store.execute_adhoc(
+                "MATCH (r:Run) RETURN count(r)", {}, write=False).rows[0][0])
             kept = subprocess.run(  # the flywheel's forty runs, kept in the same graph
                 [sys.executable, "-c", "from kernel.cli.app import main; main()", "bench",
                  "flywheel", "--keep", "--json"], env=env, capture_output=True, text=True,
@@ -216,4 +220,6 @@ def test_the_browser_shows_a_run_in_the_projects_style(
            if "".join(caption.split()) not in stored]
     assert not cut, cut  # each drawn caption is a node's whole caption
     assert (shots / "neo4j-browser-csv.png").stat().st_size > 20_000
+    # and the kept graph itself, as the embedded store's test checks it
+    assert_kept_flywheel(neo4j_store, data_dir, tmp_path, kept, runs_before)
     print(f"screenshots: {shots}")
