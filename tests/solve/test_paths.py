@@ -113,7 +113,7 @@ def test_a_decomposition_keeps_the_children_an_earlier_kernel_made(
     """A kernel that committed a decomposition in parts may have died after making some
     children: the step keeps them and commits the rest as before, with the same result
     as the one-commit decomposition."""
-    from kernel.solve.steps import decompose as step
+    from kernel.solve.steps import children as step
 
     made: list[str] = []
 
