@@ -274,18 +274,15 @@ def test_a_restarted_server_holds_the_graph_a_solve_left(private_dir: Path, exam
     import io
 
     from kernel import api
+    from kernel.bench.examples import EXAMPLES, EXAMPLES_DIR
     from kernel.graph_io.exporter import export_graph
-    from kernel.paths import seeds_dir
 
-    goals = {"ingest-pipeline": ("Design a three-stage ingest pipeline for the nightly orders "
-                                 "export", ["logic:latency:sum_latency_ms <= 500",
-                                            "logic:cost:cost_usd <= 2"]),
-             "csv-cli": ("Build a Python CLI tool that reads a CSV file and outputs the top 10 "
-                         "rows sorted by a user-specified column", [])}
-    goal, constraints = goals[example]
+    shipped = next(e for e in EXAMPLES if e.name == example)
+    constraints = [value for flag, value in zip(shipped.args[::2], shipped.args[1::2],
+                                                strict=True) if flag == "-c"]
     request = api.SolveRequest.checked(
-        goal=goal, constraints=constraints, proposer="scripted",
-        script=seeds_dir() / "examples" / f"{example}.script.yaml")
+        goal=shipped.goal, constraints=constraints, proposer="scripted",
+        script=EXAMPLES_DIR / (shipped.script or f"{example}.script.yaml"))
     store = _open(private_dir)
     try:
         outcome = api.solve(store, request, embedded_settings(private_dir, "durable"))
