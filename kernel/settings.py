@@ -55,6 +55,9 @@ class KernelSettings(BaseSettings):
                                   "variable); default: ONNX Runtime where it is installed")
     neo4j_user: str = Field(default="neo4j", validation_alias="NEO4J_USER")
     neo4j_password: SecretStr | None = Field(default=None, validation_alias="NEO4J_PASSWORD")
+    neo4j_warm_up: bool = Field(
+        default=True, description="kernel db init on Neo4j also warms the server's plan cache "
+        "(kernel db warm; a first run then does not plan each commit as it goes)")
     concurrency: int = Field(default=4, ge=1, le=64,
                              description="calls a run may have in flight at once")
     tau_local: float = Field(default=0.70, ge=0.0, le=1.0)

@@ -147,6 +147,8 @@ def _no_user_environment(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.delenv(name)
     monkeypatch.setenv("KERNEL_AUDIT_READ_CACHE", "1")
     monkeypatch.setenv("COLUMNS", "200")
+    # `kernel db init` on Neo4j leaves its warm-up out (tests/test_neo4j_warm_up.py has it).
+    monkeypatch.setenv("KERNEL_NEO4J_WARM_UP", "0")
 
 
 @pytest.fixture(scope="session")

@@ -9,21 +9,56 @@ import typer
 from kernel.cli.common import out, print_table, settings_of, store_of
 from kernel.errors import KernelError
 from kernel.schema import LATEST_VERSION, init_schema, schema_version
+from kernel.store.base import GraphStore
 
 app = typer.Typer(help="Schema and store management.", no_args_is_help=True)
 
 
 @app.command()
-def init(ctx: typer.Context) -> None:
+def init(
+    ctx: typer.Context,
+    warm: Annotated[bool, typer.Option(
+        help="on Neo4j, also warm the server's plan cache (as 'kernel db warm'); "
+             "KERNEL_NEO4J_WARM_UP=0 turns it off by default")] = True,
+) -> None:
     """Create constraints and indexes, migrate the graph forward, load the boot graph."""
     with store_of(ctx) as store:
         report = init_schema(store)
-    if report.applied:
-        for name in report.applied:
-            out.print(f"applied: {name}")
-        out.print(f"schema v{report.from_version} -> v{report.to_version}")
-    else:
-        out.print(f"schema already at v{report.to_version}; constraints and indexes ensured")
+        if report.applied:
+            for name in report.applied:
+                out.print(f"applied: {name}")
+            out.print(f"schema v{report.from_version} -> v{report.to_version}")
+        else:
+            out.print(f"schema already at v{report.to_version}; constraints and indexes ensured")
+        if store.dialect == "neo4j" and warm and settings_of(ctx).neo4j_warm_up:
+            _warm(store)
+
+
+@app.command("warm")
+def warm_command(ctx: typer.Context) -> None:
+    """Have Neo4j plan the statements a run sends, so a first run does not (nothing written).
+
+    Neo4j keeps a plan per statement text until it stops: run this after the server
+    starts (``kernel db init`` does it too). The embedded store has nothing to warm.
+    """
+    with store_of(ctx) as store:
+        if store.dialect != "neo4j":
+            out.print("nothing to warm: the embedded store plans each statement in microseconds")
+            return
+        _warm(store)
+
+
+def _warm(store: GraphStore) -> None:
+    from kernel.bench.warm_up import warm_up
+
+    out.print("warming Neo4j's plan cache: planning the statements a run sends "
+              "(a minute on a small machine; --no-warm skips it)")
+    done = warm_up(store)
+    for skipped in done.skipped:
+        out.print(f"skipped {skipped}")
+    out.print(f"planned {done.planned} statements ({done.collected} sent by the scripted "
+              f"workloads) in {done.collect_seconds + done.plan_seconds:.1f} s"
+              + (f"; {done.refused} refused by the server" if done.refused else ""))
 
 
 @app.command()

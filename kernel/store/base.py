@@ -38,6 +38,25 @@ class QueryResult:
         return [dict(zip(self.columns, row, strict=True)) for row in self.rows]
 
 
+@dataclass(frozen=True)
+class Statement:
+    """A named statement as a run sent it: its name, parameters and template identifiers."""
+
+    name: str
+    params: dict[str, Any]
+    identifiers: dict[str, str]
+
+
+@dataclass(frozen=True)
+class PlanAhead:
+    """What ``GraphStore.plan_ahead`` did: statements planned, those the server refused
+    to run (planned all the same, or not: said, not hidden), and the seconds it took."""
+
+    planned: int
+    refused: int
+    seconds: float
+
+
 class GraphStore(ABC):
     """A Cypher graph reached through named statements."""
 
@@ -47,6 +66,8 @@ class GraphStore(ABC):
         self.catalog = catalog
         # While a step is taken ahead of its turn, a write ends it (see LookaheadStop).
         self.lookahead = False
+        # Told of every statement run (kernel.bench.warm_up collects a run's statements).
+        self.recorder: Callable[[Statement], None] | None = None
         self.stats = StatementStats()
         self.reads = ReadCache(lambda name: self.catalog.get(name), self.stats,
                                lambda query, text, values: self._execute(query, text, values),
@@ -67,6 +88,8 @@ class GraphStore(ABC):
         values = dict(params or {})
         query.check_parameters(values)
         text = query.render(identifiers, values)
+        if self.recorder is not None:
+            self.recorder(Statement(name, values, dict(identifiers or {})))
 
         def execute() -> list[Row]:
             started = time.perf_counter()
@@ -146,6 +169,13 @@ class GraphStore(ABC):
     @abstractmethod
     def ensure_vector_index(self, label: str, prop: str, dimensions: int, index_name: str) -> None:
         """Create a cosine vector index on ``label.prop`` (idempotent)."""
+
+    def plan_ahead(self, statements: Iterable[Statement]) -> PlanAhead:
+        """Have the server plan ``statements`` (each with parameters like a run's) and keep
+        the plans, writing nothing: for a server that plans each statement text once and
+        keeps it (Neo4j), so that a run's first steps do not pay for it. A store with
+        nothing to plan ahead (the embedded server plans in microseconds) plans nothing."""
+        return PlanAhead(0, 0, 0.0)
 
     def writes_paused(self) -> contextlib.AbstractContextManager[bool]:
         """While held, no process changes this graph, so reads see one committed state;

@@ -27,7 +27,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import neo4j
 from kernel.errors import StatementError, StoreUnavailableError
-from kernel.store.base import GraphStore, QueryResult, Row
+from kernel.store.base import GraphStore, PlanAhead, QueryResult, Row, Statement
 from kernel.store.queries import NamedQuery, QueryCatalog
 from kernel.store.values import plain
 from kernel.store.write_gate import WriteGate
@@ -137,6 +137,41 @@ class Neo4jStore(GraphStore):
         result = self._call(query.name, text, params, read_only=query.mode == "read")
         return result.records()
 
+    def plan_ahead(self, statements: Iterable[Statement]) -> PlanAhead:
+        """Each distinct statement (its text and the types of its parameters, which key
+        Neo4j's plan cache) is run once in a transaction of its own that is rolled back.
+        Plans made in a transaction that has written are not kept for others, so each
+        runs alone on the graph as committed: what it reads may be missing (it then does
+        nothing), and a statement the server refuses at run time still leaves its plan."""
+        started = time.perf_counter()
+        seen: set[tuple[str, str]] = set()
+        planned = refused = 0
+        session = self._driver.session(database=self.database)
+        try:
+            for statement in statements:
+                query = self.catalog.get(statement.name)
+                if query.mode == "schema":
+                    continue
+                text = KEEP_PLANS + query.render(statement.identifiers, statement.params)
+                key = (text, _types(statement.params))
+                if key in seen:
+                    continue
+                seen.add(key)
+                planned += 1
+                tx = session.begin_transaction()
+                try:
+                    tx.run(text, statement.params).consume()
+                except neo4j_errors.ClientError:
+                    refused += 1
+                finally:
+                    tx.rollback()
+        except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired) as exc:
+            raise StoreUnavailableError(f"lost Neo4j at {self.uri} ({exc}); {HOW_TO_START}") \
+                from exc
+        finally:
+            session.close()
+        return PlanAhead(planned, refused, time.perf_counter() - started)
+
     def execute_adhoc(self, text: str, params: Mapping[str, Any], *, write: bool) -> QueryResult:
         return self._call("(ad-hoc)", text, dict(params), read_only=not write)
 
@@ -166,15 +201,7 @@ class Neo4jStore(GraphStore):
         raise AssertionError("unreachable")
 
     def _auto_commit(self, text: str, params: dict[str, Any], read_only: bool) -> QueryResult:
-        result = self._session(read_only).run(neo4j.Query(text), params)
-        keys = list(result.keys())
-        rows = [[plain(record[key]) for key in keys] for record in result]
-        summary = result.consume()
-        counters = {} if read_only else {
-            name: int(count) for name, count in vars(summary.counters).items()
-            if isinstance(count, int) and not isinstance(count, bool) and count and
-            not name.startswith("_")}
-        return QueryResult(keys, rows, counters)
+        return _answer(self._session(read_only).run(neo4j.Query(text), params), read_only)
 
     @contextlib.contextmanager
     def writes_paused(self) -> Iterator[bool]:
@@ -269,3 +296,24 @@ class Neo4jStore(GraphStore):
         self._close_sessions()
         self._driver.close()
 
+
+def _answer(result: neo4j.Result, read_only: bool) -> QueryResult:
+    """A statement's rows as plain values, and what a write changed."""
+    keys = list(result.keys())
+    rows = [[plain(record[key]) for key in keys] for record in result]
+    summary = result.consume()
+    counters = {} if read_only else {
+        name: int(count) for name, count in vars(summary.counters).items()
+        if isinstance(count, int) and not isinstance(count, bool) and count and
+        not name.startswith("_")}
+    return QueryResult(keys, rows, counters)
+
+
+def _types(value: Any) -> str:
+    """The shape of a statement's parameters by type (a list by its first element's):
+    what, with the text, tells Neo4j's plan cache one plan from another."""
+    if isinstance(value, Mapping):
+        return "{" + ",".join(f"{key}:{_types(item)}" for key, item in sorted(value.items())) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + (_types(value[0]) if value else "") + "]"
+    return type(value).__name__

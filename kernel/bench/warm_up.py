@@ -1,0 +1,96 @@
+"""Warming a Neo4j server for the kernel: its statements planned before a run needs them.
+
+Neo4j plans each statement text the first time it meets it (with the types of its
+parameters) and keeps the plan; the kernel's commits are large, and planning them costs
+a fresh server seconds each, which a first run pays step by step. The warm-up finds the
+statements a run sends by solving the benchmarks' scripted workloads (a small goal tree,
+and the flywheel's goals, which build, hire and retry) on a throwaway embedded graph,
+where planning costs microseconds, and hands them to the server to plan
+(``GraphStore.plan_ahead``: each run once and rolled back, so nothing is written).
+
+The server forgets its plans when it stops: warm it again after a restart
+(``kernel db warm``; ``kernel db init`` warms it too).
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kernel.bench.flywheel import run_experiment
+from kernel.bench.solve import bench_solve
+from kernel.errors import KernelError
+from kernel.schema import init_schema
+from kernel.settings import KernelSettings
+from kernel.store import open_store
+from kernel.store.base import GraphStore, Statement
+
+TREE_GOALS = 13  # a root, three parts, nine pieces: every step of a tree that resolves
+
+
+@dataclass(frozen=True)
+class WarmUp:
+    """What a warm-up did: statements a run sends (as collected), those planned (distinct
+    by text and parameter types), those the server refused to run, and the time each half
+    took. ``skipped`` names a workload that could not run here (and why)."""
+
+    collected: int
+    planned: int
+    refused: int
+    collect_seconds: float
+    plan_seconds: float
+    skipped: tuple[str, ...] = ()
+
+
+def warm_up(store: GraphStore, tree_goals: int = TREE_GOALS, flywheel: bool = True) -> WarmUp:
+    """Plan on ``store`` the statements of the scripted workloads (see the module): a tree
+    of ``tree_goals`` goals and, with ``flywheel``, the flywheel's goals."""
+    started = time.perf_counter()
+    statements, skipped = collect_statements(tree_goals, flywheel)
+    collected = time.perf_counter() - started
+    report = store.plan_ahead(statements)
+    return WarmUp(len(statements), report.planned, report.refused, collected,
+                  report.seconds, skipped)
+
+
+def collect_statements(tree_goals: int = TREE_GOALS, flywheel: bool = True
+                       ) -> tuple[list[Statement], tuple[str, ...]]:
+    """The statements the workloads send, in order, from a throwaway embedded graph."""
+    workloads: list[tuple[str, Callable[[GraphStore], object]]] = [
+        ("a goal tree", lambda store: bench_solve(store, tree_goals))]
+    if flywheel:
+        workloads.append(("the flywheel's goals", run_experiment))
+    statements: list[Statement] = []
+    skipped: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="kernel-warm-up-") as tmp:
+        from kernel.store.embedded_server import EmbeddedServer
+
+        store = open_store(KernelSettings(graph="embedded", data_dir=Path(tmp),
+                                          graph_name="warm-up"))
+        try:
+            for name, workload in workloads:
+                init_schema(store)
+                store.recorder = _collector(store, statements)
+                try:
+                    workload(store)
+                except KernelError as exc:  # no sandbox here, say: warm what the rest sends
+                    skipped.append(f"{name}: {exc}")
+                finally:
+                    store.recorder = None
+                store.drop_all()
+        finally:
+            store.close()
+            EmbeddedServer(Path(tmp)).stop()
+    return statements, tuple(skipped)
+
+
+def _collector(store: GraphStore, into: list[Statement]) -> Callable[[Statement], None]:
+    """Keeps what a run sends but the schema's statements (which differ by dialect, and
+    which ``kernel db init`` has run)."""
+    def collect(statement: Statement) -> None:
+        if store.catalog.get(statement.name).mode != "schema":
+            into.append(statement)
+    return collect

@@ -1,0 +1,88 @@
+"""Warming Neo4j's plan cache (``kernel db warm``): the statements a run sends are planned
+before it sends them, and nothing is written.
+
+Neo4j records each statement's invocations with their compile time (``db.stats``, on by
+default): a text planned ahead compiles from the cache, a text met first plans there.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from kernel.bench.solve import bench_solve
+from kernel.bench.warm_up import warm_up
+from kernel.cli.app import app
+from kernel.store.base import GraphStore, Statement
+from tests.conftest import store_env
+
+KEPT = "CYPHER replan=skip "
+
+
+def _counts(store: GraphStore) -> tuple[Any, ...]:
+    nodes = store.execute_adhoc("MATCH (n) RETURN count(n), sum(size(keys(n)))", {},
+                                write=False).rows[0]
+    edges = store.execute_adhoc("MATCH ()-[r]->() RETURN count(r)", {}, write=False).rows[0]
+    return (*nodes, *edges)
+
+
+def _now(store: GraphStore) -> int:
+    return int(store.execute_adhoc("RETURN timestamp() AS t", {}, write=False).rows[0][0])
+
+
+def _first_compiles(store: GraphStore, since: int, until: int | None) -> dict[str, int]:
+    """Each kernel statement text invoked in [since, until): its first compile time (µs)."""
+    first: dict[str, tuple[int, int]] = {}
+    for row in store.execute_adhoc("CALL db.stats.retrieve('QUERIES') YIELD data RETURN data",
+                                   {}, write=False).rows:
+        data = row[0]
+        if not str(data.get("query", "")).startswith(KEPT):
+            continue
+        for call in data.get("invocations", []):
+            at = int(call["startTimestampMillis"])
+            if at >= since and (until is None or at < until):
+                seen = first.get(data["query"])
+                if seen is None or at < seen[0]:
+                    first[data["query"]] = (at, int(call["elapsedCompileTimeInUs"]))
+    return {text: compile_us for text, (_, compile_us) in first.items()}
+
+
+@pytest.mark.slow
+@pytest.mark.neo4j
+def test_a_warmed_server_plans_nothing_a_run_sends_and_the_warm_up_writes_nothing(
+        neo4j_store: GraphStore) -> None:
+    from kernel.schema import init_schema
+
+    store = neo4j_store
+    init_schema(store)
+    store.execute_adhoc("CALL db.clearQueryCaches()", {}, write=True)
+    store.execute_adhoc("CALL db.stats.collect('QUERIES')", {}, write=True)
+    before = _counts(store)
+    started = _now(store)
+    report = warm_up(store, tree_goals=3, flywheel=False)
+    warmed_at = _now(store)
+    assert _counts(store) == before  # every statement rolled back
+    assert report.planned >= 30 and report.refused == 0 and not report.skipped
+    assert report.collected > report.planned  # the same text and types planned once
+
+    bench_solve(store, 3)
+    planning = _first_compiles(store, started, warmed_at)
+    run = _first_compiles(store, warmed_at, None)
+    # Every text the run sent was planned ahead...
+    assert set(run) - set(planning) == set()
+    # ...so the run found each in the cache: its compiles are a small part of planning.
+    assert sum(run.values()) * 10 < sum(planning.values()), (sum(run.values()),
+                                                            sum(planning.values()))
+
+
+def test_the_embedded_store_has_nothing_to_warm(store: GraphStore, tmp_path: Path) -> None:
+    if store.dialect == "neo4j":
+        assert store.plan_ahead([]).planned == 0
+        return
+    assert store.plan_ahead([Statement("admin/ping", {}, {})]).planned == 0
+    result = CliRunner().invoke(app, ["db", "warm"], env=store_env(store, tmp_path))
+    assert result.exit_code == 0, result.output
+    assert "nothing to warm" in result.output
