@@ -9,8 +9,10 @@ from typing import Any
 import pytest
 
 from kernel.errors import ParameterError, StatementError, TemplateError, UnknownQueryError
+from kernel.paths import cypher_dir
 from kernel.schema import init_schema
 from kernel.store import GraphStore
+from kernel.store.queries import QueryCatalog
 
 
 def _vector(seed: int, dims: int = 384) -> list[float]:
@@ -197,3 +199,26 @@ def test_missing_and_unexpected_parameters_are_named(store: GraphStore) -> None:
 def test_templates_only_take_ontology_names(store: GraphStore) -> None:
     with pytest.raises(TemplateError, match="not a known label"):
         store.run("graph_io/existing_ids", {"ids": []}, {"label": "Run) DETACH DELETE (x"})
+
+
+@pytest.mark.slow
+@pytest.mark.neo4j
+def test_a_server_refusing_a_user_after_wrong_passwords_is_said_not_a_crash(
+        neo4j_server: tuple[str, str]) -> None:
+    """After a few wrong passwords Neo4j refuses even the right one for a few seconds
+    (AuthenticationRateLimit, not an AuthError): one line naming the settings to check."""
+    import time
+
+    from kernel.errors import StoreUnavailableError
+    from kernel.store.neo4j_backend import Neo4jStore
+
+    uri, password = neo4j_server
+    catalog = QueryCatalog(cypher_dir(), "neo4j")
+    said = []
+    for given in ["wrong"] * 4 + [password]:
+        try:
+            Neo4jStore(catalog, uri, "neo4j", given).close()
+        except StoreUnavailableError as exc:
+            said.append(str(exc))
+    time.sleep(6)  # the server's lock on the user (5 s by default) ends for the next tests
+    assert any("refused user 'neo4j'" in line and "try again" in line for line in said), said

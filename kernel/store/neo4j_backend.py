@@ -88,6 +88,14 @@ class Neo4jStore(GraphStore):
             raise StoreUnavailableError(
                 f"Neo4j at {uri} rejected user {user!r}: set NEO4J_USER / NEO4J_PASSWORD"
             ) from exc
+        except neo4j_errors.ClientError as exc:
+            driver.close()
+            if not str(exc.code or "").startswith("Neo.ClientError.Security."):
+                raise
+            # Too many wrong passwords in a row: the server refuses even the right one a while.
+            raise StoreUnavailableError(
+                f"Neo4j at {uri} refused user {user!r} ({exc.message}): check NEO4J_USER / "
+                "NEO4J_PASSWORD, then try again in a few seconds") from exc
         except (neo4j_errors.ServiceUnavailable, OSError, ValueError) as exc:
             driver.close()
             raise StoreUnavailableError(f"Neo4j at {uri} is unreachable ({exc}); {HOW_TO_START}") \
