@@ -18,6 +18,7 @@ answered: what it produced is in the result.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,14 @@ COST_PER_INVOCATION = 0.01  # USD per command, unless the run sets its own (sand
 
 
 TESTS_FAILED = 1  # pytest's exit status when tests ran and some failed
+
+
+def _setup_name(workspace: str) -> str:
+    """The setup run's workspace, beside the test run's: named by the same first part (a
+    killed run's leftovers are found by it) and kept short (its proxy's socket path must
+    fit a unix socket's 108 bytes)."""
+    digest = hashlib.sha256(workspace.encode()).hexdigest()[:10]
+    return f"{workspace.split('-')[0]}-setup-{digest}"
 
 
 def _stops(result: dict[str, Any]) -> bool:
@@ -107,7 +116,7 @@ class CodexTools:
                           "reason": "this sandbox keeps no dependency cache"}
             return False
         timeout = self._timeout(self.sandbox.policy.registry.max_wall_seconds)
-        home = self.sandbox.home.parent / f"{self.sandbox.home.name}-setup"
+        home = self.sandbox.home.parent / _setup_name(self.sandbox.home.name)
         installed, self.setup = dependency_setup.prepare(setup, self.sandbox.policy,
                                                          self.cache_root, home, timeout)
         if timeout is not None and self.setup.get("limit") == Reason.TIMEOUT:

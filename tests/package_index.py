@@ -84,7 +84,7 @@ def package_index(folder: Path) -> Iterator[PackageIndex]:
     index = PackageIndex(port=0, cert=cert)
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
+        def do_GET(self) -> None:
             index.requests.append(self.path)
             if self.path == f"/files/{WHEEL}":
                 body, kind = data, "application/octet-stream"
@@ -99,7 +99,7 @@ def package_index(folder: Path) -> Iterator[PackageIndex]:
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: object) -> None:
             pass
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)

@@ -277,7 +277,8 @@ def _with_findings(check: Check, repo_run: repo_goal.RepoRun, verdicts: Mapping[
     if first is not None:
         detail["impacted_first"] = first
     if setup is not None:
-        detail["setup"] = {k: setup[k] for k in ("source", "sha256", "installed") if k in setup}
+        detail["setup"] = {k: setup[k] for k in ("source", "sha256", "installed", "cached")
+                           if k in setup}
     suggestion = check.repair_suggestion
     if check.passed and not passed:
         suggestion = {"fix": "fix these errors", "diagnostics": found}

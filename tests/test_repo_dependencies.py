@@ -1,0 +1,116 @@
+"""A repository goal whose repository names dependencies (``requirements.txt``), on both
+stores: the first test run installs them in a setup run whose only network is the
+package index (one on this machine, tests/package_index.py), the second takes them from
+the cache keyed by the requirements' hash without touching the network, and replay
+reaches the same summary hash with the index gone. With no registry granted the install
+fails: an error on requirements.txt that keeps the goal from resolving. A requirement
+line that is not plain is bad input, refused before anything is stored."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kernel import api
+from kernel.core.attempts import Attempts
+from kernel.core.run import Run
+from kernel.errors import ConfigError
+from kernel.protocol.requirements import requirements_hash
+from kernel.settings import KernelSettings
+from kernel.solve.repo_goal import repo_input
+from kernel.solve.sandbox_runs import DEPENDENCY_CACHE
+from kernel.solve.session import replay
+from kernel.store.base import GraphStore
+from tests.conftest import store_settings
+from tests.package_index import OPENSSL, package_index
+from tests.sandbox_support import needs_sandbox
+
+EXAMPLE = Path(__file__).parents[1] / "seeds" / "examples" / "bugfix"
+GOAL = "Fix the word count: any run of whitespace separates words"
+USES_DEPENDENCY = "import tinypkg\n\n\ndef test_the_dependency_is_there():\n" \
+                  "    assert tinypkg.VALUE == 42\n"
+needs_openssl = pytest.mark.skipif(OPENSSL is None, reason="the openssl command makes the "
+                                                          "local index's certificate")
+
+
+def _repo(tmp_path: Path) -> Path:
+    """The bugfix example, with a test that needs ``tinypkg`` and a requirements.txt."""
+    repo = Path(shutil.copytree(EXAMPLE / "repo", tmp_path / "repo"))
+    (repo / "requirements.txt").write_text("tinypkg==1.0\n")
+    (repo / "tests" / "test_dependency.py").write_text(USES_DEPENDENCY)
+    return repo
+
+
+def _suite_checks(store: GraphStore, outcome: api.Outcome) -> list[dict[str, Any]]:
+    """Each attempt's "the repository's tests pass" check detail."""
+    tries = Attempts(Run.load(store, outcome.run_id)).of_goal(outcome.root_id)
+    return [c.detail for t in tries for c in (t.verification.checks if t.verification else [])
+            if "suite" in c.detail.get("tests", {})]
+
+
+@needs_sandbox
+@needs_openssl
+@pytest.mark.slow  # a pip install, two sandboxed test runs and a replay per store
+def test_dependencies_install_once_then_come_from_the_cache_and_replay_needs_no_network(
+        initialised: GraphStore, data_dir: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.rmtree(data_dir / DEPENDENCY_CACHE, ignore_errors=True)  # the session's data dir
+    repo = _repo(tmp_path)
+    with package_index(tmp_path / "index") as index:
+        monkeypatch.setenv("KERNEL_REGISTRY_HOSTS", json.dumps([index.host]))
+        monkeypatch.setenv("KERNEL_REGISTRY_INDEX_URL", index.url)
+        monkeypatch.setenv("KERNEL_REGISTRY_CERT", str(index.cert))
+        settings = store_settings(initialised, data_dir)
+        request = api.SolveRequest.checked(goal=GOAL, proposer="scripted",
+                                           script=EXAMPLE / "script.yaml", repo=repo)
+        outcome = api.solve(initialised, request, settings)
+        served = list(index.requests)
+    assert outcome.status == "resolved"
+    key = requirements_hash(["tinypkg==1.0"])
+    wrong, right = _suite_checks(initialised, outcome)
+    assert wrong["setup"] == {"source": "requirements.txt", "sha256": key, "installed": True,
+                              "cached": False}
+    assert right["setup"] == {"source": "requirements.txt", "sha256": key, "installed": True,
+                              "cached": True}
+    assert right["verdicts"]["tests/test_dependency.py::test_the_dependency_is_there"] == \
+        "passed"
+    assert served == ["/simple/tinypkg/", "/files/tinypkg-1.0-py3-none-any.whl"]  # once
+    replayed = replay(settings, outcome.run_id)  # the index is gone: recorded, not re-run
+    assert replayed.replay_hash == replayed.original_hash and replayed.divergence is None
+
+
+@needs_sandbox
+@pytest.mark.slow
+def test_an_install_that_fails_is_an_error_that_blocks_resolution(
+        embedded_store: GraphStore, data_dir: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """No registry granted and nothing cached: every attempt's install fails, which is a
+    diagnostic on requirements.txt, and the goal does not resolve."""
+    shutil.rmtree(data_dir / DEPENDENCY_CACHE, ignore_errors=True)
+    monkeypatch.setenv("KERNEL_REGISTRY_HOSTS", "[]")
+    settings = store_settings(embedded_store, data_dir)
+    request = api.SolveRequest.checked(goal=GOAL, proposer="scripted",
+                                       script=EXAMPLE / "script.yaml", repo=_repo(tmp_path))
+    outcome = api.solve(embedded_store, request, settings)
+    assert outcome.status != "resolved"
+    checks = _suite_checks(embedded_store, outcome)
+    assert checks and all(c["failure_mode"] == "dependencies_not_installed" for c in checks)
+    rows = embedded_store.execute_adhoc(
+        "MATCH (:Attempt)-[:REPORTED]->(d:Diagnostic {code: 'dependencies_not_installed'}) "
+        "RETURN DISTINCT d.severity, d.file, d.message", {}, write=False).rows
+    assert [list(r) for r in rows] == [[
+        "error", "requirements.txt", "the dependencies could not be installed: no package "
+        "registry is granted (KERNEL_REGISTRY_HOSTS is empty): the dependencies cannot be "
+        "installed"]]
+
+
+def test_a_requirement_that_is_not_plain_is_bad_input(tmp_path: Path) -> None:
+    repo = Path(shutil.copytree(EXAMPLE / "repo", tmp_path / "repo"))
+    (repo / "requirements.txt").write_text("tinypkg==1.0\n--index-url http://evil\n")
+    with pytest.raises(ConfigError, match=r"requirements.txt:2: '--index-url http://evil' is "
+                                          r"an option.*keep only plain requirements"):
+        repo_input(repo, KernelSettings())
