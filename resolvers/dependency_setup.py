@@ -27,6 +27,7 @@ from typing import Any
 
 from kernel.protocol.requirements import checked_setup
 from resolvers.sandbox import CommandRequest, Constitution, RunResult, Sandbox
+from resolvers.sandbox.layout import LayoutError
 from resolvers.sandbox.runner import remove_tree
 
 TARGET = "site"  # where pip installs, in the setup run's workspace
@@ -86,8 +87,12 @@ def prepare(setup: Mapping[str, Any], policy: Constitution, cache_root: Path, ho
         cert = _place_cert(policy, sandbox.workspace)
         if isinstance(cert, str):
             return _failed(setup, cert)
-        run = sandbox.run(CommandRequest(argv=pip_argv(policy, requirements, cert),
-                                         network_hosts=policy.registry.hosts, timeout=timeout))
+        try:
+            run = sandbox.run(CommandRequest(argv=pip_argv(policy, requirements, cert),
+                                             network_hosts=policy.registry.hosts,
+                                             timeout=timeout))
+        except LayoutError as exc:  # pip is not installed beside the kernel
+            return _failed(setup, str(exc))
         installed = sandbox.workspace / TARGET
         if not run.ok or not installed.is_dir():
             return _failed(setup, "pip could not install the requirements" if run.ran

@@ -17,14 +17,18 @@ import pytest
 
 from kernel import api
 from kernel.core.attempts import Attempts
+from kernel.core.ledger import load_entries
 from kernel.core.run import Run
 from kernel.errors import ConfigError
+from kernel.protocol import Resolution, ResolveRequest
 from kernel.protocol.requirements import requirements_hash
+from kernel.runtime import proposers
 from kernel.settings import KernelSettings
 from kernel.solve.repo_goal import repo_input
 from kernel.solve.sandbox_runs import DEPENDENCY_CACHE
 from kernel.solve.session import replay
 from kernel.store.base import GraphStore
+from resolvers.scripted import ScriptedProposer
 from tests.conftest import store_settings
 from tests.package_index import OPENSSL, package_index
 from tests.sandbox_support import needs_sandbox
@@ -35,6 +39,14 @@ USES_DEPENDENCY = "import tinypkg\n\n\ndef test_the_dependency_is_there():\n" \
                   "    assert tinypkg.VALUE == 42\n"
 needs_openssl = pytest.mark.skipif(OPENSSL is None, reason="the openssl command makes the "
                                                           "local index's certificate")
+
+
+class _Recording(ScriptedProposer):
+    requests: list[ResolveRequest]
+
+    def propose(self, request: ResolveRequest, occurrence: int) -> Resolution:
+        self.requests.append(request)
+        return super().propose(request, occurrence)
 
 
 def _repo(tmp_path: Path) -> Path:
@@ -79,6 +91,9 @@ def test_dependencies_install_once_then_come_from_the_cache_and_replay_needs_no_
     assert right["verdicts"]["tests/test_dependency.py::test_the_dependency_is_there"] == \
         "passed"
     assert served == ["/simple/tinypkg/", "/files/tinypkg-1.0-py3-none-any.whl"]  # once
+    runs = [e.data()["response"]["output"]["setup"]
+            for e in load_entries(initialised, outcome.run_id)[2] if e.operation == "run_tests"]
+    assert [(r["sha256"], r["cached"]) for r in runs] == [(key, False), (key, True)]
     replayed = replay(settings, outcome.run_id)  # the index is gone: recorded, not re-run
     assert replayed.replay_hash == replayed.original_hash and replayed.divergence is None
 
@@ -89,14 +104,25 @@ def test_an_install_that_fails_is_an_error_that_blocks_resolution(
         embedded_store: GraphStore, data_dir: Path, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     """No registry granted and nothing cached: every attempt's install fails, which is a
-    diagnostic on requirements.txt, and the goal does not resolve."""
+    diagnostic on requirements.txt, and the goal does not resolve. The resolve prompt
+    says which requirements the tests will have."""
     shutil.rmtree(data_dir / DEPENDENCY_CACHE, ignore_errors=True)
     monkeypatch.setenv("KERNEL_REGISTRY_HOSTS", "[]")
     settings = store_settings(embedded_store, data_dir)
     request = api.SolveRequest.checked(goal=GOAL, proposer="scripted",
                                        script=EXAMPLE / "script.yaml", repo=_repo(tmp_path))
+    recording = _Recording.from_file(EXAMPLE / "script.yaml")
+    assert isinstance(recording, _Recording)
+    recording.requests = []
+    real = proposers.make_proposer
+    monkeypatch.setattr(proposers, "make_proposer",
+                        lambda *a, **kw: (recording, real(*a, **kw)[1]))
     outcome = api.solve(embedded_store, request, settings)
     assert outcome.status != "resolved"
+    asked = next(r for r in recording.requests if r.operation == "resolve")
+    assert asked.payload["repository"]["dependencies"] == (  # the model is told
+        "the requirements in requirements.txt (tinypkg==1.0) are installed before the tests "
+        "run, from the package index only")
     checks = _suite_checks(embedded_store, outcome)
     assert checks and all(c["failure_mode"] == "dependencies_not_installed" for c in checks)
     rows = embedded_store.execute_adhoc(

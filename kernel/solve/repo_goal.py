@@ -35,6 +35,7 @@ from kernel.store.base import GraphStore
 EDITS_FORMAT = "edits"
 REPO_TESTS = "logic:tests:the repository's tests pass"
 _EDITS = TypeAdapter(list[FileEdit])
+SHOWN_REQUIREMENTS = 30  # the prompt names this many of a repository's requirements
 
 
 _TAKEN: dict[tuple[str, str], Snapshot] = {}  # what each run's start read: (root, tree hash)
@@ -107,8 +108,20 @@ def prompt_section(k: Kernel, goal: GoalNode) -> dict[str, Any]:
     assert k.repo is not None
     snapshot = snapshot_of(k.repo)
     failure = "\n".join(_strings(goal.feedback or {}))
-    return repository_view(k.store, repo_id(snapshot.root), snapshot, goal.description, failure,
-                           k.patterns.encoder)
+    view = repository_view(k.store, repo_id(snapshot.root), snapshot, goal.description,
+                           failure, k.patterns.encoder)
+    try:
+        requirements = read_requirements({f.path: f.text for f in snapshot.files
+                                          if f.text is not None})
+    except RequirementRefused:  # refused when the run started: never reached
+        requirements = None
+    if requirements is not None:  # the sandbox's "nothing else imports" is not the whole story
+        shown = ", ".join(requirements.lines[:SHOWN_REQUIREMENTS]) + (
+            f" and {len(requirements.lines) - SHOWN_REQUIREMENTS} more"
+            if len(requirements.lines) > SHOWN_REQUIREMENTS else "")
+        view["dependencies"] = (f"the requirements in {requirements.source} ({shown}) are "
+                                "installed before the tests run, from the package index only")
+    return view
 
 
 def parse_edits(output: ResolutionOutput) -> list[FileEdit] | str:
