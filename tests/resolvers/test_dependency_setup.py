@@ -138,7 +138,8 @@ def test_a_failed_install_is_an_error_on_the_requirements_file() -> None:
     assert setup_failed({**record, "installed": True}) == [] and setup_failed(None) == []
 
 
-USES = """import os
+USES = """import errno
+import os
 
 import pytest
 import tinypkg
@@ -149,8 +150,9 @@ def test_the_dependency_is_importable():
 
 
 def test_the_installed_dependencies_are_read_only():
-    with pytest.raises(OSError):
+    with pytest.raises(OSError) as refused:
         open(os.path.join(os.path.dirname(tinypkg.__file__), "planted.py"), "w")
+    assert refused.value.errno == errno.EROFS  # a read-only mount, not only file modes
 """
 
 needs_openssl = pytest.mark.skipif(OPENSSL is None, reason="the openssl command makes the "
