@@ -11,14 +11,37 @@ from typing import Any, Literal
 from urllib.parse import parse_qs, urlparse
 
 import platformdirs
-from pydantic import BaseModel, Field, SecretStr, ValidationError
+from pydantic import (
+    BaseModel,
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
 from kernel.errors import ConfigError
 
 Backend = Literal["embedded", "neo4j"]
 
+PYPI_HOSTS = ("pypi.org", "files.pythonhosted.org")  # the index, and where its files are
+PYPI_INDEX = "https://pypi.org/simple"
 NEO4J_SCHEMES = ("neo4j", "neo4j+s", "neo4j+ssc", "bolt", "bolt+s", "bolt+ssc")
+
+
+def index_granted(index_url: str, hosts: tuple[str, ...]) -> bool:
+    """Whether an https index URL's host (and port: 443 unless named) is one of ``hosts``
+    (each a name, meaning ports 80 and 443, or ``name:port``)."""
+    parsed = urlparse(index_url)
+    if parsed.scheme != "https" or not parsed.hostname:
+        return False
+    port = parsed.port or 443
+    for grant in hosts:
+        name, _, fixed = grant.lower().partition(":")
+        if name == parsed.hostname.lower() and (str(port) == fixed if fixed else port == 443):
+            return True
+    return False
 
 
 def default_data_dir() -> Path:
@@ -78,6 +101,24 @@ class KernelSettings(BaseSettings):
                                      "than this is recorded (size, hash) but its text not kept")
     anthropic_api_key: SecretStr | None = Field(default=None,
                                                 validation_alias="ANTHROPIC_API_KEY")
+    registry_hosts: tuple[str, ...] = Field(
+        default=PYPI_HOSTS, description="the hosts (name, or name:port) a repository's "
+        "dependency install may reach, its only network; JSON list. [] grants none: a "
+        "repository with requirements then fails its setup")
+    registry_index_url: str = Field(
+        default=PYPI_INDEX, description="the package index (PEP 503, https) pip installs "
+        "from; its host must be among KERNEL_REGISTRY_HOSTS")
+    registry_cert: Path | None = Field(
+        default=None, description="a PEM CA bundle pip trusts for the index, besides its own "
+        "(a private index with its own certificate authority)")
+
+    @field_validator("registry_index_url")
+    @classmethod
+    def _index_on_a_registry_host(cls, value: str, info: ValidationInfo) -> str:
+        hosts = tuple(info.data.get("registry_hosts") or ())
+        if hosts and not index_granted(value, hosts):
+            raise ValueError(f"not an https URL on one of KERNEL_REGISTRY_HOSTS {list(hosts)}")
+        return value
 
     @classmethod
     def load(cls, **given: Any) -> KernelSettings:

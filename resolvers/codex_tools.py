@@ -8,12 +8,17 @@ may run first (``first``: pytest node ids; ``first_commands``: argvs run before
 ``commands``): when they fail (exit status 1, pytest's "tests failed") the rest does not
 run, so a wrong change is answered in the time of the few tests it touches. Any other
 status (pytest's 4 or 5: a node id it could not find, nothing collected) lets the whole
-suite decide. The workspace is removed once the request is answered: what it produced is
-in the result.
+suite decide. A repository's dependencies (``setup``: its requirements and their hash)
+are installed first, in a setup run of their own whose only network is the package
+registry, or taken from the cache of an earlier install (dependency_setup.py), and bound
+read-only into every command and test run; when they cannot be installed nothing else
+runs, and the result's ``setup`` says why. The workspace is removed once the request is
+answered: what it produced is in the result.
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
 from pathlib import Path
 from typing import Any
@@ -27,8 +32,10 @@ from kernel.protocol import (
     ResolveRequest,
     file_names,
 )
+from kernel.protocol.requirements import SETUP
 from kernel.protocol.resolver_ids import CODEX_ID
 from kernel.protocol.test_runs import runs_in
+from resolvers import dependency_setup
 from resolvers.sandbox import CommandRequest, Constitution, Reason, RunResult, Sandbox
 from resolvers.sandbox.runner import isolation_problem
 
@@ -39,6 +46,14 @@ COST_PER_INVOCATION = 0.01  # USD per command, unless the run sets its own (sand
 TESTS_FAILED = 1  # pytest's exit status when tests ran and some failed
 
 
+def _setup_name(workspace: str) -> str:
+    """The setup run's workspace, beside the test run's: named by the same first part (a
+    killed run's leftovers are found by it) and kept short (its proxy's socket path must
+    fit a unix socket's 108 bytes)."""
+    digest = hashlib.sha256(workspace.encode()).hexdigest()[:10]
+    return f"{workspace.split('-')[0]}-setup-{digest}"
+
+
 def _stops(result: dict[str, Any]) -> bool:
     """An impacted-first run that failed: the rest need not run."""
     return bool(result["ran"]) and result["reason"] is None and \
@@ -46,18 +61,23 @@ def _stops(result: dict[str, Any]) -> bool:
 
 
 class CodexTools:
-    """payload: ``{"files": {relative path: text}, "first_commands": [argv, ...],
-    "commands": [argv, ...], "first": [pytest node id, ...], "tests": [test file, ...]}``
-    (commands run first, then the tests, if any; each ``first`` part before its own)."""
+    """payload: ``{"files": {relative path: text}, "setup": {"source", "requirements",
+    "sha256"}, "first_commands": [argv, ...], "commands": [argv, ...], "first": [pytest
+    node id, ...], "tests": [test file, ...]}`` (the setup first, then the commands,
+    then the tests, if any; each ``first`` part before its own). ``cache_root``: where
+    installed dependencies are kept (None: a setup is refused)."""
 
     id = RESOLVER_ID
 
     def __init__(self, workspace: Path, policy: Constitution | None = None,
                  deadline: float | None = None,
-                 cost_per_command: float = COST_PER_INVOCATION) -> None:
+                 cost_per_command: float = COST_PER_INVOCATION,
+                 cache_root: Path | None = None) -> None:
         self.sandbox = Sandbox(workspace, policy)
         self.deadline = deadline  # time.monotonic() at which the caller's wall time ends
         self.cost_per_command = cost_per_command
+        self.cache_root = cache_root
+        self.setup: dict[str, Any] | None = None  # the last request's setup record
 
     def estimate_cost_time(self, request: ResolveRequest) -> Estimate:
         runs = runs_in(request.payload)
@@ -71,16 +91,38 @@ class CodexTools:
         if problem is not None:
             raise EnvironmentFault(f"the sandbox is unavailable: {problem}")
         start = time.perf_counter()
+        self.setup = None
         try:
             results = self._run(request)
         finally:
             self.sandbox.remove()
-        commands = max(len(results), 1)
-        return Resolution(
-            output={"results": results, "passed": all(r["ran"] and r["reason"] is None
-                                                      and r["exit_code"] == 0 for r in results)},
-            cost_usd=self.cost_per_command * commands, seconds=time.perf_counter() - start,
-            metadata={"workspace": str(self.sandbox.workspace)})
+        commands = max(len(results) + bool(self.setup and self.setup.get("ran")), 1)
+        output: dict[str, Any] = {
+            "results": results, "passed": all(r["ran"] and r["reason"] is None
+                                              and r["exit_code"] == 0 for r in results)}
+        if self.setup is not None:
+            output |= {"setup": self.setup, "passed": output["passed"]
+                       and bool(self.setup["installed"])}
+        return Resolution(output=output, cost_usd=self.cost_per_command * commands,
+                          seconds=time.perf_counter() - start,
+                          metadata={"workspace": str(self.sandbox.workspace)})
+
+    def _install(self, setup: dict[str, Any]) -> bool:
+        """The repository's dependencies, installed or taken from the cache and bound into
+        this sandbox; False (nothing else runs) when they cannot be."""
+        if self.cache_root is None:
+            self.setup = {"source": setup.get("source"), "sha256": setup.get("sha256"),
+                          "installed": False, "ran": False,
+                          "reason": "this sandbox keeps no dependency cache"}
+            return False
+        timeout = self._timeout(self.sandbox.policy.registry.max_wall_seconds)
+        home = self.sandbox.home.parent / _setup_name(self.sandbox.home.name)
+        installed, self.setup = dependency_setup.prepare(setup, self.sandbox.policy,
+                                                         self.cache_root, home, timeout)
+        if timeout is not None and self.setup.get("limit") == Reason.TIMEOUT:
+            raise DeadlineReached("the wall-time cap stopped the dependency install")
+        self.sandbox.dependencies = installed
+        return installed is not None
 
     def _run(self, request: ResolveRequest) -> list[dict[str, Any]]:
         self.sandbox.workspace.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -91,6 +133,8 @@ class CodexTools:
         for relative, text in sorted(request.payload.get("files", {}).items()):
             self._write(relative, text)
         results: list[dict[str, Any]] = []
+        if SETUP in request.payload and not self._install(dict(request.payload[SETUP])):
+            return results
         for argv in request.payload.get("first_commands", []):
             results.append(self._command(list(argv)))
             if not results[-1]["ran"] or _stops(results[-1]):
@@ -121,14 +165,15 @@ class CodexTools:
         result = self._within(self.sandbox.run_tests(tests, timeout), timeout)
         return {"argv": ["pytest", *tests], **result.model_dump(mode="json")}
 
-    def _timeout(self) -> float | None:
-        """A command's wall time: the policy's, or less when the caller's ends sooner."""
+    def _timeout(self, cap: float | None = None) -> float | None:
+        """A command's wall time: the policy's (``cap``: another's), or less when the
+        caller's ends sooner."""
         if self.deadline is None:
             return None
         remaining = self.deadline - time.monotonic()
         if remaining <= 0:
             raise DeadlineReached("the wall-time cap came before the command could start")
-        cap = self.sandbox.policy.max_wall_seconds
+        cap = self.sandbox.policy.max_wall_seconds if cap is None else cap
         return remaining if remaining < cap else None
 
     @staticmethod

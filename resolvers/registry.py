@@ -16,9 +16,10 @@ from kernel.protocol.resolver_set import (
     SandboxPolicy,
     Workspace,
 )
+from kernel.settings import KernelSettings
 from resolvers.codex_tools import COST_PER_INVOCATION, CodexTools
 from resolvers.human import HumanProposer, IntakeHuman
-from resolvers.sandbox.policy import Constitution
+from resolvers.sandbox.policy import Constitution, Registry
 from resolvers.sandbox.runner import (
     default_workspace_root,
     isolation_problem,
@@ -48,13 +49,22 @@ def anthropic(access: ModelAccess) -> Proposer:
     return ClaudeProposer(ClaudeCode(claude), delays=access.delays)
 
 
+def policy() -> Constitution:
+    """The default policy, granting a repository's setup run the package registry the
+    settings name (KERNEL_REGISTRY_*: PyPI unless told otherwise) and nothing else."""
+    settings = KernelSettings.load()
+    cert = str(settings.registry_cert) if settings.registry_cert is not None else None
+    return Constitution(registry=Registry(hosts=settings.registry_hosts,
+                                          index_url=settings.registry_index_url, cert=cert))
+
+
 def workspace(path: Path, policy: SandboxPolicy, deadline: float | None,
-              cost_per_command: float | None) -> Workspace:
+              cost_per_command: float | None, cache_root: Path | None = None) -> Workspace:
     if not isinstance(policy, Constitution):  # held to what it grants, so never a lookalike
         raise TypeError(f"the sandbox runs under its own Constitution, not {type(policy)!r}")
     return CodexTools(path, policy, deadline=deadline,
                       cost_per_command=COST_PER_INVOCATION if cost_per_command is None
-                      else cost_per_command)
+                      else cost_per_command, cache_root=cache_root)
 
 
 def code_problems(source: str) -> list[str]:
@@ -72,6 +82,6 @@ def intake_human(run: Run, prompt: Prompt | None) -> Proposer:
 SHIPPED = ResolverSet(
     scripted=scripted, load_script=load_script, anthropic=anthropic,
     hire_human=hire_human, intake_human=intake_human, self_model=SelfModel,
-    sandbox=Sandbox(policy=Constitution, workspace=workspace, default_root=default_workspace_root,
+    sandbox=Sandbox(policy=policy, workspace=workspace, default_root=default_workspace_root,
                     remove_leftovers=remove_leftovers, stop_all=stop_all,
                     isolation_problem=isolation_problem, code_problems=code_problems))

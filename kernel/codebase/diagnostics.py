@@ -1,5 +1,6 @@
-"""Diagnostics of a repository goal's verification: each failing test, and each Python
-file the edits leave unparseable, as one fact (severity, file, line, code, message).
+"""Diagnostics of a repository goal's verification: each failing test, each Python file
+the edits leave unparseable, and dependencies that could not be installed, as one fact
+(severity, file, line, code, message).
 
 A test's verdict comes from the kernel's test report, never from what the run printed;
 only where it failed (the line of its test file in the traceback) and why (the
@@ -73,8 +74,21 @@ def _section(node: str, printed: str) -> str:
     return ""
 
 
+def setup_failed(setup: Mapping[str, Any] | None) -> list[Diagnostic]:
+    """An error when the repository's dependencies could not be installed (its setup run
+    failed, or was refused), placed on the file they are read from, with why and the end
+    of what the installer said."""
+    if not setup or setup.get("installed"):
+        return []
+    said = [line for line in str(setup.get("output_tail") or "").splitlines() if line.strip()]
+    message = f"the dependencies could not be installed: {setup.get('reason')}" + \
+        (f" ({said[-1].strip()})" if said else "")
+    return [{"severity": ERROR, "file": setup.get("source"), "line": None,
+             "code": "dependencies_not_installed", "message": message[:MESSAGE_LIMIT]}]
+
+
 def blocking(diagnostics: Iterable[Mapping[str, Any]]) -> bool:
     return any(d.get("severity") == ERROR for d in diagnostics)
 
 
-__all__ = ["ERROR", "Diagnostic", "blocking", "failing_tests", "syntax_errors"]
+__all__ = ["ERROR", "Diagnostic", "blocking", "failing_tests", "setup_failed", "syntax_errors"]

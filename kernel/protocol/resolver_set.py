@@ -87,8 +87,11 @@ class Sandbox:
 
     policy: Callable[[], SandboxPolicy]  # the default policy, a run's unless it says otherwise
     # A workspace at the path under the policy (one ``policy`` made), ending by the
-    # deadline (None: no end), paying the given price per command (None: the sandbox's own).
-    workspace: Callable[[Path, SandboxPolicy, float | None, float | None], Workspace]
+    # deadline (None: no end), paying the given price per command (None: the sandbox's own),
+    # keeping a repository's installed dependencies under the last path (None: it installs
+    # none, and a run that needs them is told so).
+    workspace: Callable[[Path, SandboxPolicy, float | None, float | None, Path | None],
+                        Workspace]
     default_root: Callable[[], Path]  # where workspaces go unless a run says otherwise
     remove_leftovers: Callable[[Path, str], int]  # a killed run's workspaces, by name prefix
     stop_all: Callable[[], None]  # end every command running now (a run stopping)

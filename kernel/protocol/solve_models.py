@@ -186,3 +186,6 @@ class SandboxRun(BaseModel):
 
     passed: bool
     results: list[dict[str, Any]]
+    # A repository's dependency install before its tests (dependency_setup.py): its hash,
+    # whether the cache served it, and why it failed; absent when it has no requirements.
+    setup: dict[str, Any] | None = None

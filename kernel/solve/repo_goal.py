@@ -24,6 +24,7 @@ from kernel.codebase.workspace import checked_snapshot, edited_files
 from kernel.core.envelopes import ConstraintSpec
 from kernel.core.goal_node import GoalNode
 from kernel.errors import ConfigError
+from kernel.protocol.requirements import SETUP, RequirementRefused, read_requirements
 from kernel.protocol.solve_models import ResolutionOutput
 from kernel.runtime.kernel import Kernel
 from kernel.runtime.repo_input import RepoInput
@@ -34,6 +35,7 @@ from kernel.store.base import GraphStore
 EDITS_FORMAT = "edits"
 REPO_TESTS = "logic:tests:the repository's tests pass"
 _EDITS = TypeAdapter(list[FileEdit])
+SHOWN_REQUIREMENTS = 30  # the prompt names this many of a repository's requirements
 
 
 _TAKEN: dict[tuple[str, str], Snapshot] = {}  # what each run's start read: (root, tree hash)
@@ -51,8 +53,9 @@ def snapshot_of(repo: RepoInput) -> Snapshot:
 
 def repo_input(path: Path, settings: KernelSettings, test_cmd: str | None = None) -> RepoInput:
     """What a run records of the repository at ``path``: refused (ConfigError, exit 2)
-    when it is not a readable directory, is over the caps, or ``test_cmd`` (a command line,
-    split as a shell would) is empty or unbalanced, before anything is stored."""
+    when it is not a readable directory, is over the caps, names a requirement that is not
+    plain (an option, a URL, a path), or ``test_cmd`` (a command line, split as a shell
+    would) is empty or unbalanced, before anything is stored."""
     argv = None
     if test_cmd is not None:
         try:
@@ -64,6 +67,12 @@ def repo_input(path: Path, settings: KernelSettings, test_cmd: str | None = None
             raise ConfigError("--test-cmd is empty: give the command that runs the tests, "
                               "e.g. 'python3 -m unittest'")
     snapshot = take_snapshot(path, caps_of(settings))
+    try:
+        read_requirements({f.path: f.text for f in snapshot.files if f.text is not None})
+    except RequirementRefused as exc:
+        raise ConfigError(f"{exc}: keep only plain requirements (name, extras, versions, "
+                          "markers) there; the kernel installs them from "
+                          "KERNEL_REGISTRY_INDEX_URL") from None
     return RepoInput(root=str(snapshot.root), tree_hash=snapshot.tree_hash, test_cmd=argv)
 
 
@@ -99,8 +108,20 @@ def prompt_section(k: Kernel, goal: GoalNode) -> dict[str, Any]:
     assert k.repo is not None
     snapshot = snapshot_of(k.repo)
     failure = "\n".join(_strings(goal.feedback or {}))
-    return repository_view(k.store, repo_id(snapshot.root), snapshot, goal.description, failure,
-                           k.patterns.encoder)
+    view = repository_view(k.store, repo_id(snapshot.root), snapshot, goal.description,
+                           failure, k.patterns.encoder)
+    try:
+        requirements = read_requirements({f.path: f.text for f in snapshot.files
+                                          if f.text is not None})
+    except RequirementRefused:  # refused when the run started: never reached
+        requirements = None
+    if requirements is not None:  # the sandbox's "nothing else imports" is not the whole story
+        shown = ", ".join(requirements.lines[:SHOWN_REQUIREMENTS]) + (
+            f" and {len(requirements.lines) - SHOWN_REQUIREMENTS} more"
+            if len(requirements.lines) > SHOWN_REQUIREMENTS else "")
+        view["dependencies"] = (f"the requirements in {requirements.source} ({shown}) are "
+                                "installed before the tests run, from the package index only")
+    return view
 
 
 def parse_edits(output: ResolutionOutput) -> list[FileEdit] | str:
@@ -131,11 +152,12 @@ class RepoRun:
 
 
 def test_inputs(k: Kernel, output: ResolutionOutput) -> RepoRun | list[dict[str, str]]:
-    """The test run: the files (the snapshot with the edits applied) and the test files
-    pytest runs, those holding impacted tests first, or the test command (run as given);
-    before either, the impacted tests alone by their node ids (a pytest test command
-    only), whose failure ends the run early; or the problems (each with a reason code)
-    that kept the edits out."""
+    """The test run: the files (the snapshot with the edits applied), the repository's
+    requirements to install first (when it names any; a line that is not plain refuses
+    the edits), and the test files pytest runs, those holding impacted tests first, or
+    the test command (run as given); before either, the impacted tests alone by their
+    node ids (a pytest test command only), whose failure ends the run early; or the
+    problems (each with a reason code) that kept the edits out."""
     assert k.repo is not None
     edits = parse_edits(output)
     if isinstance(edits, str):
@@ -144,18 +166,25 @@ def test_inputs(k: Kernel, output: ResolutionOutput) -> RepoRun | list[dict[str,
     files = edited_files(snapshot, edits)
     if isinstance(files, list):
         return [r.as_dict() for r in files if isinstance(r, Refusal)]
+    try:
+        requirements = read_requirements(files)
+    except RequirementRefused as exc:
+        return [{"path": exc.source, "reason": "requirement_refused", "detail": str(exc)}]
     changed = sorted({e.path for e in edits})
     impacted = impacted_tests(k.store, repo_id(snapshot.root), changed)
     found = syntax_errors(files, changed)
+    payload: dict[str, Any] = {"files": files}
+    if requirements is not None:
+        payload[SETUP] = requirements.payload()
     if k.repo.test_cmd:
         command = list(k.repo.test_cmd)
-        payload: dict[str, Any] = {"files": files, "commands": [command]}
+        payload["commands"] = [command]
         if impacted and runs_pytest(command):
             payload["first_commands"] = [[*command, *impacted]]
         return RepoRun(payload, impacted, found)
     holding = {node.split("::")[0] for node in impacted}
-    tests = sorted((p for p in files if is_test_file(p)), key=lambda p: (p not in holding, p))
-    payload = {"files": files, "tests": tests}
+    payload["tests"] = sorted((p for p in files if is_test_file(p)),
+                              key=lambda p: (p not in holding, p))
     if impacted:
         payload["first"] = impacted
     return RepoRun(payload, impacted, found)

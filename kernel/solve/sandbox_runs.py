@@ -1,5 +1,7 @@
 """Test commands run for verification: the sandbox as a proposer, one fresh workspace
-per request, its report recorded in the ledger like any other proposal."""
+per request, its report recorded in the ledger like any other proposal. A repository's
+installed dependencies are kept under the data dir (``DEPENDENCY_CACHE``), by the hash
+of its requirements."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from kernel.protocol.resolver_set import Workspace
 from kernel.protocol.test_runs import runs_in
 from kernel.runtime.installed import resolvers
 from kernel.runtime.kernel import Kernel
+
+DEPENDENCY_CACHE = "dependencies"
 
 
 class SandboxProposer(Proposer):
@@ -28,7 +32,8 @@ class SandboxProposer(Proposer):
                f"{fingerprint(request)[:12]}-{occurrence}"
         return resolvers().sandbox.workspace(
             self.k.workspace_root / name, self.k.policy,
-            self.k.started + self.k.config.max_wall_seconds, self.k.config.sandbox_run_usd)
+            self.k.started + self.k.config.max_wall_seconds, self.k.config.sandbox_run_usd,
+            self.k.blobs.root.parent / DEPENDENCY_CACHE)
 
     def estimate(self, request: ResolveRequest, occurrence: int) -> Estimate:
         runs = runs_in(request.payload)

@@ -150,7 +150,7 @@ class ToolRunner(Proposer):
         name = f"{self.k.run.run_id.removeprefix('run:')}-tool-{self.k.run.proposals:05d}"
         tools = resolvers().sandbox.workspace(self.k.workspace_root / name, self.k.policy,
                                               self.k.started + self.k.config.max_wall_seconds,
-                                              None)
+                                              None, None)
         ran = tools.resolve(ResolveRequest(operation="run_tool", goal_id=request.goal_id,
                                            payload={"files": files,
                                                     "commands": [["python3", "_harness.py"]]}))

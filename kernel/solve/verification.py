@@ -211,11 +211,15 @@ def _run_tests(k: Kernel, goal: GoalNode, tested: list[Constraint],
     result = run.results[-1] if run.results else {}
     verdicts, problem, mode = command_verdicts(result) if "commands" in payload else \
         report_verdicts(result)
+    if run.setup is not None and not run.setup.get("installed"):
+        problem, mode = (f"the repository's dependencies ({run.setup.get('source')}) could not "
+                         f"be installed, so no test ran: {run.setup.get('reason')}"), \
+            "dependencies_not_installed"
     checks = {c.id: _test_check(c, verdicts, problem, mode, result, every=k.repo is not None)
               for c in tested}
     if repo_run is not None:
         first = _impacted_first(payload, run.results)
-        checks = {i: _with_findings(c, repo_run, verdicts, result, first)
+        checks = {i: _with_findings(c, repo_run, verdicts, result, first, run.setup)
                   for i, c in checks.items()}
     counted = {"tests_total": float(len(verdicts)),
                "tests_passed": float(sum(v == "passed" for v in verdicts.values())),
@@ -259,16 +263,22 @@ def _impacted_first(payload: Mapping[str, Any],
 
 
 def _with_findings(check: Check, repo_run: repo_goal.RepoRun, verdicts: Mapping[str, str],
-                   result: Mapping[str, Any], first: dict[str, Any] | None) -> Check:
+                   result: Mapping[str, Any], first: dict[str, Any] | None,
+                   setup: dict[str, Any] | None = None) -> Check:
     """A repository test check with the tests the change impacts (and how their run,
-    first, ended) and the run's diagnostics (failing tests, unparseable files); an error
-    among them fails it."""
+    first, ended), its dependency install (``setup``: the requirements' hash, whether
+    the cache served it) and the run's diagnostics (dependencies not installed, failing
+    tests, unparseable files); an error among them fails it."""
     printed = str(result.get("stdout", ""))
-    found = [*repo_run.diagnostics, *diagnostics.failing_tests(verdicts, printed)]
+    found = [*diagnostics.setup_failed(setup), *repo_run.diagnostics,
+             *diagnostics.failing_tests(verdicts, printed)]
     passed = check.passed and not diagnostics.blocking(found)
     detail = {**check.detail, "impacted_tests": repo_run.impacted, "diagnostics": found}
     if first is not None:
         detail["impacted_first"] = first
+    if setup is not None:
+        detail["setup"] = {k: setup[k] for k in ("source", "sha256", "installed", "cached")
+                           if k in setup}
     suggestion = check.repair_suggestion
     if check.passed and not passed:
         suggestion = {"fix": "fix these errors", "diagnostics": found}

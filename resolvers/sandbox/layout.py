@@ -108,7 +108,7 @@ def build_layout(binaries: tuple[str, ...], packages: tuple[str, ...], stage: bo
     for dest, name in RUNTIME_FILES.items():
         binds[dest] = str(_HERE / "runtime" / name)
     if stage:
-        binds = {dest: _staged(source) for dest, source in binds.items()}
+        binds = {dest: staged(source) for dest, source in binds.items()}
     inside = f"/usr/lib/{python_version_dir()}"
     if inside in binds and os.path.isdir(os.path.join(binds[inside], "site-packages")):
         masks.append(f"{inside}/site-packages")  # the base interpreter's own packages
@@ -235,8 +235,9 @@ def _readable_by_others(path: str) -> bool:
     return bool(mode & stat.S_IROTH) and (not real.is_dir() or bool(mode & stat.S_IXOTH))
 
 
-def _staged(source: str) -> str:
-    """``source`` itself when any uid can read it, else a staged read-only copy."""
+def staged(source: str, runtime: bool = True) -> str:
+    """``source`` itself when any uid can read it, else a staged read-only copy (of the
+    ``runtime``: with the standard library's tests and site-packages left out)."""
     if _readable_by_others(source):
         return source
     info = os.stat(source)
@@ -249,7 +250,7 @@ def _staged(source: str) -> str:
     target = building / os.path.basename(source)
     if os.path.isdir(source):
         shutil.copytree(source, target, symlinks=True, copy_function=_link_or_copy,
-                        ignore=_skip_in_stage)
+                        ignore=_skip_in_stage if runtime else None)
         for folder, dirs, _ in os.walk(target):
             for name in [folder, *(os.path.join(folder, d) for d in dirs)]:
                 os.chmod(name, 0o755)

@@ -3,7 +3,7 @@
 A command is allowed only if every rule positively allows it: its binary is on the
 allowlist, it is an argv array (never a shell string), its working directory is inside
 the workspace, its limits are within the policy's, and it asks for the network only for
-a granted host. A refusal carries a reason code and never runs anything.
+granted hosts (every one it names). A refusal carries a reason code and never runs anything.
 
 What a command may touch once it runs is not decided here by reading its arguments: the
 sandbox mounts only the allowed programs, the runtime they need and the command's own
@@ -16,8 +16,11 @@ from __future__ import annotations
 import os
 from enum import StrEnum
 from pathlib import Path
+from urllib.parse import urlparse
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from resolvers.sandbox.proxy import admits
 
 
 class Reason(StrEnum):
@@ -45,6 +48,36 @@ DEFAULT_ENV = ("LANG", "LC_ALL", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE")
 DEFAULT_PACKAGES = ("pytest",)
 
 
+class Registry(BaseModel):
+    """Where a repository's dependencies may come from: the hosts its setup run may reach
+    (the only network it has; none granted, no setup runs), the index pip reads, a CA
+    bundle it trusts besides its own (a private index), and what the setup run may use."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    hosts: tuple[str, ...] = ()
+    index_url: str = "https://pypi.org/simple"
+    cert: str | None = None  # a PEM file on the host, copied into the setup run
+    max_wall_seconds: float = Field(default=600.0, gt=0)
+    max_workspace_bytes: int = Field(default=2 << 30, gt=0)
+    max_workspace_files: int = Field(default=200_000, gt=0)
+    max_file_bytes: int = Field(default=512 << 20, gt=0)
+    max_tmp_bytes: int = Field(default=1 << 30, gt=0)
+    max_memory_bytes: int = Field(default=2 << 30, gt=0)
+
+    @model_validator(mode="after")
+    def _index_is_granted(self) -> Registry:
+        if self.hosts:
+            parsed = urlparse(self.index_url)
+            if parsed.scheme != "https" or not parsed.hostname:
+                raise ValueError(f"the index {self.index_url!r} is not an https URL (the "
+                                 "sandbox's proxy carries TLS only)")
+            if not admits(self.hosts, parsed.hostname, parsed.port or 443):
+                raise ValueError(f"the index {self.index_url!r} is not on one of the "
+                                 f"registry's hosts {list(self.hosts)}")
+        return self
+
+
 class Constitution(BaseModel):
     """The policy. Everything not granted here is denied."""
 
@@ -67,6 +100,24 @@ class Constitution(BaseModel):
     max_shm_bytes: int = Field(default=64 << 20, gt=0)
     max_open_files: int = Field(default=256, ge=32)
     max_connections: int = Field(default=16, gt=0)
+    # A repository's setup run (its dependencies installed) is held to this, not to the
+    # grants above: ``setup_policy`` is the policy it runs under.
+    registry: Registry = Registry()
+
+    def setup_policy(self) -> Constitution:
+        """The policy of a dependency install: this one, with the registry's hosts as its
+        only network grant, pip importable, and the registry's larger room and time."""
+        registry = self.registry
+        return self.model_copy(update={
+            "network_hosts": registry.hosts,
+            "python_packages": tuple(dict.fromkeys((*self.python_packages, "pip"))),
+            "max_wall_seconds": registry.max_wall_seconds,
+            "max_cpu_seconds": max(self.max_cpu_seconds, int(registry.max_wall_seconds)),
+            "max_workspace_bytes": registry.max_workspace_bytes,
+            "max_workspace_files": registry.max_workspace_files,
+            "max_file_bytes": registry.max_file_bytes,
+            "max_tmp_bytes": registry.max_tmp_bytes,
+            "max_memory_bytes": registry.max_memory_bytes})
 
 
 class CommandRequest(BaseModel):
@@ -76,7 +127,7 @@ class CommandRequest(BaseModel):
     cwd: str = "."
     env: dict[str, str] = Field(default_factory=dict)
     timeout: float | None = Field(default=None, gt=0)
-    network_host: str | None = None
+    network_hosts: tuple[str, ...] = ()  # each must be granted by the policy
     stdin: str | None = None
 
     @field_validator("argv", mode="before")
@@ -121,8 +172,9 @@ def decide(policy: Constitution, request: CommandRequest, workspace: Path) -> De
     cwd = _inside(root, request.cwd)
     if cwd is None:
         return refuse(Reason.CWD_OUTSIDE_WORKSPACE, f"cwd {request.cwd!r} leaves the workspace")
-    if request.network_host is not None and request.network_host not in policy.network_hosts:
-        return refuse(Reason.NETWORK_NOT_GRANTED, f"no network grant for {request.network_host!r}")
+    refused_hosts = [host for host in request.network_hosts if host not in policy.network_hosts]
+    if refused_hosts:
+        return refuse(Reason.NETWORK_NOT_GRANTED, f"no network grant for {refused_hosts[0]!r}")
     timeout = request.timeout or policy.max_wall_seconds
     if timeout > policy.max_wall_seconds:
         return refuse(Reason.LIMIT_ABOVE_POLICY,

@@ -22,7 +22,10 @@ with every capability dropped, in a new session, and dies with the kernel:
   once the kernel is gone, even when the kernel is killed while bubblewrap is still
   setting up (before its own ``--die-with-parent`` is armed);
 * a network grant opens the granted host names only, through the kernel's CONNECT
-  proxy; without a grant the namespace has nothing but loopback.
+  proxy; without a grant the namespace has nothing but loopback;
+* a repository's installed dependencies (``dependencies``, a directory the setup run
+  filled) are bound read-only at ``DEPS_DIR`` and put on the Python path after the
+  kernel's own test runner.
 
 Where bubblewrap is missing or cannot create namespaces, commands are refused
 (``ISOLATION_UNAVAILABLE``), never run unisolated.
@@ -52,7 +55,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kernel.errors import KernelError
 from resolvers.sandbox import verdicts
-from resolvers.sandbox.layout import RUNTIME_DIR, SITE_DIR, Layout, build_layout
+from resolvers.sandbox.layout import RUNTIME_DIR, SITE_DIR, Layout, build_layout, staged
 from resolvers.sandbox.policy import CommandRequest, Constitution, Decision, Reason, decide
 from resolvers.sandbox.proxy import ConnectProxy
 from resolvers.sandbox.seccomp_filter import SeccompUnavailable, keyctl_number, program
@@ -60,6 +63,7 @@ from resolvers.sandbox.seccomp_filter import SeccompUnavailable, keyctl_number, 
 INSIDE_UID = 1000
 WORKSPACE = "/workspace"
 PROXY_DIR = "/run/kernel-proxy"
+DEPS_DIR = "/usr/lib/kernel-deps"  # a repository's dependencies, read-only
 SANDBOX_UID_BASE = 1 << 30  # root's sandboxes run as uids above this, one per workspace
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; `make` does it)"
 
@@ -127,9 +131,11 @@ class Sandbox:
     command sets there (a world-readable tree, a set-uid copy of a program), no other
     user of the host can reach it."""
 
-    def __init__(self, home: Path, policy: Constitution | None = None) -> None:
+    def __init__(self, home: Path, policy: Constitution | None = None,
+                 dependencies: Path | None = None) -> None:
         self.home = home.resolve()
         self.policy = policy or Constitution()
+        self.dependencies = dependencies
         self.uid = sandbox_uid(self.home)
         self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
         if self.uid is not None:
@@ -172,7 +178,7 @@ class Sandbox:
         problem = isolation_problem()
         if problem:
             return RunResult(ran=False, reason=Reason.ISOLATION_UNAVAILABLE, detail=problem)
-        if request.network_host is not None and "python3" not in self.policy.binaries:
+        if request.network_hosts and "python3" not in self.policy.binaries:
             return RunResult(ran=False, reason=Reason.ISOLATION_UNAVAILABLE,
                              detail="a network grant needs python3 on the allowlist to run "
                                     "the bridge to the kernel's proxy")
@@ -193,16 +199,21 @@ class Sandbox:
                 # dumpable bubblewrap process stands between it and the tested code
                 command = [command[0], "-I", "-S", f"{RUNTIME_DIR}/pytest_launcher.py",
                            str(report.write_end), *command[1:]]
-            if request.network_host is not None:
+            python_path = SITE_DIR
+            if self.dependencies is not None:
+                extra += ["--ro-bind", staged(str(self.dependencies), runtime=False)
+                          if self.uid is not None else str(self.dependencies), DEPS_DIR]
+                python_path = f"{SITE_DIR}:{DEPS_DIR}"
+            if request.network_hosts:
                 proxy_dir = stack.enter_context(self._scratch("proxy"))
-                stack.enter_context(ConnectProxy([request.network_host], proxy_dir, self.uid,
+                stack.enter_context(ConnectProxy(request.network_hosts, proxy_dir, self.uid,
                                                  self.policy.max_connections))
                 extra += ["--bind", str(proxy_dir), PROXY_DIR]
                 command = [layout.programs["python3"], "-I", "-S",
                            f"{RUNTIME_DIR}/net_bridge.py", *command]
             self._hand_over()
             full = [*bwrap_argv(layout, self.workspace, decision, extra, self.policy,
-                                seccomp_fd), "--", *command]
+                                seccomp_fd, python_path), "--", *command]
             try:
                 result = self._execute(full, decision, request, report, seccomp_fd)
             finally:
@@ -338,7 +349,8 @@ class _ReportPipe:
 
 
 def bwrap_argv(layout: Layout, workspace: Path, decision: Decision, extra: list[str],
-               policy: Constitution, seccomp_fd: int) -> list[str]:
+               policy: Constitution, seccomp_fd: int, python_path: str = SITE_DIR
+               ) -> list[str]:
     """The bubblewrap command line up to (not including) the command. Every filesystem
     the sandbox can write to is sized: ``/tmp`` and ``/dev/shm`` are tmpfs of the policy's
     sizes, ``/dev`` itself and the masks are read-only; the system-call filter is read
@@ -346,7 +358,7 @@ def bwrap_argv(layout: Layout, workspace: Path, decision: Decision, extra: list[
     bwrap = bwrap_binary()
     assert bwrap is not None
     env = {**decision.env, "PATH": "/usr/bin", "HOME": WORKSPACE, "TMPDIR": "/tmp",
-           "PYTHONPATH": SITE_DIR, "USER": "sandbox", "LOGNAME": "sandbox"}
+           "PYTHONPATH": python_path, "USER": "sandbox", "LOGNAME": "sandbox"}
     args = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
             "--unshare-net", "--unshare-cgroup-try", "--disable-userns", "--die-with-parent",
             "--new-session",
@@ -566,8 +578,8 @@ def _detail(reason: Reason | None, policy: Constitution) -> str:
 
 
 def _containment(request: CommandRequest, uid: int | None) -> list[str]:
-    network = f"network=proxy:{request.network_host}" if request.network_host else \
-        "network=isolated"
+    network = f"network=proxy:{','.join(request.network_hosts)}" if request.network_hosts \
+        else "network=isolated"
     return ["sandbox=bubblewrap", "namespaces=user,mount,pid,ipc,uts,net", "capabilities=none",
             "syscalls=filtered", "keyring=fresh", network,
             f"user={'uid:' + str(uid) if uid is not None else 'caller'}"]

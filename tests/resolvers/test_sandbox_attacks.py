@@ -327,7 +327,7 @@ def test_no_network_without_a_grant(target: Target) -> None:
         server.close()
     assert result.ok and "connected" not in result.stdout and got == []
     assert "network=isolated" in result.containment
-    refused = target.box.run(CommandRequest(argv=["true"], network_host="example.com"))
+    refused = target.box.run(CommandRequest(argv=["true"], network_hosts=("example.com",)))
     assert refused.reason == Reason.NETWORK_NOT_GRANTED
 
 
@@ -356,7 +356,7 @@ def test_a_grant_opens_the_granted_name_only(target: Target) -> None:
                 print('direct connected')
             except OSError as exc:
                 print('direct blocked', exc.errno)
-            """)], network_host=f"localhost:{port}"))
+            """)], network_hosts=(f"localhost:{port}",)))
     finally:
         server.close()
         box.remove()
@@ -385,7 +385,7 @@ def test_the_proxy_holds_a_few_connections_and_refuses_the_rest(target: Target) 
                 s = socket.create_connection(('127.0.0.1', 3128), timeout=5)
                 answers.append((s.recv(200).decode() or 'closed x').split()[1])
             print(' '.join(answers))
-            """)], network_host="localhost:9"))
+            """)], network_hosts=("localhost:9",)))
     finally:
         box.remove()
     assert result.ok, result.stderr

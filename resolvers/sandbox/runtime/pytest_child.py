@@ -3,7 +3,8 @@ by ``pytest_launcher.py`` as ``python3 -I -S``, so no sitecustomize, .pth file o
 workspace module is loaded before it).
 
 pytest and everything it reports with are imported before the workspace joins
-``sys.path``, and the workspace is appended, never prepended, so a proposal's files cannot
+``sys.path``, and the workspace is appended (after the repository's installed
+dependencies, when it has them), never prepended, so a proposal's files cannot
 replace them. Conftest files, the workspace's ini files and plugin auto-loading are off.
 Each test phase is written to ``argv[1]`` (a pipe to the supervisor) as soon as pytest
 reports it, and a last record once the session finished. Every record carries its place
@@ -67,6 +68,8 @@ class PhaseRecorder:
         _write("", "session", "finished")  # pytest ran to its end
 
 
+if os.path.isdir("/usr/lib/kernel-deps"):  # the repository's dependencies, when installed
+    sys.path.append("/usr/lib/kernel-deps")
 sys.path.append("/workspace")
 sys.exit(pytest.main([
     "-c", "/usr/lib/kernel-runtime/pytest.ini", "--rootdir=/workspace", "--noconftest",
