@@ -39,7 +39,7 @@ class WarmUp:
 
     collected: int
     planned: int
-    refused: int
+    refused: tuple[str, ...]
     collect_seconds: float
     plan_seconds: float
     skipped: tuple[str, ...] = ()

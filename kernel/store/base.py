@@ -50,10 +50,11 @@ class Statement:
 @dataclass(frozen=True)
 class PlanAhead:
     """What ``GraphStore.plan_ahead`` did: statements planned, those the server refused
-    to run (planned all the same, or not: said, not hidden), and the seconds it took."""
+    to run on the graph as committed (each ``name: why``; a refusal at run time leaves
+    the plan made), and the seconds it took."""
 
     planned: int
-    refused: int
+    refused: tuple[str, ...]
     seconds: float
 
 
@@ -175,7 +176,7 @@ class GraphStore(ABC):
         the plans, writing nothing: for a server that plans each statement text once and
         keeps it (Neo4j), so that a run's first steps do not pay for it. A store with
         nothing to plan ahead (the embedded server plans in microseconds) plans nothing."""
-        return PlanAhead(0, 0, 0.0)
+        return PlanAhead(0, (), 0.0)
 
     def writes_paused(self) -> contextlib.AbstractContextManager[bool]:
         """While held, no process changes this graph, so reads see one committed state;

@@ -153,7 +153,8 @@ class Neo4jStore(GraphStore):
         nothing), and a statement the server refuses at run time still leaves its plan."""
         started = time.perf_counter()
         seen: set[tuple[str, str]] = set()
-        planned = refused = 0
+        planned = 0
+        refused: list[str] = []
         session = self._driver.session(database=self.database)
         try:
             for statement in statements:
@@ -169,8 +170,8 @@ class Neo4jStore(GraphStore):
                 tx = session.begin_transaction()
                 try:
                     tx.run(text, statement.params).consume()
-                except neo4j_errors.ClientError:
-                    refused += 1
+                except neo4j_errors.ClientError as exc:
+                    refused.append(f"{statement.name}: {exc.message or exc.code}")
                 finally:
                     tx.rollback()
         except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired) as exc:
@@ -178,7 +179,7 @@ class Neo4jStore(GraphStore):
                 from exc
         finally:
             session.close()
-        return PlanAhead(planned, refused, time.perf_counter() - started)
+        return PlanAhead(planned, tuple(refused), time.perf_counter() - started)
 
     def execute_adhoc(self, text: str, params: Mapping[str, Any], *, write: bool) -> QueryResult:
         return self._call("(ad-hoc)", text, dict(params), read_only=not write)
