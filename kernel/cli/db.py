@@ -38,8 +38,10 @@ def init(
 def warm_command(ctx: typer.Context) -> None:
     """Have Neo4j plan the statements a run sends, so a first run does not (nothing written).
 
-    Neo4j keeps a plan per statement text until it stops: run this after the server
-    starts (``kernel db init`` does it too). The embedded store has nothing to warm.
+    Neo4j keeps a plan per statement text until it stops or its schema changes: run this
+    after the server starts (``kernel db init`` does it too). It ensures the indexes first
+    (as every run does), since making one empties the plan cache. The embedded store has
+    nothing to warm.
     """
     with store_of(ctx) as store:
         if store.dialect != "neo4j":
