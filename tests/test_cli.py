@@ -578,3 +578,33 @@ def test_a_bad_setting_is_one_line_naming_the_variable(monkeypatch: pytest.Monke
             assert isinstance(failed, ConfigError) and expected in str(failed)
     with pytest.raises(ConfigError, match=r"^invalid setting --graph=7: Input should be"):
         KernelSettings.load(graph=7)  # an option names itself as typed
+
+
+def test_text_that_looks_like_console_markup_is_printed_as_written(
+        kernel: Kernel, data_dir: Path) -> None:
+    """A goal or an argument holding ``[/]`` (a closing tag to the console) or ``:x:`` (an
+    emoji code) is shown as the user wrote it: no traceback, no icon."""
+    from kernel.core.goals import GoalSpec, GoalTree
+    from kernel.core.run import Run
+    from kernel.store import open_store
+    from tests.conftest import embedded_settings
+
+    kernel("db", "init")
+    goal = "Build [/] a [link=http://x.invalid]CLI[/link] for :x: rows"
+    store = open_store(embedded_settings(data_dir, kernel.env["KERNEL_GRAPH_NAME"]))
+    try:
+        run = Run.start(store, "markup")
+        GoalTree(run).create_root(GoalSpec(goal))
+        run.flush()
+    finally:
+        store.close()
+    env = {**os.environ, **kernel.env, "COLUMNS": "200"}
+    main = [sys.executable, "-c", "from kernel.cli.app import main; main()"]
+    listed = subprocess.run([*main, "runs"], env=env, capture_output=True, text=True,
+                            check=False)
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    assert goal in listed.stdout and "❌" not in listed.stdout
+    missing = subprocess.run([*main, "status", "[/]x:x:"], env=env, capture_output=True,
+                             text=True, check=False)
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr, missing.stderr
+    assert "[/]x:x:" in missing.stderr and len(missing.stderr.strip().splitlines()) == 1

@@ -86,3 +86,30 @@ def test_the_embedded_store_has_nothing_to_warm(store: GraphStore, tmp_path: Pat
     result = CliRunner().invoke(app, ["db", "warm"], env=store_env(store, tmp_path))
     assert result.exit_code == 0, result.output
     assert "nothing to warm" in result.output
+    from kernel.store.embedded_server import EmbeddedServer
+
+    assert not EmbeddedServer(tmp_path).status().running  # none started to say so
+
+
+@pytest.mark.parametrize("how", ["default", "--no-warm", "KERNEL_NEO4J_WARM_UP=0"])
+def test_kernel_db_init_warms_neo4j_unless_told_not_to(
+        store: GraphStore, tmp_path: Path, how: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kernel.bench import warm_up as warming
+
+    warmed: list[GraphStore] = []
+
+    def fake(store: GraphStore) -> warming.WarmUp:
+        warmed.append(store)
+        return warming.WarmUp(7, 5, ("pattern/similar: no index",), 0.1, 0.2)
+
+    monkeypatch.setattr(warming, "warm_up", fake)
+    env = store_env(store, tmp_path) | {
+        "KERNEL_NEO4J_WARM_UP": "0" if how.startswith("KERNEL") else "1"}
+    args = ["db", "init"] + (["--no-warm"] if how == "--no-warm" else [])
+    result = CliRunner().invoke(app, args, env=env)
+    assert result.exit_code == 0, result.output
+    expected = store.dialect == "neo4j" and how == "default"
+    assert bool(warmed) == expected
+    assert ("planned 5 statements" in result.output) == expected
+    assert ("refused (its plan is kept all the same): pattern/similar" in result.output) \
+        == expected

@@ -168,13 +168,13 @@ def main() -> None:
         tree = command()
         tree(args=hoist_global_options(sys.argv[1:], tree), prog_name="kernel")
     except RunInterrupted as exc:
-        err_console.print(f"[bold yellow]stopped:[/] {exc}", highlight=False, soft_wrap=True)
+        err_console.print(f"[bold yellow]stopped:[/] {_plain(exc)}", highlight=False, soft_wrap=True)
         sys.exit(EXIT_RESUMABLE)
     except Refused as exc:
-        err_console.print(f"[bold red]refused:[/] {exc}", highlight=False, soft_wrap=True)
+        err_console.print(f"[bold red]refused:[/] {_plain(exc)}", highlight=False, soft_wrap=True)
         sys.exit(EXIT_REFUSED)
     except KernelError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        err_console.print(f"[bold red]error:[/] {_plain(exc)}", highlight=False, soft_wrap=True)
         sys.exit(EXIT_BAD_INPUT)
     except KeyboardInterrupt:
         err_console.print("interrupted")
@@ -188,13 +188,21 @@ def main() -> None:
         if full is not None:  # outside a run (a run says so itself, as interrupted)
             said = full_message(full.path or _data_dir() or Path.cwd(), STORE_HEADROOM,
                                 "the kernel")
-            err_console.print(f"[bold red]stopped:[/] {said}", highlight=False, soft_wrap=True)
+            err_console.print(f"[bold red]stopped:[/] {_plain(said)}", highlight=False, soft_wrap=True)
             sys.exit(EXIT_RESUMABLE)
         where = _write_crash_log()
         err_console.print(f"[bold red]internal error:[/] {type(exc).__name__}: "
-                          f"{str(exc)[:200]} (traceback in {where}; --debug prints it)",
+                          f"{_plain(str(exc)[:200])} (traceback in {_plain(where)}; --debug prints it)",
                           highlight=False, soft_wrap=True)
         sys.exit(EXIT_INTERNAL)
+
+
+def _plain(value: object) -> str:
+    """An error's text inside the console's markup: shown as it is (a path or a goal may
+    hold ``[/]`` or ``[link=…]``), hidden characters made visible."""
+    from kernel.cli.shown import escape
+
+    return escape(value)
 
 
 def _data_dir() -> Path | None:

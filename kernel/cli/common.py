@@ -22,8 +22,9 @@ if TYPE_CHECKING:
 
 # Settings and the store load when a command needs them, not for `kernel --help`.
 
-out = Console()
-err_console = Console(stderr=True)
+# No emoji codes: ``:x:`` in a goal or a constraint is text the user wrote, not an icon.
+out = Console(emoji=False)
+err_console = Console(stderr=True, emoji=False)
 
 
 def settings_of(ctx: typer.Context) -> KernelSettings:

@@ -43,10 +43,10 @@ def warm_command(ctx: typer.Context) -> None:
     (as every run does), since making one empties the plan cache. The embedded store has
     nothing to warm.
     """
+    if settings_of(ctx).target().backend != "neo4j":  # not even a server started for it
+        out.print("nothing to warm: the embedded store plans each statement in microseconds")
+        return
     with store_of(ctx) as store:
-        if store.dialect != "neo4j":
-            out.print("nothing to warm: the embedded store plans each statement in microseconds")
-            return
         _warm(store)
 
 

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich import box
 from rich.table import Table
+from rich.text import Text
 from rich.tree import Tree
 
 from kernel import api
@@ -142,7 +143,7 @@ def runs(
     table.add_column("goal", no_wrap=True, max_width=room)
     for row in cells:
         goal = row[-1] if len(row[-1]) <= room else row[-1][:room - 1] + "…"
-        table.add_row(*row[:-1], goal)
+        table.add_row(*(Text(cell) for cell in (*row[:-1], goal)))  # no markup in a goal
     out.print(table)
     if any(r["status"] in RESUMABLE for r in rows):
         out.print("a stopped run continues with: kernel resume RUN")
