@@ -117,8 +117,10 @@ class SolveRequest(BaseModel):
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "request"
             message = str(first["msg"]).removeprefix("Value error, ")
-            option = _OPTIONS.get(where, where.replace("_", "-"))
-            raise ConfigError(f"--{option}: {message}") from None
+            option = _OPTIONS.get(where, "--" + where.replace("_", "-"))
+            raise ConfigError(f"{option}: {message}") from None
 
 
-_OPTIONS = {"budget_usd": "budget", "time_seconds": "time", "max_wall_seconds": "max-wall"}
+# What the person typed for each field (GOAL is the argument, not an option).
+_OPTIONS = {"budget_usd": "--budget", "time_seconds": "--time",
+            "max_wall_seconds": "--max-wall", "goal": "GOAL (the goal, in words)"}

@@ -608,3 +608,13 @@ def test_text_that_looks_like_console_markup_is_printed_as_written(
                              text=True, check=False)
     assert missing.returncode == 2 and "Traceback" not in missing.stderr, missing.stderr
     assert "[/]x:x:" in missing.stderr and len(missing.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_an_empty_goal_is_named_as_the_argument_it_is(tmp_path: Path) -> None:
+    from kernel.paths import seeds_dir
+
+    done = _main(tmp_path, "solve", "", "--proposer", "scripted", "--script",
+                 str(seeds_dir() / "examples" / "csv-cli.script.yaml"))
+    assert done.returncode == 2 and "GOAL" in done.stderr and "--goal" not in done.stderr, \
+        done.stderr

@@ -283,8 +283,9 @@ def solve_command(
 ) -> None:
     """Solve GOAL: constraints, resolvers, verification, decomposition, until done or refused.
 
-    Exit code: 0 resolved, 1 refused (infeasible, gated), 3 unfinished and resumable
-    (waiting on a person, or stopped by the wall-time cap)."""
+    Exit code: 0 resolved, 1 refused (infeasible, gated), 2 bad input (nothing stored or
+    paid for), 3 unfinished and resumable (waiting on a person, or stopped by the
+    wall-time cap), 4 an internal error (a bug: its traceback is in the data dir's logs)."""
     check_out_dir(out_dir)
     if (apply or test_cmd is not None) and repo is None:
         raise ConfigError(f"{'--apply' if apply else '--test-cmd'} is for a repository "

@@ -35,9 +35,9 @@ from neo4j import Driver, GraphDatabase, Session
 from neo4j import exceptions as neo4j_errors
 
 HOW_TO_START = (
-    "start it with 'docker compose up -d' in the repository (see README), "
-    "set NEO4J_PASSWORD to the password in your .env, "
-    "or drop KERNEL_GRAPH / --graph to use the embedded store"
+    "start it with 'make neo4j' (its password: 'python3 neo4j/ctl.py env') or "
+    "'docker compose up -d' in the repository (the password in your .env), then set "
+    "NEO4J_PASSWORD; or drop KERNEL_GRAPH / --graph to use the embedded store"
 )
 
 
