@@ -35,8 +35,8 @@ from kernel.runtime import progress
 from kernel.runtime.gate import amount
 from kernel.runtime.kernel import Kernel
 from kernel.solve import moves
-from kernel.solve.effects import Done, ModelCall, Recall
-from kernel.solve.perform import first_request
+from kernel.solve.effects import Done, ModelCall, Recall, Register
+from kernel.solve.perform import first_request, proposer_of
 from kernel.solve.steps import BY_MOVE
 
 # How far behind the head a goal may be and still be looked at, in multiples of the
@@ -94,7 +94,7 @@ def _advance(k: Kernel, move: moves.Move) -> bool:
         try:
             reached = first_request(body)
             while not isinstance(reached, (Done, ModelCall)):
-                if k.proposals.has_pending():
+                if isinstance(reached, Register) or k.proposals.has_pending():
                     return False  # a resumed run serves what it recorded: nothing to start
                 found = reached.read()  # read, and handed to the step: nothing recorded
                 if isinstance(reached, Recall) and found is not None:
@@ -114,9 +114,10 @@ def _advance(k: Kernel, move: moves.Move) -> bool:
 def _start(k: Kernel, call: ModelCall) -> None:
     """Start ``call`` when the goal's own budget covers it (drawing on the goals above is
     a write, left to its turn)."""
-    estimate = k.proposals.estimate(call.request)
+    proposer = proposer_of(k, call.answerer)
+    estimate = k.proposals.estimate(call.request, proposer)
     if k.budget.covers(call.goal_id, amount(estimate.cost_usd, estimate.seconds)):
-        k.proposals.start_ahead(call.request)
+        k.proposals.start_ahead(call.request, proposer)
 
 
 @contextlib.contextmanager
