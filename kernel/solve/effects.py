@@ -105,7 +105,20 @@ class Register:
     artifact: NewArtifact
 
 
-Request = ModelCall | Recall | Observe | Register
+@dataclass(frozen=True)
+class OpenAttempt:
+    """Open the goal's next attempt (1..T_max), which the step's spend and output name:
+    answered with the ``Attempt``, whose id is taken as it is opened (it rides the step's
+    commit). Ahead of its turn it is answered with the attempt as it would be opened."""
+
+    goal_id: str
+    resolver_id: str
+    plan_artifact_id: str | None = None
+    input_artifact_ids: tuple[str, ...] = ()
+    feedback: dict[str, Any] | None = field(default=None, compare=False)
+
+
+Request = ModelCall | Recall | Observe | Register | OpenAttempt
 
 
 # -- changes: what a step's commit writes, in order --------------------------------------
@@ -237,6 +250,23 @@ class StoreVerification:
 
 
 @dataclass(frozen=True)
+class Pay:
+    """The spend of a call asked with ``pay=False``, written with what it paid for: the
+    attempt, and the ``output`` it produced (registered first). A call served again after
+    a crash (``replayed``) and paid for before is not paid twice."""
+
+    goal_id: str
+    cost_usd: float
+    seconds: float
+    resolver_id: str
+    operation: str
+    proposal: str  # the ledger hash of what is paid for
+    replayed: bool
+    attempt_id: str | None = None
+    output: NewArtifact | None = None
+
+
+@dataclass(frozen=True)
 class RecordVerification:
     """Record the attempt's verification, with the method that decided each check, a
     cause a check ``diagnosed`` itself, and the ``sigma_paths`` rows it changes; stored
@@ -294,7 +324,7 @@ class RefuseGoal:
 
 Change = (Wake | Transition | StoreConstraints | SetRole | AddRoles | Flow | Progress | Decision | Reopen
           | RecordCause | StoreVerification | RecordVerification | SetSigmaPaths | Weigh
-          | Refusal | RefuseGoal)
+          | Pay | Refusal | RefuseGoal)
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,14 @@ looked at in queue order until the calls out fill the concurrency.
 
 A step written as an effect producer (``kernel.solve.effects``) is advanced to its first
 call and no further: it reads through its view, a recalled record or a history it asks
-for (``Observe``) is read and handed to it (nothing is recorded), and the call it then asks for is
-started when the budget the goal holds covers its estimate and nothing recorded or
-answered before will serve it. Nothing is written, so there is nothing to undo. A step
-that changes something before its first call (a write ends the advance) or an error
-its turn will meet again (a ``KernelError``) has nothing to start.
+for (``Observe``) is read and handed to it (nothing is recorded), an attempt it opens
+(``OpenAttempt``) is handed to it as it would be opened (nothing is buffered), and the
+call it then asks for is started, by whoever the call names (the run's model, the
+sandbox, a tool's runner), when the budget the goal holds covers its estimate and
+nothing recorded or answered before will serve it. Nothing is written, so there is
+nothing to undo. A step that changes something before its first call (a write ends the
+advance, and so does an artifact it must register first) or an error its turn will
+meet again (a ``KernelError``) has nothing to start.
 
 A step not yet written that way is run as before: the store refuses its first write
 (``LookaheadStop``), and what it changed in memory is rewound.
@@ -35,7 +38,7 @@ from kernel.runtime import progress
 from kernel.runtime.gate import amount
 from kernel.runtime.kernel import Kernel
 from kernel.solve import moves
-from kernel.solve.effects import Done, ModelCall, Recall, Register
+from kernel.solve.effects import Done, ModelCall, OpenAttempt, Recall, Register
 from kernel.solve.perform import first_request, proposer_of
 from kernel.solve.steps import BY_MOVE
 
@@ -94,6 +97,12 @@ def _advance(k: Kernel, move: moves.Move) -> bool:
         try:
             reached = first_request(body)
             while not isinstance(reached, (Done, ModelCall)):
+                if isinstance(reached, OpenAttempt):  # as it would be opened: nothing buffered
+                    reached = first_request(body, k.attempts.next(
+                        reached.goal_id, reached.resolver_id,
+                        plan_artifact_id=reached.plan_artifact_id,
+                        input_artifact_ids=reached.input_artifact_ids, feedback=reached.feedback))
+                    continue
                 if isinstance(reached, Register) or k.proposals.has_pending():
                     return False  # a resumed run serves what it recorded: nothing to start
                 found = reached.read()  # read, and handed to the step: nothing recorded

@@ -24,7 +24,7 @@ from kernel.protocol import Proposer
 from kernel.refusal import refuse
 from kernel.repositories import candidates as weighing
 from kernel.runtime import progress
-from kernel.runtime.gate import ask
+from kernel.runtime.gate import amount, ask
 from kernel.runtime.kernel import Kernel
 from kernel.solve import moves
 from kernel.solve.effects import (
@@ -37,6 +37,8 @@ from kernel.solve.effects import (
     ModelCall,
     NewArtifact,
     Observe,
+    OpenAttempt,
+    Pay,
     Progress,
     Recall,
     RecordCause,
@@ -104,6 +106,11 @@ def perform(k: Kernel, request: Request) -> Any:
         return k.proposals.observe(request.name, request.goal_id, request.read)
     if isinstance(request, Register):
         return _register(k, request.artifact)
+    if isinstance(request, OpenAttempt):
+        return k.attempts.open(request.goal_id, request.resolver_id,
+                               plan_artifact_id=request.plan_artifact_id,
+                               input_artifact_ids=request.input_artifact_ids,
+                               feedback=request.feedback)
     return k.proposals.recall(request.name, request.goal_id, request.read)
 
 
@@ -152,6 +159,8 @@ def apply(k: Kernel, changes: StepChanges) -> None:
             k.run.store_verification()
         elif isinstance(change, RecordVerification | SetSigmaPaths | Weigh):
             _record(k, change)
+        elif isinstance(change, Pay):
+            _pay(k, change)
         elif isinstance(change, Refusal):
             facts: dict[str, Any] = dict(change.facts)
             refuse(k.ledger, change.goal_id, change.reason, change.detail, **facts)
@@ -172,6 +181,14 @@ def _record(k: Kernel, change: RecordVerification | SetSigmaPaths | Weigh) -> No
             "attempt_id": change.attempt_id, "chosen_id": change.chosen_id,
             "chosen_kind": change.chosen_kind, "candidates": list(change.candidates),
         }, what=f"weigh the candidates of {change.attempt_id}")
+
+
+def _pay(k: Kernel, pay: Pay) -> None:
+    """A call's spend, with the attempt it paid for and its output, registered first."""
+    output = None if pay.output is None else _register(k, pay.output).id
+    k.budget.record(pay.goal_id, amount(pay.cost_usd, pay.seconds), pay.resolver_id,
+                    pay.operation, attempt_id=pay.attempt_id, output_artifact_id=output,
+                    proposal=pay.proposal, replayed=pay.replayed)
 
 
 def _with_made(k: Kernel, transition: Transition) -> GoalChanges | None:

@@ -13,12 +13,13 @@ from typing import Any, Protocol
 
 from kernel.core.confidence import PathNode
 from kernel.core.constraints import Signature
-from kernel.core.envelopes import Attempt, Constraint
+from kernel.core.envelopes import Attempt, Constraint, ToolPlan
 from kernel.core.goal_node import GoalNode
 from kernel.core.registry import Candidate
 from kernel.kg import context as kg_context
 from kernel.kg import reuse
 from kernel.kg.failures import Diagnosis
+from kernel.protocol.resolver_set import SandboxPolicy
 from kernel.protocol.solve_models import ResolutionOutput
 from kernel.protocol.suggestion_models import Suggestion
 from kernel.repositories import candidates as weighing
@@ -153,6 +154,27 @@ class StepView(Protocol):
         of sha256, passed and total."""
         ...
 
+    @property
+    def policy(self) -> SandboxPolicy:
+        """What code run in the sandbox may use."""
+        ...
+
+    def tool_plan(self, artifact_id: str) -> ToolPlan:
+        """A stored tool plan: the resolvers a goal's attempt runs, in order."""
+        ...
+
+    def dependency_inputs(self, goal: GoalNode) -> list[dict[str, Any]]:
+        """What the goals ``goal`` depends on ship, in their order, by content."""
+        ...
+
+    def last_output(self, history: list[Attempt]) -> dict[str, Any] | None:
+        """The latest verified output among ``history``'s attempts, with its verdict."""
+        ...
+
+    def repository(self, goal: GoalNode) -> dict[str, Any]:
+        """The repository as the resolve prompt shows it for ``goal``."""
+        ...
+
 
 class KernelView:
     """``StepView`` over a run's context: reads only."""
@@ -256,3 +278,19 @@ class KernelView:
         store = self._k.store
         return Observe(weighing.HISTORY_OBSERVATION, goal.id, lambda: [
             dict(r) for r in weighing.history(store, hashes, goal.id)])
+
+    @property
+    def policy(self) -> SandboxPolicy:
+        return self._k.policy
+
+    def tool_plan(self, artifact_id: str) -> ToolPlan:
+        return ToolPlan.model_validate_json(self._k.artifacts.read(artifact_id))
+
+    def dependency_inputs(self, goal: GoalNode) -> list[dict[str, Any]]:
+        return prompt_inputs.dependency_inputs(self._k, goal)
+
+    def last_output(self, history: list[Attempt]) -> dict[str, Any] | None:
+        return prompt_inputs.last_output(self._k, history)
+
+    def repository(self, goal: GoalNode) -> dict[str, Any]:
+        return repo_goal.prompt_section(self._k, goal)

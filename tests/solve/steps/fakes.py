@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from kernel.core.confidence import PathNode
 from kernel.core.constraints import Signature
-from kernel.core.envelopes import Attempt, Constraint
+from kernel.core.envelopes import Attempt, Constraint, ToolPlan
 from kernel.core.goal_node import GoalNode
 from kernel.core.registry import Candidate
 from kernel.core.state_machine import Status
@@ -46,6 +46,21 @@ def proposal(output: Any) -> Proposal[Any]:
     """A model's answer as the loop sends it to a step."""
     return Proposal(output=output, cost_usd=0.01, seconds=1.0, metadata={},
                     ledger_index=0, ledger_hash="0" * 64, replayed=False)
+
+
+@dataclass(frozen=True)
+class FakePolicy:
+    """The sandbox's terms as a prompt tells them."""
+
+    python_packages: tuple[str, ...] = ("pytest",)
+    network_hosts: tuple[str, ...] = ()
+    max_wall_seconds: float = 30.0
+    max_memory_bytes: int = 1 << 30
+    max_processes: int = 64
+    max_workspace_bytes: int = 1 << 26
+    max_workspace_files: int = 500
+    max_file_bytes: int = 1 << 20
+    max_tmp_bytes: int = 1 << 26
 
 
 @dataclass
@@ -84,6 +99,11 @@ class FakeView:
     offered: list[Suggestion] = field(default_factory=list)
     weighed: dict[str, str] = field(default_factory=dict)  # a candidate's verification
     seen_before: list[dict[str, Any]] = field(default_factory=list)
+    policy: Any = field(default_factory=FakePolicy)
+    plans: dict[str, ToolPlan] = field(default_factory=dict)
+    shipped: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by goal
+    verified_output: dict[str, Any] | None = None  # the last attempt's output, shown
+    repo_views: dict[str, dict[str, Any]] = field(default_factory=dict)  # by goal
 
     def path(self, goal_id: str) -> list[PathNode]:
         return self.paths[goal_id]
@@ -169,6 +189,18 @@ class FakeView:
 
     def weighed_verification(self, artifact_id: str) -> str | None:
         return self.weighed.get(artifact_id)
+
+    def tool_plan(self, artifact_id: str) -> ToolPlan:
+        return self.plans[artifact_id]
+
+    def dependency_inputs(self, goal: GoalNode) -> list[dict[str, Any]]:
+        return self.shipped.get(goal.id, [])
+
+    def last_output(self, history: list[Attempt]) -> dict[str, Any] | None:
+        return self.verified_output if history else None
+
+    def repository(self, goal: GoalNode) -> dict[str, Any]:
+        return self.repo_views[goal.id]
 
     def weighing_history(self, goal: GoalNode, hashes: list[str]) -> Observe:
         rows = [r for r in self.seen_before if r["sha256"] in hashes]
