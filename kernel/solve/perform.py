@@ -66,15 +66,9 @@ R = TypeVar("R")
 
 def drive(k: Kernel, body: Effects[N]) -> N:
     """Take a step on its turn: perform each request it yields, send it the result, and
-    commit the changes it returns; what follows it."""
-    try:
-        request = next(body)
-        while True:
-            request = body.send(perform(k, request))
-    except StopIteration as stop:
-        done: Done[N] = stop.value
-    finally:
-        body.close()  # a request that raised (a denial, a failed call) ends the step
+    commit the changes it returns; what follows it (a move given its goal as the commit
+    left it, when the step asks for that)."""
+    done = answered(k, body)
     apply(k, done.changes)
     if done.reread and isinstance(done.then, moves.Move):
         then: N = done.then.as_committed(k.tree.get(done.then.goal.id))  # type: ignore[assignment]
@@ -83,8 +77,9 @@ def drive(k: Kernel, body: Effects[N]) -> N:
 
 
 def answered(k: Kernel, body: Generator[Request, Any, R]) -> R:
-    """What a body of requests returns, each request performed on the turn of a step
-    still written the older way (one that commits its own changes)."""
+    """What a body of requests returns, each request it yields performed and its result
+    sent back (a step's body, or a part of one a step still written the older way
+    uses, such as verification)."""
     try:
         request = next(body)
         while True:
@@ -92,7 +87,7 @@ def answered(k: Kernel, body: Generator[Request, Any, R]) -> R:
     except StopIteration as stop:
         found: R = stop.value
     finally:
-        body.close()
+        body.close()  # a request that raised (a denial, a failed call) ends the body
     return found
 
 
