@@ -344,6 +344,12 @@ class StepChanges:
         """Whether the changes are log lines only: nothing a later step reads."""
         return all(isinstance(c, (Flow, Progress, Decision)) for c in self.changes)
 
+    def only_riding(self) -> bool:
+        """Whether the changes are log lines and a verification riding the goal's next
+        move: nothing the step that move starts reads before its first call."""
+        return all(isinstance(c, (Flow, Progress, Decision))
+                   or (isinstance(c, RecordVerification) and c.ride) for c in self.changes)
+
 
 @dataclass(frozen=True)
 class Done(Generic[N_co]):

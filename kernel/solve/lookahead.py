@@ -89,9 +89,11 @@ def _take_ahead(k: Kernel, goal_id: str, step: Step, opening: Opening) -> bool:
 
 
 def _advance(k: Kernel, move: moves.Move) -> bool:
-    """Advance the step ``move`` starts (and the steps it leads to with nothing but log
-    lines changed) to its first call, and start that call; whether the turn goes on
-    into a step not written as an effect producer, to be taken ahead the older way."""
+    """Advance the step ``move`` starts (and the steps it leads to with nothing changed
+    but log lines and a verification riding the goal's move, which the next step's
+    call does not show: verify, then the leaf step) to its first call, and start that
+    call; whether the turn goes on into a step not written as an effect producer, to be
+    taken ahead the older way."""
     while BY_MOVE[type(move)].produces_effects:
         body = BY_MOVE[type(move)].body(k, move)
         try:
@@ -114,7 +116,7 @@ def _advance(k: Kernel, move: moves.Move) -> bool:
         if isinstance(reached, ModelCall):
             _start(k, reached)
             return False
-        if not reached.changes.only_told() or not isinstance(reached.then, moves.Move):
+        if not reached.changes.only_riding() or not isinstance(reached.then, moves.Move):
             return False
         move = reached.then
     return True
