@@ -59,15 +59,9 @@ class Attempts:
              ) -> Attempt:
         if self.run.step.pending_attempt is not None:
             self.run.store_pending()  # one pending attempt at a time
-        goal = self.store.run("goal/get", {"goal_id": goal_id})[0]["view"]["goal"]
-        index = int(goal["attempt_count"]) + 1
-        if index > int(goal["max_attempts"]):
-            raise AttemptsExhaustedError(
-                f"{goal_id} has used all {goal['max_attempts']} attempts")
-        attempt = Attempt(id=self.run.rider_id("attempt"), node_id=goal_id,
-                          attempt_index=index, resolver_id=resolver_id,
-                          plan_artifact_id=plan_artifact_id,
-                          input_artifact_ids=list(input_artifact_ids), feedback=feedback)
+        attempt = self.next(goal_id, resolver_id, plan_artifact_id=plan_artifact_id,
+                            input_artifact_ids=input_artifact_ids, feedback=feedback)
+        index = attempt.attempt_index
         props = {
             "id": attempt.id, "goal_id": goal_id, "attempt_index": index,
             "resolver_id": resolver_id, "plan_artifact_id": plan_artifact_id,
@@ -81,6 +75,20 @@ class Attempts:
             "id": attempt.id, "attempt_index": index, "resolver_id": resolver_id,
             "props": {k: v for k, v in props.items() if v is not None}}}
         return attempt
+
+    def next(self, goal_id: str, resolver_id: str, *, plan_artifact_id: str | None = None,
+             input_artifact_ids: Sequence[str] = (), feedback: dict[str, Any] | None = None,
+             ) -> Attempt:
+        """The attempt ``open`` would open now; nothing is written or buffered."""
+        goal = self.store.run("goal/get", {"goal_id": goal_id})[0]["view"]["goal"]
+        index = int(goal["attempt_count"]) + 1
+        if index > int(goal["max_attempts"]):
+            raise AttemptsExhaustedError(
+                f"{goal_id} has used all {goal['max_attempts']} attempts")
+        return Attempt(id=self.run.rider_id("attempt"), node_id=goal_id,
+                       attempt_index=index, resolver_id=resolver_id,
+                       plan_artifact_id=plan_artifact_id,
+                       input_artifact_ids=list(input_artifact_ids), feedback=feedback)
 
     def record_output(self, attempt: Attempt, output_artifact_id: str | None,
                       spent: Amount) -> None:

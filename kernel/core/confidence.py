@@ -8,7 +8,7 @@ which both backends store and return identically.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from kernel.core.run import Run
@@ -51,10 +51,15 @@ class Confidence:
     def recompute_subtree(self, goal_id: str) -> dict[str, float]:
         """Recompute sigma_path for a goal and its live descendants, in one commit."""
         values, rows = self.subtree_sigmas(goal_id)
-        if rows:  # nothing to write when nothing changed
-            self.run.commit("goal/set_sigma_paths", {"goal_id": goal_id, "rows": rows},
-                            what=f"recompute sigma_path under {goal_id}")
+        self.store_sigma_paths(goal_id, rows)
         return values
+
+    def store_sigma_paths(self, goal_id: str, rows: Sequence[Mapping[str, object]]) -> None:
+        """Store the sigma_path values ``subtree_sigmas`` found changed, in one commit."""
+        if rows:  # nothing to write when nothing changed
+            self.run.commit("goal/set_sigma_paths",
+                            {"goal_id": goal_id, "rows": [dict(r) for r in rows]},
+                            what=f"recompute sigma_path under {goal_id}")
 
     def subtree_sigmas(self, goal_id: str, sigma_v: float | None = None,
                        ) -> tuple[dict[str, float], list[dict[str, object]]]:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from kernel.core.envelopes import ConstraintSpec, Lineage
+from kernel.core.envelopes import Attempt, ConstraintSpec, Lineage, Verification
 from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.core.state_machine import Status
 from kernel.kg.failures import Diagnosis
@@ -38,15 +38,36 @@ N_co = TypeVar("N_co", covariant=True)
 # -- requests: what a step asks for, and is sent the answer of ---------------------------
 
 @dataclass(frozen=True)
+class Sandbox:
+    """The sandbox as the one who answers: the commands and files a request names run in
+    a fresh workspace (verification's test runs)."""
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A registered tool as the one who answers: a script or composite tool runs in the
+    sandbox through its own runner; any other resolver id is answered by the run's
+    model."""
+
+    resolver_id: str
+
+
+# Who answers a call other than the run's model (None).
+Answerer = Sandbox | Tool
+
+
+@dataclass(frozen=True)
 class ModelCall:
     """One budget-gated call of ``operation``; answered with its ``Proposal`` (a denial
     escalates to HIRE and a failed call refuses the goal, both in dispatch).
-    ``pay=False`` leaves the spend to a change that writes it with what it pays for."""
+    ``pay=False`` leaves the spend to a change that writes it with what it pays for;
+    ``answerer`` names who answers when it is not the run's model."""
 
     operation: Operation[Any]
     request: ResolveRequest
     resolver_id: str = CLAUDE_ID
     pay: bool = True
+    answerer: Answerer | None = None
 
     @property
     def goal_id(self) -> str:
@@ -75,7 +96,29 @@ class Observe:
     read: Callable[[], Any] = field(compare=False)
 
 
-Request = ModelCall | Recall | Observe
+@dataclass(frozen=True)
+class Register:
+    """An artifact the step needs the id and content hash of before it ends (a candidate
+    it weighs): answered with the ``Artifact`` as registered, riding the step's commit.
+    Its id is taken as it is registered, like that of a ``NewArtifact``."""
+
+    artifact: NewArtifact
+
+
+@dataclass(frozen=True)
+class OpenAttempt:
+    """Open the goal's next attempt (1..T_max), which the step's spend and output name:
+    answered with the ``Attempt``, whose id is taken as it is opened (it rides the step's
+    commit). Ahead of its turn it is answered with the attempt as it would be opened."""
+
+    goal_id: str
+    resolver_id: str
+    plan_artifact_id: str | None = None
+    input_artifact_ids: tuple[str, ...] = ()
+    feedback: dict[str, Any] | None = field(default=None, compare=False)
+
+
+Request = ModelCall | Recall | Observe | Register | OpenAttempt
 
 
 # -- changes: what a step's commit writes, in order --------------------------------------
@@ -100,6 +143,7 @@ class NewArtifact:
     lineage: Lineage
     key: str | None = None
     unseen: bool = False
+    metadata: tuple[tuple[str, Any], ...] = ()  # by name, in this order
 
 
 @dataclass(frozen=True)
@@ -206,6 +250,57 @@ class StoreVerification:
 
 
 @dataclass(frozen=True)
+class Pay:
+    """The spend of a call asked with ``pay=False``, written with what it paid for: the
+    attempt, and the ``output`` it produced (registered first). A call served again after
+    a crash (``replayed``) and paid for before is not paid twice."""
+
+    goal_id: str
+    cost_usd: float
+    seconds: float
+    resolver_id: str
+    operation: str
+    proposal: str  # the ledger hash of what is paid for
+    replayed: bool
+    attempt_id: str | None = None
+    output: NewArtifact | None = None
+
+
+@dataclass(frozen=True)
+class RecordVerification:
+    """Record the attempt's verification, with the method that decided each check, a
+    cause a check ``diagnosed`` itself, and the ``sigma_paths`` rows it changes; stored
+    now, or with ``ride`` by the goal's next move."""
+
+    attempt: Attempt
+    verification: Verification
+    methods: tuple[tuple[str, str], ...]
+    diagnosed: tuple[str, str] | None
+    sigma_paths: tuple[dict[str, Any], ...]
+    ride: bool
+
+
+@dataclass(frozen=True)
+class SetSigmaPaths:
+    """Store the goal's and its live descendants' sigma_path values that changed (the
+    rows of ``StepView.subtree_sigmas``), as a commit of its own; nothing when none."""
+
+    goal_id: str
+    rows: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class Weigh:
+    """Record how an attempt's candidates were weighed (each one's place and verdict, the
+    chosen one as the attempt's and the goal's output), as a commit of its own."""
+
+    attempt_id: str
+    chosen_id: str
+    chosen_kind: str
+    candidates: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True)
 class Refusal:
     """Record a refusal for ``goal_id`` in the ledger (once: a resumed run that refuses
     again the same way does not record it twice)."""
@@ -228,7 +323,8 @@ class RefuseGoal:
 
 
 Change = (Wake | Transition | StoreConstraints | SetRole | AddRoles | Flow | Progress | Decision | Reopen
-          | RecordCause | StoreVerification | Refusal | RefuseGoal)
+          | RecordCause | StoreVerification | RecordVerification | SetSigmaPaths | Weigh
+          | Pay | Refusal | RefuseGoal)
 
 
 @dataclass(frozen=True)
@@ -248,13 +344,22 @@ class StepChanges:
         """Whether the changes are log lines only: nothing a later step reads."""
         return all(isinstance(c, (Flow, Progress, Decision)) for c in self.changes)
 
+    def only_riding(self) -> bool:
+        """Whether the changes are log lines and a verification riding the goal's next
+        move: nothing the step that move starts reads before its first call."""
+        return all(isinstance(c, (Flow, Progress, Decision))
+                   or (isinstance(c, RecordVerification) and c.ride) for c in self.changes)
+
 
 @dataclass(frozen=True)
 class Done(Generic[N_co]):
-    """What a step returns: its changes, then ``then`` (goals to queue, or a move)."""
+    """What a step returns: its changes, then ``then`` (goals to queue, or a move).
+    With ``reread``, the move's goal is read again once the changes are committed: the
+    next step sees what they made of it (a verification recorded, an output chosen)."""
 
     then: N_co
     changes: StepChanges = StepChanges()
+    reread: bool = False
 
 
 # A step's body: yields requests, is sent their results, returns its ``Done``.

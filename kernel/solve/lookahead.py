@@ -10,11 +10,14 @@ looked at in queue order until the calls out fill the concurrency.
 
 A step written as an effect producer (``kernel.solve.effects``) is advanced to its first
 call and no further: it reads through its view, a recalled record or a history it asks
-for (``Observe``) is read and handed to it (nothing is recorded), and the call it then asks for is
-started when the budget the goal holds covers its estimate and nothing recorded or
-answered before will serve it. Nothing is written, so there is nothing to undo. A step
-that changes something before its first call (a write ends the advance) or an error
-its turn will meet again (a ``KernelError``) has nothing to start.
+for (``Observe``) is read and handed to it (nothing is recorded), an attempt it opens
+(``OpenAttempt``) is handed to it as it would be opened (nothing is buffered), and the
+call it then asks for is started, by whoever the call names (the run's model, the
+sandbox, a tool's runner), when the budget the goal holds covers its estimate and
+nothing recorded or answered before will serve it. Nothing is written, so there is
+nothing to undo. A step that changes something before its first call (a write ends the
+advance, and so does an artifact it must register first) or an error its turn will
+meet again (a ``KernelError``) has nothing to start.
 
 A step not yet written that way is run as before: the store refuses its first write
 (``LookaheadStop``), and what it changed in memory is rewound.
@@ -35,8 +38,8 @@ from kernel.runtime import progress
 from kernel.runtime.gate import amount
 from kernel.runtime.kernel import Kernel
 from kernel.solve import moves
-from kernel.solve.effects import Done, ModelCall, Recall
-from kernel.solve.perform import first_request
+from kernel.solve.effects import Done, ModelCall, OpenAttempt, Recall, Register
+from kernel.solve.perform import first_request, proposer_of
 from kernel.solve.steps import BY_MOVE
 
 # How far behind the head a goal may be and still be looked at, in multiples of the
@@ -86,15 +89,23 @@ def _take_ahead(k: Kernel, goal_id: str, step: Step, opening: Opening) -> bool:
 
 
 def _advance(k: Kernel, move: moves.Move) -> bool:
-    """Advance the step ``move`` starts (and the steps it leads to with nothing but log
-    lines changed) to its first call, and start that call; whether the turn goes on
-    into a step not written as an effect producer, to be taken ahead the older way."""
+    """Advance the step ``move`` starts (and the steps it leads to with nothing changed
+    but log lines and a verification riding the goal's move, which the next step's
+    call does not show: verify, then the leaf step) to its first call, and start that
+    call; whether the turn goes on into a step not written as an effect producer, to be
+    taken ahead the older way."""
     while BY_MOVE[type(move)].produces_effects:
         body = BY_MOVE[type(move)].body(k, move)
         try:
             reached = first_request(body)
             while not isinstance(reached, (Done, ModelCall)):
-                if k.proposals.has_pending():
+                if isinstance(reached, OpenAttempt):  # as it would be opened: nothing buffered
+                    reached = first_request(body, k.attempts.next(
+                        reached.goal_id, reached.resolver_id,
+                        plan_artifact_id=reached.plan_artifact_id,
+                        input_artifact_ids=reached.input_artifact_ids, feedback=reached.feedback))
+                    continue
+                if isinstance(reached, Register) or k.proposals.has_pending():
                     return False  # a resumed run serves what it recorded: nothing to start
                 found = reached.read()  # read, and handed to the step: nothing recorded
                 if isinstance(reached, Recall) and found is not None:
@@ -105,7 +116,7 @@ def _advance(k: Kernel, move: moves.Move) -> bool:
         if isinstance(reached, ModelCall):
             _start(k, reached)
             return False
-        if not reached.changes.only_told() or not isinstance(reached.then, moves.Move):
+        if not reached.changes.only_riding() or not isinstance(reached.then, moves.Move):
             return False
         move = reached.then
     return True
@@ -114,9 +125,10 @@ def _advance(k: Kernel, move: moves.Move) -> bool:
 def _start(k: Kernel, call: ModelCall) -> None:
     """Start ``call`` when the goal's own budget covers it (drawing on the goals above is
     a write, left to its turn)."""
-    estimate = k.proposals.estimate(call.request)
+    proposer = proposer_of(k, call.answerer)
+    estimate = k.proposals.estimate(call.request, proposer)
     if k.budget.covers(call.goal_id, amount(estimate.cost_usd, estimate.seconds)):
-        k.proposals.start_ahead(call.request)
+        k.proposals.start_ahead(call.request, proposer)
 
 
 @contextlib.contextmanager

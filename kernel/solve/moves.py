@@ -16,7 +16,7 @@ code (``docs/solve-loop.md`` is generated from it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kernel.core.envelopes import Verification
@@ -31,6 +31,10 @@ class Move:
     """A step to take on ``goal``; subclasses add what the previous step hands on."""
 
     goal: GoalNode
+
+    def as_committed(self, goal: GoalNode) -> Move:
+        """The move on ``goal`` as the step before left it committed."""
+        return replace(self, goal=goal)
 
 
 @dataclass(frozen=True)
@@ -102,6 +106,10 @@ class Retry(Move):
     """Step 9, with the verification that failed."""
 
     verification: Verification
+
+    def as_committed(self, goal: GoalNode) -> Move:
+        """The move on ``goal`` and the verification recorded on it."""
+        return replace(self, goal=goal, verification=goal.verification or self.verification)
 
 
 @dataclass(frozen=True)

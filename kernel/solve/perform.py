@@ -14,62 +14,115 @@ request and no further (``kernel.solve.lookahead`` starts that request's call).
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from typing import Any, TypeVar
 
+from kernel.core.envelopes import Artifact
 from kernel.core.goal_node import GoalChanges
 from kernel.core.logs import TieredLog
+from kernel.protocol import Proposer
 from kernel.refusal import refuse
+from kernel.repositories import candidates as weighing
 from kernel.runtime import progress
-from kernel.runtime.gate import ask
+from kernel.runtime.gate import amount, ask
 from kernel.runtime.kernel import Kernel
+from kernel.solve import moves
 from kernel.solve.effects import (
     AddRoles,
+    Answerer,
     Decision,
     Done,
     Effects,
     Flow,
     ModelCall,
+    NewArtifact,
     Observe,
+    OpenAttempt,
+    Pay,
     Progress,
     Recall,
     RecordCause,
+    RecordVerification,
     Refusal,
+    Register,
     Reopen,
     Request,
+    Sandbox,
     SetRole,
+    SetSigmaPaths,
     StepChanges,
     StoreConstraints,
     StoreVerification,
     Transition,
     Wake,
+    Weigh,
 )
+from kernel.solve.sandbox_runs import SandboxProposer
+from kernel.solve.tools import runner_for
 
 N = TypeVar("N")
+R = TypeVar("R")
 
 
 def drive(k: Kernel, body: Effects[N]) -> N:
     """Take a step on its turn: perform each request it yields, send it the result, and
-    commit the changes it returns; what follows it."""
+    commit the changes it returns; what follows it (a move given its goal as the commit
+    left it, when the step asks for that)."""
+    done = answered(k, body)
+    apply(k, done.changes)
+    if done.reread and isinstance(done.then, moves.Move):
+        then: N = done.then.as_committed(k.tree.get(done.then.goal.id))  # type: ignore[assignment]
+        return then
+    return done.then
+
+
+def answered(k: Kernel, body: Generator[Request, Any, R]) -> R:
+    """What a body of requests returns, each request it yields performed and its result
+    sent back (a step's body, or a part of one a step still written the older way
+    uses, such as verification)."""
     try:
         request = next(body)
         while True:
             request = body.send(perform(k, request))
     except StopIteration as stop:
-        done: Done[N] = stop.value
+        found: R = stop.value
     finally:
-        body.close()  # a request that raised (a denial, a failed call) ends the step
-    apply(k, done.changes)
-    return done.then
+        body.close()  # a request that raised (a denial, a failed call) ends the body
+    return found
 
 
 def perform(k: Kernel, request: Request) -> Any:
     """The result of one request, on the step's turn."""
     if isinstance(request, ModelCall):
         return ask(k, request.goal_id, request.operation, request.request,
-                   resolver_id=request.resolver_id, pay=request.pay)
+                   resolver_id=request.resolver_id, pay=request.pay,
+                   proposer=proposer_of(k, request.answerer))
     if isinstance(request, Observe):
         return k.proposals.observe(request.name, request.goal_id, request.read)
+    if isinstance(request, Register):
+        return _register(k, request.artifact)
+    if isinstance(request, OpenAttempt):
+        return k.attempts.open(request.goal_id, request.resolver_id,
+                               plan_artifact_id=request.plan_artifact_id,
+                               input_artifact_ids=request.input_artifact_ids,
+                               feedback=request.feedback)
     return k.proposals.recall(request.name, request.goal_id, request.read)
+
+
+def proposer_of(k: Kernel, answerer: Answerer | None) -> Proposer | None:
+    """Who answers a call: the sandbox, a registered tool's runner, or (None) the run's
+    model."""
+    if answerer is None:
+        return None
+    if isinstance(answerer, Sandbox):
+        return SandboxProposer(k)
+    return runner_for(k, answerer.resolver_id)
+
+
+def _register(k: Kernel, made: NewArtifact) -> Artifact:
+    return k.artifacts.register(made.goal_id, made.content, type=made.type, format=made.format,
+                                lineage=made.lineage, metadata=dict(made.metadata) or None,
+                                key=made.key, unseen=made.unseen)
 
 
 def apply(k: Kernel, changes: StepChanges) -> None:
@@ -99,11 +152,38 @@ def apply(k: Kernel, changes: StepChanges) -> None:
             k.failures.store(change.attempt_id, change.cause)
         elif isinstance(change, StoreVerification):
             k.run.store_verification()
+        elif isinstance(change, RecordVerification | SetSigmaPaths | Weigh):
+            _record(k, change)
+        elif isinstance(change, Pay):
+            _pay(k, change)
         elif isinstance(change, Refusal):
             facts: dict[str, Any] = dict(change.facts)
             refuse(k.ledger, change.goal_id, change.reason, change.detail, **facts)
         else:
             k.refuse_goal(change.goal, change.reason, change.detail, **dict(change.facts))
+
+
+def _record(k: Kernel, change: RecordVerification | SetSigmaPaths | Weigh) -> None:
+    """A verification, sigma_path values or a weighing, recorded."""
+    if isinstance(change, RecordVerification):
+        k.attempts.record_verification(
+            change.attempt, change.verification, dict(change.methods),
+            diagnosed=change.diagnosed, sigma_paths=change.sigma_paths, ride=change.ride)
+    elif isinstance(change, SetSigmaPaths):
+        k.confidence.store_sigma_paths(change.goal_id, list(change.rows))
+    else:
+        weighing.weigh(k.run, {
+            "attempt_id": change.attempt_id, "chosen_id": change.chosen_id,
+            "chosen_kind": change.chosen_kind, "candidates": list(change.candidates),
+        }, what=f"weigh the candidates of {change.attempt_id}")
+
+
+def _pay(k: Kernel, pay: Pay) -> None:
+    """A call's spend, with the attempt it paid for and its output, registered first."""
+    output = None if pay.output is None else _register(k, pay.output).id
+    k.budget.record(pay.goal_id, amount(pay.cost_usd, pay.seconds), pay.resolver_id,
+                    pay.operation, attempt_id=pay.attempt_id, output_artifact_id=output,
+                    proposal=pay.proposal, replayed=pay.replayed)
 
 
 def _with_made(k: Kernel, transition: Transition) -> GoalChanges | None:
@@ -112,9 +192,7 @@ def _with_made(k: Kernel, transition: Transition) -> GoalChanges | None:
         return transition.changes
     ids = {}
     for name, made in transition.made:
-        ids[name] = k.artifacts.register(made.goal_id, made.content, type=made.type,
-                                         format=made.format, lineage=made.lineage,
-                                         key=made.key, unseen=made.unseen).id
+        ids[name] = _register(k, made).id
     named = GoalChanges.model_validate(ids)
     return named if transition.changes is None else named | transition.changes
 
@@ -138,4 +216,4 @@ def first_request(body: Effects[N], answer: Any = None) -> Request | Done[N]:
         return done
 
 
-__all__ = ["Recall", "apply", "drive", "first_request", "perform"]
+__all__ = ["Recall", "answered", "apply", "drive", "first_request", "perform", "proposer_of"]

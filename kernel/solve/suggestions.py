@@ -14,19 +14,18 @@ trace. Authors are recorded as provenance only: :func:`rank` is never given them
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from kernel.core.attempts import check_outcomes
-from kernel.core.envelopes import Attempt, Constraint, Lineage, Verification
+from kernel.core.envelopes import Artifact, Attempt, Constraint, Lineage, Verification
 from kernel.core.goal_node import GoalNode
 from kernel.protocol.solve_models import ResolutionOutput
 from kernel.protocol.suggestion_models import Suggestion
-from kernel.repositories import candidates as weighing
-from kernel.runtime.inputs import RunInputs
-from kernel.runtime.kernel import Kernel
 from kernel.solve import verification
+from kernel.solve.effects import Flow, NewArtifact, Register, Request, StepChanges, Weigh
+from kernel.solve.view import StepView
 
 
 @dataclass(frozen=True)
@@ -64,47 +63,53 @@ def rank(weighed: Sequence[Weighed], tau_local: float) -> list[Weighed]:
                                           w.candidate.sha256))
 
 
-def verification_of(k: Kernel, goal: GoalNode, attempt: Attempt,
-                    selected: list[Constraint], output: ResolutionOutput) -> Verification:
+@dataclass(frozen=True)
+class Outcome:
+    """The attempt's verification, and the changes that record how its candidates were
+    weighed (none when nothing was weighed)."""
+
+    verification: Verification
+    changes: StepChanges = field(default_factory=StepChanges)
+
+
+def verification_of(view: StepView, goal: GoalNode, attempt: Attempt,
+                    selected: list[Constraint], output: ResolutionOutput,
+                    ) -> Generator[Request, Any, Outcome]:
     """The attempt's verification: the weighing's winner's at a root's first attempt
     when the run was given suggestions, otherwise the attempt output's own."""
     if goal.is_root and attempt.attempt_index == 1:
         if attempt.weighed:  # a crash came between the weighing and the verification
-            recorded = weighing.verification(k.store, goal.require("output_artifact_id"))
+            recorded = view.weighed_verification(goal.require("output_artifact_id"))
             if recorded:
-                return Verification.model_validate_json(recorded)
+                return Outcome(Verification.model_validate_json(recorded))
         else:
-            offered = offered_to(k)
+            offered = view.suggestions()
             if offered:
-                return weigh(k, goal, attempt, selected, output, offered)
-    return verification.verify(k, goal, selected, output)
+                return (yield from weigh(view, goal, attempt, selected, output, offered))
+    return Outcome((yield from verification.verify(view, goal, selected, output)))
 
 
-def offered_to(k: Kernel) -> list[Suggestion]:
-    """The suggestions recorded with the run's inputs (a run without any may have been
-    started by hand, without inputs: it has none)."""
-    recorded = k.run.config()
-    if "suggestions" not in recorded:
-        return []
-    return list(RunInputs.read(k.run.run_id, recorded).suggestions)
-
-
-def weigh(k: Kernel, goal: GoalNode, attempt: Attempt, selected: list[Constraint],
-          output: ResolutionOutput, offered: list[Suggestion]) -> Verification:
-    """Verify the model's output and each suggestion, rank them, record the outcome in one
-    commit and return the chosen candidate's verification."""
+def weigh(view: StepView, goal: GoalNode, attempt: Attempt, selected: list[Constraint],
+          output: ResolutionOutput, offered: list[Suggestion],
+          ) -> Generator[Request, Any, Outcome]:
+    """Verify the model's output and each suggestion, rank them; the chosen candidate's
+    verification, and the weighing's one commit with what the goal's log says of it."""
     own_id = goal.require("output_artifact_id")
-    own = Candidate(own_id, k.artifacts.get(own_id).sha256, output)
-    suggested = [_register(k, goal, n, s) for n, s in enumerate(offered, start=1)]
+    own = Candidate(own_id, view.artifact_sha256(own_id), output)
+    suggested = []
+    for number, suggestion in enumerate(offered, start=1):
+        suggested.append((yield from _register(view, goal, number, suggestion)))
     candidates = [own, *suggested]
     tests = pooled_tests(candidates)
-    history = _history(k, goal, candidates)
+    hashes = sorted({c.sha256 for c in candidates})
+    history = {r["sha256"]: (int(r["passed"]), int(r["total"]))
+               for r in (yield view.weighing_history(goal, hashes))}
     verified: dict[str, Verification] = {}
     for candidate in sorted(candidates, key=lambda c: c.sha256):  # the order is content's
         if candidate.sha256 not in verified:
             shown = candidate.output.model_copy(
                 update={"tests": {**tests, **candidate.output.tests}})
-            verified[candidate.sha256] = verification.verify(k, goal, selected, shown)
+            verified[candidate.sha256] = yield from verification.verify(view, goal, selected, shown)
     weighed = [Weighed(c, verified[c.sha256], *history.get(c.sha256, (0, 0)))
                for c in candidates]
     ranked = rank(weighed, goal.tau_local)
@@ -115,16 +120,14 @@ def weigh(k: Kernel, goal: GoalNode, attempt: Attempt, selected: list[Constraint
     rows = [_row(w, place, chosen, goal.tau_local, authors.get(w.candidate.artifact_id),
                  methods) for place, w in enumerate(ranked, start=1)]
     chosen_kind = "suggestion" if chosen.candidate.artifact_id in authors else "own"
-    weighing.weigh(k.run, {
-        "attempt_id": attempt.id, "chosen_id": chosen.candidate.artifact_id,
-        "chosen_kind": chosen_kind, "candidates": rows,
-    }, what=f"weigh the candidates of {attempt.id}")
+    changes = StepChanges((Weigh(attempt.id, chosen.candidate.artifact_id, chosen_kind,
+                                 tuple(rows)),))
     for row in rows:
         if row["author"] is not None:
-            k.log.flow(goal.id, f"suggestion by {row['author']}: {row['status']} "
-                                f"(rank {row['rank']} of {len(rows)}, {row['verdict']}, "
-                                f"sigma_v={row['sigma_v']:.2f})")
-    return chosen.verification
+            changes += Flow(goal.id, f"suggestion by {row['author']}: {row['status']} "
+                                     f"(rank {row['rank']} of {len(rows)}, {row['verdict']}, "
+                                     f"sigma_v={row['sigma_v']:.2f})")
+    return Outcome(chosen.verification, changes)
 
 
 def pooled_tests(candidates: Sequence[Candidate]) -> dict[str, str]:
@@ -136,23 +139,14 @@ def pooled_tests(candidates: Sequence[Candidate]) -> dict[str, str]:
     return pooled
 
 
-def _register(k: Kernel, goal: GoalNode, number: int, suggestion: Suggestion) -> Candidate:
-    artifact = k.artifacts.register(
+def _register(view: StepView, goal: GoalNode, number: int, suggestion: Suggestion,
+              ) -> Generator[Request, Any, Candidate]:
+    artifact: Artifact = yield Register(NewArtifact(
         goal.id, suggestion.output.model_dump_json(), type=suggestion.output.artifact_type,
-        format="json", metadata={"content_format": suggestion.output.format,
-                                 "suggestion": number},
-        lineage=Lineage(node_id=goal.id, resolver_id=None),
-        key=f"suggestion:{k.run.run_id}:{number}")
+        format="json", lineage=Lineage(node_id=goal.id, resolver_id=None),
+        key=f"suggestion:{view.run_id}:{number}",
+        metadata=(("content_format", suggestion.output.format), ("suggestion", number))))
     return Candidate(artifact.id, artifact.sha256, suggestion.output)
-
-
-def _history(k: Kernel, goal: GoalNode, candidates: Sequence[Candidate],
-             ) -> dict[str, tuple[int, int]]:
-    """(passed, seen) per content hash, recorded in the ledger before it is used."""
-    hashes = sorted({c.sha256 for c in candidates})
-    rows = k.proposals.observe(weighing.HISTORY_OBSERVATION, goal.id, lambda: [
-        dict(r) for r in weighing.history(k.store, hashes, goal.id)])
-    return {r["sha256"]: (int(r["passed"]), int(r["total"])) for r in rows}
 
 
 def _row(w: Weighed, place: int, chosen: Weighed, tau_local: float, author: str | None,

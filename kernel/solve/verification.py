@@ -24,21 +24,20 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Generator, Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
 from kernel.codebase import diagnostics
 from kernel.core.envelopes import Check, Constraint, ConstraintType, Verification
 from kernel.core.goal_node import GoalNode
 from kernel.core.units import micros_to_usd, ms_to_seconds
+from kernel.proposals import Proposal
 from kernel.protocol import file_names
 from kernel.protocol import operations as ops
-from kernel.protocol.solve_models import ResolutionOutput
-from kernel.runtime.gate import ask
-from kernel.runtime.kernel import Kernel
+from kernel.protocol.solve_models import ResolutionOutput, SemanticVerification
 from kernel.solve import arith, repo_goal
+from kernel.solve.effects import ModelCall, Request, Sandbox
 from kernel.solve.output_view import output_view
-from kernel.solve.sandbox_runs import SandboxProposer
 from kernel.solve.tools import code_problems
 
 SEMANTIC_CEILING = 0.99  # a model's judgment is below certainty, whatever it claims
@@ -48,10 +47,34 @@ CLAIM_SIGMA = 0.9  # a logic check over a number the output reports and nobody m
 MEASURED = ("words", "lines", "bytes", "chars")
 COUNTED = ("tests_passed", "tests_failed", "tests_total", "test_seconds")
 SPEND_FACTS = frozenset({"cost_usd", "seconds"})  # what the goal spent: never taken back
+SANDBOX_ID = "resolver:codex-tools-0"  # whose spend a test run is
+
+# A check's body: yields the calls it needs (a test run, a judgment), returns its result.
+Checking = Generator[Request, Any, Any]
 
 
-def verify(k: Kernel, goal: GoalNode, constraints: list[Constraint],
-           output: ResolutionOutput) -> Verification:
+class CheckReads(Protocol):
+    """What verification reads of the run (``StepView`` provides it)."""
+
+    @property
+    def in_repository(self) -> bool:
+        """Whether the run works on a repository (its goals are edits to it)."""
+        ...
+
+    def resolver_kind(self, resolver_id: str) -> str | None:
+        """The registered resolver's kind (script, composite, model...), None if none."""
+        ...
+
+    def repo_test_inputs(self, output: ResolutionOutput
+                         ) -> repo_goal.RepoRun | list[dict[str, str]]:
+        """The repository test run an output's edits make, or why the edits are refused."""
+        ...
+
+
+def verify(view: CheckReads, goal: GoalNode, constraints: list[Constraint],
+           output: ResolutionOutput) -> Generator[Request, Any, Verification]:
+    """The checks of ``constraints`` on ``output`` (module doc), asking for the test run
+    and the judgment they need; the verification."""
     checks: dict[str, Check] = {}
     judged: list[Constraint] = []
     arithmetic = [c for c in constraints if is_arithmetic(c)]
@@ -59,7 +82,7 @@ def verify(k: Kernel, goal: GoalNode, constraints: list[Constraint],
     counted: dict[str, float] = {}
     results: dict[str, Any] | None = None
     if tested:  # first: what the run counted is a fact the arithmetic may name
-        ran, counted = _run_tests(k, goal, tested, output)
+        ran, counted = yield from _run_tests(view, goal, tested, output)
         checks.update(ran)
         results = test_results(ran.values(), counted)
     known = {**measured_metrics(output), **counted,
@@ -71,7 +94,7 @@ def verify(k: Kernel, goal: GoalNode, constraints: list[Constraint],
     for constraint in constraints:
         if constraint.type == ConstraintType.LOGIC and \
                 constraint.payload.get("check") == "tool_contract":
-            checks[constraint.id] = _contract_check(k, constraint, output)
+            checks[constraint.id] = _contract_check(view, constraint, output)
     for constraint in constraints:
         if constraint.id not in checks:
             judged.append(constraint)
@@ -81,7 +104,7 @@ def verify(k: Kernel, goal: GoalNode, constraints: list[Constraint],
             "judge": f"not asked: the output is refused for its spending ({spent[1]})"})
             for c in judged})
     elif judged:
-        checks.update(_judge(k, goal, judged, output, results))
+        checks.update((yield from _judge(goal, judged, output, results)))
     ordered = [checks[c.id] for c in sorted(constraints, key=lambda c: c.id)]
     failed = sum(1 for c in ordered if not c.passed)
     return Verification.from_checks(
@@ -174,7 +197,7 @@ def arith_check(constraint: Constraint, facts: Mapping[str, float]) -> Check:
                  repair_suggestion=suggestion)
 
 
-def _contract_check(k: Kernel, constraint: Constraint, output: ResolutionOutput) -> Check:
+def _contract_check(view: CheckReads, constraint: Constraint, output: ResolutionOutput) -> Check:
     if output.format == "tool_plan":
         try:
             steps = list(json.loads(output.content)["steps"])
@@ -182,7 +205,8 @@ def _contract_check(k: Kernel, constraint: Constraint, output: ResolutionOutput)
             steps, problems = [], ["a tool_plan is JSON with a 'steps' list of resolver ids"]
         else:
             problems = [f"step {s} is not a registered script tool" for s in steps
-                        if not _is_script_tool(k, s)] or ([] if steps else ["no steps"])
+                        if view.resolver_kind(str(s)) != "script"] or \
+                ([] if steps else ["no steps"])
     else:
         problems = code_problems(output.content)
     return Check(constraint_id=constraint.id, passed=not problems, sigma_i=1.0,
@@ -190,23 +214,19 @@ def _contract_check(k: Kernel, constraint: Constraint, output: ResolutionOutput)
                  repair_suggestion={"fix": problems} if problems else None)
 
 
-def _is_script_tool(k: Kernel, resolver_id: str) -> bool:
-    return k.registry.kind(str(resolver_id)) == "script"
-
-
-def _run_tests(k: Kernel, goal: GoalNode, tested: list[Constraint],
-               output: ResolutionOutput) -> tuple[dict[str, Check], dict[str, float]]:
+def _run_tests(view: CheckReads, goal: GoalNode, tested: list[Constraint], output: ResolutionOutput,
+               ) -> Generator[Request, Any, tuple[dict[str, Check], dict[str, float]]]:
     """The test constraints' checks, and what the run counted (tests_passed,
     tests_failed, tests_total and test_seconds, from the report and the runner).
     Files an output names badly (a NUL, a name too long, a file that is also a folder)
     fail the checks with the reason; nothing runs."""
-    laid_out = _workspace(k, output)
+    laid_out = _workspace(view, output)
     if isinstance(laid_out, Check):
         return {c.id: laid_out.model_copy(update={"constraint_id": c.id}) for c in tested}, {}
     payload, repo_run = laid_out
     request = ops.RUN_TESTS.request(goal.id, payload=payload)
-    proposal = ask(k, goal.id, ops.RUN_TESTS, request, resolver_id="resolver:codex-tools-0",
-                   proposer=SandboxProposer(k))
+    proposal: Proposal[Any] = yield ModelCall(ops.RUN_TESTS, request, resolver_id=SANDBOX_ID,
+                                              answerer=Sandbox())
     run = proposal.output
     result = run.results[-1] if run.results else {}
     verdicts, problem, mode = command_verdicts(result) if "commands" in payload else \
@@ -215,7 +235,7 @@ def _run_tests(k: Kernel, goal: GoalNode, tested: list[Constraint],
         problem, mode = (f"the repository's dependencies ({run.setup.get('source')}) could not "
                          f"be installed, so no test ran: {run.setup.get('reason')}"), \
             "dependencies_not_installed"
-    checks = {c.id: _test_check(c, verdicts, problem, mode, result, every=k.repo is not None)
+    checks = {c.id: _test_check(c, verdicts, problem, mode, result, every=view.in_repository)
               for c in tested}
     if repo_run is not None:
         first = _impacted_first(payload, run.results)
@@ -286,14 +306,14 @@ def _with_findings(check: Check, repo_run: repo_goal.RepoRun, verdicts: Mapping[
                                     "repair_suggestion": suggestion})
 
 
-def _workspace(k: Kernel, output: ResolutionOutput
+def _workspace(view: CheckReads, output: ResolutionOutput
                ) -> tuple[dict[str, Any], repo_goal.RepoRun | None] | Check:
     """The test run's payload: the output's files and tests, or for a repository goal the
     snapshot with the output's edits applied and the repository's tests (or its test
     command). A failed check (its constraint id left blank) when nothing can run: files an
     output names badly, or edits the kernel refuses (each with its reason code)."""
-    if k.repo is not None:
-        laid_out = repo_goal.test_inputs(k, output)
+    if view.in_repository:
+        laid_out = view.repo_test_inputs(output)
         if isinstance(laid_out, list):
             return Check(constraint_id="", passed=False, sigma_i=1.0,
                          detail={"edits_refused": laid_out, "failure_mode": "edit_refused"},
@@ -360,14 +380,15 @@ def _status_of(wanted: str, verdicts: Mapping[str, str]) -> str:
     return "PASSED" if all(v == "passed" for v in chosen) else "FAILED"
 
 
-def _judge(k: Kernel, goal: GoalNode, judged: list[Constraint], output: ResolutionOutput,
-           results: dict[str, Any] | None) -> dict[str, Check]:
+def _judge(goal: GoalNode, judged: list[Constraint], output: ResolutionOutput,
+           results: dict[str, Any] | None) -> Generator[Request, Any, dict[str, Check]]:
     request = ops.VERIFY_SEMANTIC.request(goal.id, goal_description=goal.description,
                                           constraints=judged,
                                           payload={"goal_summary": goal.summary,
                                                    "output": output_view(output),
                                                    "test_results": results})
-    verdicts = ask(k, goal.id, ops.VERIFY_SEMANTIC, request).output
+    judgment_of: Proposal[SemanticVerification] = yield ModelCall(ops.VERIFY_SEMANTIC, request)
+    verdicts = judgment_of.output
     by_name = {c.constraint_id: c for c in verdicts.checks}  # an id, or the exact title
     checks = {}
     for constraint in judged:

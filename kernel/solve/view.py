@@ -13,17 +13,21 @@ from typing import Any, Protocol
 
 from kernel.core.confidence import PathNode
 from kernel.core.constraints import Signature
-from kernel.core.envelopes import Attempt, Constraint
+from kernel.core.envelopes import Attempt, Constraint, ToolPlan
 from kernel.core.goal_node import GoalNode
 from kernel.core.registry import Candidate
 from kernel.kg import context as kg_context
 from kernel.kg import reuse
 from kernel.kg.failures import Diagnosis
+from kernel.protocol.resolver_set import SandboxPolicy
 from kernel.protocol.solve_models import ResolutionOutput
+from kernel.protocol.suggestion_models import Suggestion
+from kernel.repositories import candidates as weighing
 from kernel.repositories import knowledge
 from kernel.repositories.knowledge import Coupling
+from kernel.runtime.inputs import RunInputs
 from kernel.runtime.kernel import Kernel, SolveConfig
-from kernel.solve import composite, prompt_inputs
+from kernel.solve import composite, prompt_inputs, repo_goal
 from kernel.solve.effects import Observe, Recall
 from kernel.solve.steps._shared import wake_dependents
 
@@ -112,6 +116,65 @@ class StepView(Protocol):
         """What the goal's parts add up to, and the leaves that leave out each metric."""
         ...
 
+    def subtree_sigmas(self, goal_id: str, sigma_v: float | None = None,
+                       ) -> tuple[dict[str, float], list[dict[str, object]]]:
+        """sigma_path of the goal and its live descendants (the goal's own sigma_v taken
+        as ``sigma_v`` when given), and the rows that differ from what is stored."""
+        ...
+
+    @property
+    def in_repository(self) -> bool:
+        """Whether the run works on a repository (its goals are edits to it)."""
+        ...
+
+    def resolver_kind(self, resolver_id: str) -> str | None:
+        """The registered resolver's kind (script, composite, model...), None if none."""
+        ...
+
+    def repo_test_inputs(self, output: ResolutionOutput
+                         ) -> repo_goal.RepoRun | list[dict[str, str]]:
+        """The repository test run an output's edits make, or why the edits are refused."""
+        ...
+
+    def artifact_sha256(self, artifact_id: str) -> str:
+        """The content hash of a stored artifact."""
+        ...
+
+    def suggestions(self) -> list[Suggestion]:
+        """The suggestions recorded with the run's inputs (none for a run started by
+        hand, without inputs)."""
+        ...
+
+    def weighed_verification(self, artifact_id: str) -> str | None:
+        """The recorded verification (JSON) of a weighed candidate, if any."""
+        ...
+
+    def weighing_history(self, goal: GoalNode, hashes: list[str]) -> Observe:
+        """The observation of how often content with these hashes passed before: rows
+        of sha256, passed and total."""
+        ...
+
+    @property
+    def policy(self) -> SandboxPolicy:
+        """What code run in the sandbox may use."""
+        ...
+
+    def tool_plan(self, artifact_id: str) -> ToolPlan:
+        """A stored tool plan: the resolvers a goal's attempt runs, in order."""
+        ...
+
+    def dependency_inputs(self, goal: GoalNode) -> list[dict[str, Any]]:
+        """What the goals ``goal`` depends on ship, in their order, by content."""
+        ...
+
+    def last_output(self, history: list[Attempt]) -> dict[str, Any] | None:
+        """The latest verified output among ``history``'s attempts, with its verdict."""
+        ...
+
+    def repository(self, goal: GoalNode) -> dict[str, Any]:
+        """The repository as the resolve prompt shows it for ``goal``."""
+        ...
+
 
 class KernelView:
     """``StepView`` over a run's context: reads only."""
@@ -183,3 +246,51 @@ class KernelView:
 
     def subtree_facts(self, goal: GoalNode) -> tuple[dict[str, float], dict[str, list[str]]]:
         return composite.subtree_facts(self._k, goal)
+
+    def subtree_sigmas(self, goal_id: str, sigma_v: float | None = None,
+                       ) -> tuple[dict[str, float], list[dict[str, object]]]:
+        return self._k.confidence.subtree_sigmas(goal_id, sigma_v)
+
+    @property
+    def in_repository(self) -> bool:
+        return self._k.repo is not None
+
+    def resolver_kind(self, resolver_id: str) -> str | None:
+        return self._k.registry.kind(resolver_id)
+
+    def repo_test_inputs(self, output: ResolutionOutput
+                         ) -> repo_goal.RepoRun | list[dict[str, str]]:
+        return repo_goal.test_inputs(self._k, output)
+
+    def artifact_sha256(self, artifact_id: str) -> str:
+        return self._k.artifacts.get(artifact_id).sha256
+
+    def suggestions(self) -> list[Suggestion]:
+        recorded = self._k.run.config()
+        if "suggestions" not in recorded:
+            return []
+        return list(RunInputs.read(self._k.run.run_id, recorded).suggestions)
+
+    def weighed_verification(self, artifact_id: str) -> str | None:
+        return weighing.verification(self._k.store, artifact_id)
+
+    def weighing_history(self, goal: GoalNode, hashes: list[str]) -> Observe:
+        store = self._k.store
+        return Observe(weighing.HISTORY_OBSERVATION, goal.id, lambda: [
+            dict(r) for r in weighing.history(store, hashes, goal.id)])
+
+    @property
+    def policy(self) -> SandboxPolicy:
+        return self._k.policy
+
+    def tool_plan(self, artifact_id: str) -> ToolPlan:
+        return ToolPlan.model_validate_json(self._k.artifacts.read(artifact_id))
+
+    def dependency_inputs(self, goal: GoalNode) -> list[dict[str, Any]]:
+        return prompt_inputs.dependency_inputs(self._k, goal)
+
+    def last_output(self, history: list[Attempt]) -> dict[str, Any] | None:
+        return prompt_inputs.last_output(self._k, history)
+
+    def repository(self, goal: GoalNode) -> dict[str, Any]:
+        return repo_goal.prompt_section(self._k, goal)

@@ -57,3 +57,28 @@ def test_a_call_of_an_effect_producing_step_is_started_ahead_without_the_store_i
     assert ("select_constraints", False) in started
     assert all(not flagged for operation, flagged in started
                if operation == "select_constraints")
+
+
+@pytest.mark.slow
+def test_resolve_and_verify_taken_ahead_start_their_calls_and_the_leaf_step_s_after_them(
+        initialised: GraphStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Resolve opens its attempt ahead of its turn as it would be opened (nothing
+    buffered) and starts its call; a verification that asks nothing and rides the goal's
+    move goes on into the leaf step, whose call is started and used: all without the
+    store in look-ahead."""
+    assert BY_MOVE[moves.Resolve].produces_effects and BY_MOVE[moves.Verify].produces_effects
+    started: list[tuple[str, bool]] = []
+    start = Calls.start
+
+    def recording(calls: Calls, source: Proposer, request: ResolveRequest,
+                  *args: Any) -> None:
+        started.append((request.operation, initialised.lookahead))
+        start(calls, source, request, *args)
+
+    monkeypatch.setattr(Calls, "start", recording)
+    alone = run_tree(initialised, TREES[0], 1, 0.0)
+    ahead = run_tree(initialised, TREES[0], 4, 0.01)
+    assert ahead.summary_hash == alone.summary_hash and ahead.unused == 0
+    assert {"resolve", "classify_leaf"} <= {operation for operation, _ in started}
+    assert all(not flagged for operation, flagged in started
+               if operation in ("resolve", "classify_leaf"))

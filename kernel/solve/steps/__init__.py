@@ -108,7 +108,7 @@ STEPS: tuple[Step[Any], ...] = (
          enters=Status.SELECTING_CONSTRAINTS),
     Step("4", "select resolver", moves.SelectResolver, select_resolver.select_resolver,
          enters=Status.SELECTING_RESOLVER),
-    Step("5", "resolve", moves.Resolve, resolve.resolve),
+    Step("5", "resolve", moves.Resolve, resolve.resolve, enters=Status.RESOLVING),
     Step("6", "verify", moves.Verify, verify.verify),
     Step("7", "leaf", moves.Leaf, leaf.classify),
     Step("8", "decompose", moves.Decompose, decompose.decompose),

@@ -1,5 +1,5 @@
-"""What the step handlers share: how a request is built, how a goal resuming from pending
-enters its step, the constraints of a role, and whom a resolved goal wakes."""
+"""What the step handlers share: how a request is built, the constraints of a role, and
+whom a resolved goal wakes."""
 
 from __future__ import annotations
 
@@ -36,15 +36,6 @@ def request_for(goal: GoalNode, operation: Operation[Any],
                              constraints=constraints or [], context=context, feedback=feedback,
                              input_artifact_ids=input_artifact_ids or [],
                              payload={"goal_summary": goal.summary, **payload})
-
-
-def enter(k: Kernel, goal_id: str, state: Status) -> GoalNode:
-    """The goal, moved into the step's state first if it is resuming from pending."""
-    goal = k.tree.get(goal_id)
-    if goal.status == S.PENDING:
-        k.tree.enter(goal_id, state)  # stored by the step's commit: no write of its own
-        goal = k.tree.get(goal_id)
-    return goal
 
 
 def proposed_specs(k: Kernel, goal_id: str,

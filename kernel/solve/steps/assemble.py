@@ -25,7 +25,9 @@ from kernel.runtime.gate import CLAUDE_ID, ask
 from kernel.runtime.kernel import Kernel
 from kernel.solve import assembly_files, composite, moves, prompt_inputs, verification
 from kernel.solve.assembly_files import tag_of
+from kernel.solve.perform import answered
 from kernel.solve.steps._shared import constraints_of
+from kernel.solve.view import KernelView
 
 S = Status
 
@@ -65,7 +67,8 @@ def assemble(k: Kernel, move: moves.Assemble) -> list[str]:
         return _refused(k, root, [_problem(clash)], attempt)
     if not (whole.content.strip() or any(t.strip() for t in whole.files.values())):
         return _refused(k, root, [_problem("the assembled deliverable is empty")], attempt)
-    verdict = verification.verify(k, root, constraints, whole) if constraints else None
+    verdict = answered(k, verification.verify(KernelView(k), root, constraints, whole)) \
+        if constraints else None
     if verdict is not None and verdict.verdict != "SAT":
         return _refused(k, root, [c.model_dump(mode="json") for c in verdict.failed()], attempt)
     if verdict is not None:

@@ -3,15 +3,14 @@ step (SAT at tau_local: the verification rides the goal's next move) or to retry
 
 from __future__ import annotations
 
-from kernel.core.envelopes import Check
+from kernel.core.envelopes import Check, Verification
 from kernel.core.goal_node import MissingGoalProperty
-from kernel.protocol import solve_models as models
-from kernel.runtime.kernel import Kernel
 from kernel.solve import moves, suggestions, verification
-from kernel.solve.steps._shared import constraints_of
+from kernel.solve.effects import Done, Effects, RecordVerification, SetSigmaPaths, StepChanges
+from kernel.solve.view import StepView
 
 
-def verify(k: Kernel, move: moves.Verify) -> moves.Leaf | moves.Retry:
+def verify(view: StepView, move: moves.Verify) -> Effects[moves.Leaf | moves.Retry]:
     """Per constraint: Z3 for arithmetic logic constraints (facts: the output's metrics,
     what the goal spent), the output's tests in the sandbox for test constraints (a
     recorded `run_tests` proposal), one batched `verify_semantic` judgment for the rest,
@@ -21,30 +20,35 @@ def verify(k: Kernel, move: moves.Verify) -> moves.Leaf | moves.Retry:
     σ_v ≥ τ_local. At the root's first attempt of a run given `--suggest`, every candidate
     is verified this way and the best on merit becomes the attempt's output
     (`kernel/solve/suggestions.py`, one commit `cypher/suggestion/weigh`)."""
-    goal_id = move.goal.id
-    goal = k.tree.get(goal_id)
-    attempt = k.attempts.of_goal(goal_id)[-1]
-    output = models.ResolutionOutput.model_validate_json(k.artifacts.read(goal.require("output_artifact_id")))
+    goal = view.goal(move.goal.id)
+    attempt = view.tried(goal)[-1]
+    output = view.resolution(goal.require("output_artifact_id"))
     if attempt.verdict is None:
-        selected = constraints_of(k, goal_id, "selected")
-        checked = suggestions.verification_of(k, goal, attempt, selected, output)
+        selected = view.constraints(view.roles(goal.id)["selected"])
+        weighed = yield from suggestions.verification_of(view, goal, attempt, selected, output)
+        checked = weighed.verification
         # the sigma_path values the verdict changes are written with it: one commit
-        sigmas, rows = k.confidence.subtree_sigmas(goal_id, sigma_v=checked.sigma_v)
+        sigmas, rows = view.subtree_sigmas(goal.id, sigma_v=checked.sigma_v)
         # on the way to the leaf step it rides the goal's move; a retry reads it back
-        ride = checked.verdict == "SAT" and checked.sigma_v >= goal.tau_local
-        k.attempts.record_verification(
-            attempt, checked, {c.id: verification.method_of(c) for c in selected},
-            diagnosed=_check_diagnosis(checked.failed()), sigma_paths=rows, ride=ride)
-        goal = k.tree.get(goal_id)
-        sigma_path = sigmas[goal_id]
-    else:  # recorded before a crash, with its sigma_path values: nothing to write
-        sigma_path = k.confidence.recompute_subtree(goal_id)[goal_id]
-    recorded = goal.verification
-    if recorded is None:
-        raise MissingGoalProperty(f"goal {goal_id} was verified but holds no verification")
-    if recorded.verdict == "SAT" and recorded.sigma_v >= goal.tau_local:
-        return moves.Leaf(goal, sigma_path)
-    return moves.Retry(goal, recorded)
+        ride = passes(checked, goal.tau_local)
+        changes = weighed.changes + RecordVerification(
+            attempt, checked, tuple((c.id, verification.method_of(c)) for c in selected),
+            _check_diagnosis(checked.failed()), tuple(rows), ride)
+    else:  # recorded before a crash, with its sigma_path values: nothing else to write
+        if goal.verification is None:
+            raise MissingGoalProperty(f"goal {goal.id} was verified but holds no verification")
+        checked = goal.verification
+        sigmas, rows = view.subtree_sigmas(goal.id)
+        changes = StepChanges((SetSigmaPaths(goal.id, tuple(rows)),))
+    # the next step is given the goal as the commit leaves it (verification, output)
+    if passes(checked, goal.tau_local):
+        return Done(moves.Leaf(goal, sigmas[goal.id]), changes, reread=True)
+    return Done(moves.Retry(goal, checked), changes, reread=True)
+
+
+def passes(checked: Verification, tau_local: float) -> bool:
+    """SAT at tau_local: the goal goes on to the leaf step."""
+    return checked.verdict == "SAT" and checked.sigma_v >= tau_local
 
 
 def _check_diagnosis(failed: list[Check]) -> tuple[str, str] | None:

@@ -10,13 +10,14 @@ from typing import Any, TypeVar
 
 from kernel.core.confidence import PathNode
 from kernel.core.constraints import Signature
-from kernel.core.envelopes import Attempt, Constraint
+from kernel.core.envelopes import Attempt, Constraint, ToolPlan
 from kernel.core.goal_node import GoalNode
 from kernel.core.registry import Candidate
 from kernel.core.state_machine import Status
 from kernel.kg.failures import Diagnosis, normalize
 from kernel.proposals import Proposal
 from kernel.protocol.solve_models import ResolutionOutput
+from kernel.protocol.suggestion_models import Suggestion
 from kernel.repositories.knowledge import Coupling
 from kernel.runtime.kernel import SolveConfig
 from kernel.solve.effects import Done, Effects, Observe, Recall, Request, asking_nothing
@@ -47,6 +48,21 @@ def proposal(output: Any) -> Proposal[Any]:
                     ledger_index=0, ledger_hash="0" * 64, replayed=False)
 
 
+@dataclass(frozen=True)
+class FakePolicy:
+    """The sandbox's terms as a prompt tells them."""
+
+    python_packages: tuple[str, ...] = ("pytest",)
+    network_hosts: tuple[str, ...] = ()
+    max_wall_seconds: float = 30.0
+    max_memory_bytes: int = 1 << 30
+    max_processes: int = 64
+    max_workspace_bytes: int = 1 << 26
+    max_workspace_files: int = 500
+    max_file_bytes: int = 1 << 20
+    max_tmp_bytes: int = 1 << 26
+
+
 @dataclass
 class FakeView:
     """``StepView`` over plain data: goals by id, roles by goal, constraints by id."""
@@ -73,6 +89,21 @@ class FakeView:
     known_causes: dict[str, str] = field(default_factory=dict)  # a slug -> the mode it joins
     coupled: list[Coupling] = field(default_factory=list)
     resolutions: dict[str, ResolutionOutput] = field(default_factory=dict)
+    # sigma_path values by goal, and the rows that differ from what is stored
+    sigmas: dict[str, tuple[dict[str, float], list[dict[str, object]]]] = field(
+        default_factory=dict)
+    in_repository: bool = False
+    kinds: dict[str, str] = field(default_factory=dict)  # a registered tool's kind
+    repo_runs: dict[str, Any] = field(default_factory=dict)  # by output content
+    hashes: dict[str, str] = field(default_factory=dict)  # an artifact's sha256
+    offered: list[Suggestion] = field(default_factory=list)
+    weighed: dict[str, str] = field(default_factory=dict)  # a candidate's verification
+    seen_before: list[dict[str, Any]] = field(default_factory=list)
+    policy: Any = field(default_factory=FakePolicy)
+    plans: dict[str, ToolPlan] = field(default_factory=dict)
+    shipped: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by goal
+    verified_output: dict[str, Any] | None = None  # the last attempt's output, shown
+    repo_views: dict[str, dict[str, Any]] = field(default_factory=dict)  # by goal
 
     def path(self, goal_id: str) -> list[PathNode]:
         return self.paths[goal_id]
@@ -136,6 +167,44 @@ class FakeView:
 
     def resolution(self, artifact_id: str) -> ResolutionOutput:
         return self.resolutions[artifact_id]
+
+    def subtree_sigmas(self, goal_id: str, sigma_v: float | None = None,
+                       ) -> tuple[dict[str, float], list[dict[str, object]]]:
+        values, rows = self.sigmas[goal_id]
+        if sigma_v is None:
+            return values, rows
+        return {**values, goal_id: sigma_v}, [{"id": goal_id, "sigma_path": sigma_v}]
+
+    def resolver_kind(self, resolver_id: str) -> str | None:
+        return self.kinds.get(resolver_id)
+
+    def repo_test_inputs(self, output: ResolutionOutput) -> Any:
+        return self.repo_runs[output.content]
+
+    def artifact_sha256(self, artifact_id: str) -> str:
+        return self.hashes[artifact_id]
+
+    def suggestions(self) -> list[Suggestion]:
+        return self.offered
+
+    def weighed_verification(self, artifact_id: str) -> str | None:
+        return self.weighed.get(artifact_id)
+
+    def tool_plan(self, artifact_id: str) -> ToolPlan:
+        return self.plans[artifact_id]
+
+    def dependency_inputs(self, goal: GoalNode) -> list[dict[str, Any]]:
+        return self.shipped.get(goal.id, [])
+
+    def last_output(self, history: list[Attempt]) -> dict[str, Any] | None:
+        return self.verified_output if history else None
+
+    def repository(self, goal: GoalNode) -> dict[str, Any]:
+        return self.repo_views[goal.id]
+
+    def weighing_history(self, goal: GoalNode, hashes: list[str]) -> Observe:
+        rows = [r for r in self.seen_before if r["sha256"] in hashes]
+        return Observe("suggestion/history", goal.id, lambda: rows)
 
 
 def drive(body: Effects[N] | Done[N], answers: list[Any]) -> tuple[list[Request], Done[N]]:
