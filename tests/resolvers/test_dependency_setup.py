@@ -9,6 +9,7 @@ CONNECT proxy."""
 from __future__ import annotations
 
 import json
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -200,6 +201,8 @@ def test_dependencies_are_installed_once_then_served_read_only_from_the_cache(
         kept = [p for p in cache.glob("*/*") if p.is_dir()]
         assert [p.name for p in kept] == [requirements_hash(["tinypkg==1.0"])]
         assert (kept[0] / "tinypkg" / "__init__.py").read_text() == "VALUE = 42\n"
+        for path in [cache, kept[0].parent, *kept[0].rglob("*")]:  # private, like the data dir
+            assert not stat.S_IMODE(path.lstat().st_mode) & 0o077, path
 
         again = _run(_tools(index, f"deps-again-{tmp_path.name}", cache),
                      "# the same, spelled otherwise\ntinypkg == 1.0\n")
