@@ -30,7 +30,7 @@ from resolvers.codex_tools import CodexTools
 from resolvers.registry import policy as shipped_policy
 from resolvers.sandbox.policy import CommandRequest, Constitution, Reason, Registry, decide
 from resolvers.sandbox.runner import default_workspace_root
-from tests.package_index import OPENSSL, PackageIndex, package_index
+from tests.package_index import OPENSSL, PackageIndex, make_certificate, package_index
 from tests.sandbox_support import needs_sandbox
 
 
@@ -94,7 +94,8 @@ def test_the_setup_run_is_granted_the_registry_and_nothing_else() -> None:
 
 def test_the_registry_comes_from_the_settings_and_its_index_must_be_granted(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("KERNEL_REGISTRY_HOSTS", "KERNEL_REGISTRY_INDEX_URL", "KERNEL_REGISTRY_CERT"):
+    for name in ("KERNEL_REGISTRY_HOSTS", "KERNEL_REGISTRY_INDEX_URL", "KERNEL_REGISTRY_CERT",
+                 "PIP_CERT"):
         monkeypatch.delenv(name, raising=False)
     assert shipped_policy().registry == Registry(hosts=("pypi.org", "files.pythonhosted.org"),
                                                  index_url="https://pypi.org/simple")
@@ -109,6 +110,41 @@ def test_the_registry_comes_from_the_settings_and_its_index_must_be_granted(
         KernelSettings.load()
     with pytest.raises(ValueError, match="not on one of the registry's hosts"):
         Registry(hosts=("pypi.org",), index_url="https://evil.example/simple")
+
+
+def test_the_registry_cert_is_a_readable_pem_bundle_else_a_settings_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PIP_CERT", raising=False)
+    monkeypatch.setenv("KERNEL_REGISTRY_CERT", "/nope.pem")
+    with pytest.raises(ConfigError, match=r"^invalid setting KERNEL_REGISTRY_CERT='/nope.pem': "
+                                          r".*cannot be read \(No such file"):
+        KernelSettings.load()
+    (tmp_path / "notes.txt").write_text("not a certificate\n")
+    monkeypatch.setenv("KERNEL_REGISTRY_CERT", str(tmp_path / "notes.txt"))
+    with pytest.raises(ConfigError, match="is not a PEM CA bundle"):
+        KernelSettings.load()
+    monkeypatch.setenv("KERNEL_REGISTRY_CERT", str(tmp_path))
+    with pytest.raises(ConfigError, match="cannot be read"):
+        KernelSettings.load()
+
+
+@pytest.mark.skipif(OPENSSL is None, reason="the openssl command makes a certificate")
+def test_the_registry_cert_defaults_to_the_hosts_pip_cert_and_the_setting_wins(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    host, _ = make_certificate(tmp_path)
+    monkeypatch.delenv("KERNEL_REGISTRY_CERT", raising=False)
+    monkeypatch.setenv("PIP_CERT", str(host))
+    assert shipped_policy().registry.cert == str(host)
+    own = tmp_path / "own"
+    own.mkdir()
+    mine, _ = make_certificate(own)
+    monkeypatch.setenv("KERNEL_REGISTRY_CERT", str(mine))
+    assert shipped_policy().registry.cert == str(mine)
+    monkeypatch.delenv("KERNEL_REGISTRY_CERT")
+    monkeypatch.setenv("PIP_CERT", str(tmp_path / "gone.pem"))
+    with pytest.raises(ConfigError, match=r"KERNEL_REGISTRY_CERT: .*the host's PIP_CERT "
+                                          r".*gone.pem.*cannot be read"):
+        KernelSettings.load()
 
 
 def test_a_setup_the_sandbox_would_not_trust_never_starts(tmp_path: Path) -> None:
