@@ -9,7 +9,10 @@ line that is not plain is bad input, refused before anything is stored."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +34,7 @@ from kernel.solve.sandbox_runs import DEPENDENCY_CACHE
 from kernel.solve.session import replay
 from kernel.store.base import GraphStore
 from resolvers.scripted import ScriptedProposer
-from tests.conftest import store_settings
+from tests.conftest import store_env, store_settings
 from tests.package_index import OPENSSL, package_index
 from tests.sandbox_support import needs_sandbox
 
@@ -134,6 +137,37 @@ def test_an_install_that_fails_is_an_error_that_blocks_resolution(
         "error", "requirements.txt", "the dependencies could not be installed: no package "
         "registry is granted (KERNEL_REGISTRY_HOSTS is empty): the dependencies cannot be "
         "installed"]]
+
+
+@pytest.mark.slow  # a kernel process per case
+@pytest.mark.parametrize("bad", ["not_utf8", "a_folder", "pyproject_not_utf8",
+                                 "cert_missing", "cert_not_pem"])
+def test_unreadable_requirements_or_registry_cert_exit_2_and_store_nothing(
+        initialised: GraphStore, data_dir: Path, tmp_path: Path, bad: str) -> None:
+    repo = Path(shutil.copytree(EXAMPLE / "repo", tmp_path / "repo"))
+    env = {"KERNEL_REGISTRY_CERT": "/nope.pem" if bad == "cert_missing"
+           else str(repo / "README.md")} if bad.startswith("cert") else {}
+    if bad == "not_utf8":
+        (repo / "requirements.txt").write_bytes(b"six\xff\n")
+    elif bad == "a_folder":
+        (repo / "requirements.txt").mkdir()
+    elif bad == "pyproject_not_utf8":
+        (repo / "pyproject.toml").write_bytes(b'[project]\ndependencies = ["six\xff"]\n')
+    done = subprocess.run(
+        [sys.executable, "-c", "from kernel.cli.app import main; main()", "solve", GOAL,
+         "--repo", str(repo), "--proposer", "scripted", "--script",
+         str(EXAMPLE / "script.yaml"), "--progress", "none"],
+        capture_output=True, text=True, check=False,
+        env={**os.environ, **store_env(initialised, data_dir), **env, "COLUMNS": "300"})
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    expected = {"not_utf8": "requirements.txt is not UTF-8 text",
+                "a_folder": "requirements.txt is a folder, not a file",
+                "pyproject_not_utf8": "pyproject.toml is not UTF-8 text",
+                "cert_missing": "KERNEL_REGISTRY_CERT='/nope.pem'",
+                "cert_not_pem": "is not a PEM CA bundle"}[bad]
+    assert line.startswith("error: ") and expected in line, line
+    assert api.list_runs(initialised) == []
 
 
 def test_a_requirement_that_is_not_plain_is_bad_input(tmp_path: Path) -> None:

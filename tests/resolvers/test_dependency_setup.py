@@ -49,6 +49,21 @@ def test_requirements_are_read_from_requirements_txt_else_pyproject() -> None:
     assert read_requirements({"pyproject.toml": '[project]\nname = "wordstats"\n'}) is None
 
 
+@pytest.mark.parametrize(("files", "said"), [
+    ({"requirements.txt": None}, "requirements.txt is not UTF-8 text"),
+    ({"requirements.txt/extra.txt": "six\n"}, "requirements.txt is a folder, not a file"),
+    ({"pyproject.toml": None}, "pyproject.toml is not UTF-8 text"),
+    ({"pyproject.toml/x": ""}, "pyproject.toml is a folder, not a file"),
+])
+def test_a_requirements_source_that_cannot_be_read_is_refused_not_skipped(
+        files: dict[str, str | None], said: str) -> None:
+    """A source pip could not read as the kernel does is never passed over (it used to
+    be, and the tests then ran without the dependencies, or with pyproject's instead)."""
+    with pytest.raises(RequirementRefused, match=f"^{said}") as refused:
+        read_requirements({**files, "pyproject.toml.bak": "", "README.md": "hi"})
+    assert "UTF-8 text file" in refused.value.remedy
+
+
 def test_the_cache_key_is_the_requirements_not_their_spelling() -> None:
     a = read_requirements({"requirements.txt": "tinypkg==1.0\n"})
     b = read_requirements({"requirements.txt": "# a comment\ntinypkg == 1.0   # pinned\n"})
