@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from kernel import api
+from kernel._views import run_refusals
 from kernel.codebase.edits import sha256_of
 from kernel.core.attempts import Attempts
 from kernel.core.ledger import load_entries
@@ -29,6 +30,7 @@ from kernel.protocol import Resolution, ResolveRequest
 from kernel.protocol.requirements import requirements_hash
 from kernel.runtime import proposers
 from kernel.settings import KernelSettings
+from kernel.solve.causes import said
 from kernel.solve.repo_goal import repo_input
 from kernel.solve.sandbox_runs import DEPENDENCY_CACHE
 from kernel.solve.session import replay
@@ -108,9 +110,11 @@ def test_dependencies_install_once_then_come_from_the_cache_and_replay_needs_no_
 def test_an_install_that_fails_is_an_error_that_blocks_resolution(
         embedded_store: GraphStore, data_dir: Path, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """No registry granted and nothing cached: every attempt's install fails, which is a
-    diagnostic on requirements.txt, and the goal does not resolve. The resolve prompt
-    says which requirements the tests will have."""
+    """No registry granted and nothing cached: the install fails, which is a diagnostic on
+    requirements.txt, and the goal is refused at once for it (the environment is at fault,
+    not the code: no feedback is asked for, no edit tried again), its advice naming the
+    setting. Checks of named tests say they could not run, not that the test is missing.
+    The resolve prompt says which requirements the tests will have."""
     shutil.rmtree(data_dir / DEPENDENCY_CACHE, ignore_errors=True)
     monkeypatch.setenv("KERNEL_REGISTRY_HOSTS", "[]")
     settings = store_settings(embedded_store, data_dir)
@@ -123,13 +127,37 @@ def test_an_install_that_fails_is_an_error_that_blocks_resolution(
     monkeypatch.setattr(proposers, "make_proposer",
                         lambda *a, **kw: (recording, real(*a, **kw)[1]))
     outcome = api.solve(embedded_store, request, settings)
-    assert outcome.status != "resolved"
+    assert outcome.status == "infeasible"
     asked = next(r for r in recording.requests if r.operation == "resolve")
     assert asked.payload["repository"]["dependencies"] == (  # the model is told
         "the requirements in requirements.txt (tinypkg==1.0) are installed before the tests "
         "run, from the package index only")
-    checks = _suite_checks(embedded_store, outcome)
-    assert checks and all(c["failure_mode"] == "dependencies_not_installed" for c in checks)
+    assert [r.operation for r in recording.requests].count("resolve") == 1
+    assert "generate_feedback" not in [r.operation for r in recording.requests]
+    tries = Attempts(Run.load(embedded_store, outcome.run_id)).of_goal(outcome.root_id)
+    assert len(tries) == 1 and tries[0].verification is not None
+    checks = tries[0].verification.checks
+    assert checks and all(c.detail["failure_mode"] == "dependencies_not_installed"
+                          for c in checks)
+    cause = ("the repository's dependencies (requirements.txt) could not be installed, so "
+             "no test ran: no package registry is granted (KERNEL_REGISTRY_HOSTS is empty): "
+             "the dependencies cannot be installed")
+    assert sorted(said(c) for c in checks) == [cause, cause]
+    named = next(c for c in checks if "suite" not in c.detail["tests"])
+    assert named.detail["tests"] == {"test_any_whitespace_separates_words": "NOT_RUN"}
+    assert named.repair_suggestion is not None and \
+        named.repair_suggestion["fix"].startswith("install the repository's dependencies")
+    suite = next(c for c in checks if "suite" in c.detail["tests"])
+    assert suite.detail["setup"] == {
+        "source": "requirements.txt", "sha256": requirements_hash(["tinypkg==1.0"]),
+        "installed": False, "edited": False, "reason": "no package registry is granted "
+        "(KERNEL_REGISTRY_HOSTS is empty): the dependencies cannot be installed"}
+    (refusal,) = run_refusals(embedded_store, outcome.run_id)
+    assert refusal["reasons"] == ["DEPENDENCIES_NOT_INSTALLED"] and refusal["detail"] == cause
+    assert refusal["to_proceed"] == [
+        "the repository's dependencies (requirements.txt) could not be installed, which no "
+        "edit of its code fixes: grant the index's hosts in KERNEL_REGISTRY_HOSTS (its "
+        'default is ["pypi.org", "files.pythonhosted.org"]); then solve again']
     rows = embedded_store.execute_adhoc(
         "MATCH (:Attempt)-[:REPORTED]->(d:Diagnostic {code: 'dependencies_not_installed'}) "
         "RETURN DISTINCT d.severity, d.file, d.message", {}, write=False).rows

@@ -149,11 +149,14 @@ def is_test_file(path: str) -> bool:
 class RepoRun:
     """A repository goal's test run before it starts: its payload, the tests the change
     impacts (pytest node ids, from the traversal over the ingested code graph), and what
-    is known wrong without running anything (files the edits leave unparseable)."""
+    is known wrong without running anything (files the edits leave unparseable), and
+    whether the edits changed the requirements (an install that fails is then theirs to
+    fix, else the environment's)."""
 
     payload: dict[str, Any]
     impacted: list[str] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    requirements_edited: bool = False  # the edits change what the setup installs
 
 
 def test_inputs(k: Kernel, output: ResolutionOutput) -> RepoRun | list[dict[str, str]]:
@@ -181,18 +184,19 @@ def test_inputs(k: Kernel, output: ResolutionOutput) -> RepoRun | list[dict[str,
     payload: dict[str, Any] = {"files": files}
     if requirements is not None:
         payload[SETUP] = requirements.payload()
+    edited = requirements != read_requirements({f.path: f.text for f in snapshot.files})
     if k.repo.test_cmd:
         command = list(k.repo.test_cmd)
         payload["commands"] = [command]
         if impacted and runs_pytest(command):
             payload["first_commands"] = [[*command, *impacted]]
-        return RepoRun(payload, impacted, found)
+        return RepoRun(payload, impacted, found, edited)
     holding = {node.split("::")[0] for node in impacted}
     payload["tests"] = sorted((p for p in files if is_test_file(p)),
                               key=lambda p: (p not in holding, p))
     if impacted:
         payload["first"] = impacted
-    return RepoRun(payload, impacted, found)
+    return RepoRun(payload, impacted, found, edited)
 
 
 def runs_pytest(argv: list[str]) -> bool:

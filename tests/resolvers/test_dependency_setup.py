@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from kernel.codebase.diagnostics import setup_failed
+from kernel.codebase.diagnostics import install_advice, setup_failed
 from kernel.errors import ConfigError
 from kernel.protocol import ResolveRequest
 from kernel.protocol.requirements import (
@@ -190,6 +190,31 @@ def test_a_failed_install_is_an_error_on_the_requirements_file() -> None:
     assert setup_failed({**record, "installed": True}) == [] and setup_failed(None) == []
 
 
+TLS_FAILURE = (
+    "WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) "
+    "after connection broken by 'SSLError(SSLCertVerificationError(1, '[SSL: "
+    "CERTIFICATE_VERIFY_FAILED] certificate verify failed: self-signed certificate in "
+    "certificate chain (_ssl.c:1006)'))': /simple/six/\n"
+    "ERROR: Could not find a version that satisfies the requirement six (from versions: none)\n"
+    "ERROR: No matching distribution found for six\n")
+
+
+def test_a_certificate_failure_is_named_with_the_setting_that_fixes_it() -> None:
+    """pip ends on "No matching distribution found" when it could not verify the index's
+    certificate (a TLS-intercepting proxy): the diagnostic says what happened instead."""
+    record = {"source": "requirements.txt", "sha256": "ab", "installed": False,
+              "reason": "pip could not install the requirements", "output_tail": TLS_FAILURE}
+    (found,) = setup_failed(record)
+    assert found["message"] == (
+        "the dependencies could not be installed: pip could not install the requirements: "
+        "the index's certificate could not be verified (CERTIFICATE_VERIFY_FAILED: "
+        "self-signed certificate in certificate chain); set KERNEL_REGISTRY_CERT to the CA "
+        "bundle (PEM) that signs it")
+    assert "KERNEL_REGISTRY_CERT" in install_advice(record)
+    assert "exists on the index" in install_advice({**record, "output_tail": "ERROR: No "
+                                                    "matching distribution found for six"})
+
+
 USES = """import errno
 import os
 
@@ -276,3 +301,25 @@ def test_a_requirement_the_index_lacks_fails_the_setup_and_nothing_else_runs(
     assert "/simple/missingpkg/" in index.requests
     assert not any(p.is_dir() and not p.name.startswith(".") for p in cache.glob("*/*"))
     assert json.loads(json.dumps(out))  # recorded as it is: plain JSON
+
+
+@needs_sandbox
+@needs_openssl
+@pytest.mark.slow  # pip retries the connection a few times before it gives up
+def test_an_index_whose_certificate_is_not_trusted_fails_the_setup_saying_so(
+        tmp_path: Path) -> None:
+    """No CA bundle given for the index's self-signed certificate (as behind a
+    TLS-intercepting proxy): the record keeps pip's output, and the diagnostic names the
+    certificate failure and KERNEL_REGISTRY_CERT, not pip's last line."""
+    with package_index(tmp_path / "index") as index:
+        policy = Constitution(registry=Registry(hosts=(index.host,), index_url=index.url))
+        tools = CodexTools(default_workspace_root() / f"deps-tls-{tmp_path.name}", policy,
+                           cache_root=tmp_path / "cache")
+        out = _run(tools, "tinypkg==1.0\n")
+    setup = out["setup"]
+    assert setup["installed"] is False and setup["exit_code"] != 0
+    assert "CERTIFICATE_VERIFY_FAILED" in setup["output_tail"]
+    (found,) = setup_failed(setup)
+    assert "the index's certificate could not be verified (CERTIFICATE_VERIFY_FAILED: " \
+           "self-signed certificate" in found["message"]
+    assert "KERNEL_REGISTRY_CERT" in found["message"]
