@@ -34,6 +34,7 @@ class RefusalReason(StrEnum):
     CORE_INCONSISTENT = "CORE_INCONSISTENT"
     ASSEMBLY_VIOLATES_CONSTRAINTS = "ASSEMBLY_VIOLATES_CONSTRAINTS"
     SPENT_PAST_LIMIT = "SPENT_PAST_LIMIT"
+    DEPENDENCIES_NOT_INSTALLED = "DEPENDENCIES_NOT_INSTALLED"
 
 
 REMEDIES: dict[RefusalReason, str] = {
@@ -89,6 +90,9 @@ REMEDIES: dict[RefusalReason, str] = {
     RefusalReason.SPENT_PAST_LIMIT:
         "'{constraint}' is already broken by what was spent ({figure}) and no attempt can "
         "take spending back: solve again with a limit the work can meet",
+    RefusalReason.DEPENDENCIES_NOT_INSTALLED:
+        "the repository's dependencies ({source}) could not be installed, which no edit of "
+        "its code fixes: {advice}; then solve again",
     RefusalReason.SUBGOAL_INFEASIBLE:
         "subgoal(s) {children} could not be resolved: see their own refusals, fix what they "
         "name, then 'kernel resume {run_id}'",

@@ -6,6 +6,9 @@ which thresholds a run starts with, so tests and the CLI configure it the same w
 
 from __future__ import annotations
 
+import functools
+import os
+import ssl
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlparse
@@ -28,6 +31,27 @@ Backend = Literal["embedded", "neo4j"]
 PYPI_HOSTS = ("pypi.org", "files.pythonhosted.org")  # the index, and where its files are
 PYPI_INDEX = "https://pypi.org/simple"
 NEO4J_SCHEMES = ("neo4j", "neo4j+s", "neo4j+ssc", "bolt", "bolt+s", "bolt+ssc")
+
+
+def ca_bundle_problem(path: Path) -> str | None:
+    """Why ``path`` is no CA bundle pip could trust (None when it is one): missing,
+    unreadable, or holding no PEM certificate. Read as pip's TLS library reads it."""
+    try:
+        info = path.stat()
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})"
+    return _bundle_problem(str(path), info.st_mtime_ns, info.st_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _bundle_problem(path: str, _mtime_ns: int, _size: int) -> str | None:
+    try:
+        ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_verify_locations(cafile=path)
+    except ssl.SSLError:
+        return "is not a PEM CA bundle (no certificate could be read from it)"
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})"
+    return None
 
 
 def index_granted(index_url: str, hosts: tuple[str, ...]) -> bool:
@@ -109,8 +133,11 @@ class KernelSettings(BaseSettings):
         default=PYPI_INDEX, description="the package index (PEP 503, https) pip installs "
         "from; its host must be among KERNEL_REGISTRY_HOSTS")
     registry_cert: Path | None = Field(
-        default=None, description="a PEM CA bundle pip trusts for the index, besides its own "
-        "(a private index with its own certificate authority)")
+        default=None, validate_default=True, description="a PEM CA bundle pip trusts for the "
+        "index instead of its own (pip's --cert: a private index, or a TLS-intercepting "
+        "proxy's CA); unset, the host's PIP_CERT when that is set, so the sandboxed pip "
+        "trusts what the host's pip is told to. A file that is missing, unreadable or not "
+        "PEM is refused")
 
     @field_validator("registry_index_url")
     @classmethod
@@ -119,6 +146,19 @@ class KernelSettings(BaseSettings):
         if hosts and not index_granted(value, hosts):
             raise ValueError(f"not an https URL on one of KERNEL_REGISTRY_HOSTS {list(hosts)}")
         return value
+
+    @field_validator("registry_cert")
+    @classmethod
+    def _a_ca_bundle(cls, value: Path | None) -> Path | None:
+        host = os.environ.get("PIP_CERT") or None
+        if value is None and host is None:
+            return None
+        path = value if value is not None else Path(host or "")
+        problem = ca_bundle_problem(path)
+        if problem is not None:
+            said = "" if value is not None else f"unset, it is the host's PIP_CERT {host!r}, which "
+            raise ValueError(f"{said}{problem}; give a PEM file of CA certificates")
+        return path
 
     @classmethod
     def load(cls, **given: Any) -> KernelSettings:
@@ -137,7 +177,8 @@ class KernelSettings(BaseSettings):
             alias = info.validation_alias if info is not None else None
             name = (f"--{field.replace('_', '-')}" if field in given
                     else alias if isinstance(alias, str) else f"KERNEL_{field.upper()}")
-            shown = "" if field in _SECRETS else f"={first.get('input')!r}"
+            shown = "" if field in _SECRETS or first.get("input") is None \
+                else f"={first.get('input')!r}"
             raise ConfigError(f"invalid setting {name}{shown}: {first['msg']}") from None
 
     def target(self) -> GraphTarget:

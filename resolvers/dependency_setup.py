@@ -120,8 +120,13 @@ def _place_cert(policy: Constitution, workspace: Path) -> bool | str:
 def _keep(installed: Path, final: Path) -> None:
     """Copy the installed tree into the cache under a temporary name, then rename it into
     place: a run reading the cache sees a whole install or none (another run that got
-    there first wins, and this copy is dropped)."""
-    final.parent.mkdir(parents=True, exist_ok=True)
+    there first wins, and this copy is dropped). The cache is private, like the rest of
+    the data dir (folders 0700, files 0600 or 0700): an ordinary user's sandbox maps that
+    user to its own uid and reads it as the owner; a root kernel's sandbox runs as
+    another uid, and is given a staged read-only copy (sandbox/layout.py ``staged``), as
+    it would be anyway under a data dir only root can enter."""
+    final.parent.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # the cache's root
+    final.parent.mkdir(mode=0o700, exist_ok=True)
     building = Path(tempfile.mkdtemp(prefix=".installing-", dir=final.parent))
     try:
         shutil.copytree(installed, building / "tree", symlinks=True)
@@ -130,8 +135,8 @@ def _keep(installed: Path, final: Path) -> None:
                 path = os.path.join(folder, name)
                 if not os.path.islink(path):
                     mode = os.stat(path).st_mode
-                    os.chmod(path, 0o755 if os.path.isdir(path) else (mode & 0o755) | 0o444)
-        os.chmod(building / "tree", 0o755)
+                    os.chmod(path, 0o700 if os.path.isdir(path) else (mode & 0o700) | 0o400)
+        os.chmod(building / "tree", 0o700)
         with contextlib.suppress(OSError):
             os.rename(building / "tree", final)
     finally:

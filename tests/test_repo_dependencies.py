@@ -9,7 +9,10 @@ line that is not plain is bad input, refused before anything is stored."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +20,7 @@ import pytest
 import yaml
 
 from kernel import api
+from kernel._views import run_refusals
 from kernel.codebase.edits import sha256_of
 from kernel.core.attempts import Attempts
 from kernel.core.ledger import load_entries
@@ -26,12 +30,13 @@ from kernel.protocol import Resolution, ResolveRequest
 from kernel.protocol.requirements import requirements_hash
 from kernel.runtime import proposers
 from kernel.settings import KernelSettings
+from kernel.solve.causes import said
 from kernel.solve.repo_goal import repo_input
 from kernel.solve.sandbox_runs import DEPENDENCY_CACHE
 from kernel.solve.session import replay
 from kernel.store.base import GraphStore
 from resolvers.scripted import ScriptedProposer
-from tests.conftest import store_settings
+from tests.conftest import store_env, store_settings
 from tests.package_index import OPENSSL, package_index
 from tests.sandbox_support import needs_sandbox
 
@@ -105,9 +110,11 @@ def test_dependencies_install_once_then_come_from_the_cache_and_replay_needs_no_
 def test_an_install_that_fails_is_an_error_that_blocks_resolution(
         embedded_store: GraphStore, data_dir: Path, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """No registry granted and nothing cached: every attempt's install fails, which is a
-    diagnostic on requirements.txt, and the goal does not resolve. The resolve prompt
-    says which requirements the tests will have."""
+    """No registry granted and nothing cached: the install fails, which is a diagnostic on
+    requirements.txt, and the goal is refused at once for it (the environment is at fault,
+    not the code: no feedback is asked for, no edit tried again), its advice naming the
+    setting. Checks of named tests say they could not run, not that the test is missing.
+    The resolve prompt says which requirements the tests will have."""
     shutil.rmtree(data_dir / DEPENDENCY_CACHE, ignore_errors=True)
     monkeypatch.setenv("KERNEL_REGISTRY_HOSTS", "[]")
     settings = store_settings(embedded_store, data_dir)
@@ -120,13 +127,37 @@ def test_an_install_that_fails_is_an_error_that_blocks_resolution(
     monkeypatch.setattr(proposers, "make_proposer",
                         lambda *a, **kw: (recording, real(*a, **kw)[1]))
     outcome = api.solve(embedded_store, request, settings)
-    assert outcome.status != "resolved"
+    assert outcome.status == "infeasible"
     asked = next(r for r in recording.requests if r.operation == "resolve")
     assert asked.payload["repository"]["dependencies"] == (  # the model is told
         "the requirements in requirements.txt (tinypkg==1.0) are installed before the tests "
         "run, from the package index only")
-    checks = _suite_checks(embedded_store, outcome)
-    assert checks and all(c["failure_mode"] == "dependencies_not_installed" for c in checks)
+    assert [r.operation for r in recording.requests].count("resolve") == 1
+    assert "generate_feedback" not in [r.operation for r in recording.requests]
+    tries = Attempts(Run.load(embedded_store, outcome.run_id)).of_goal(outcome.root_id)
+    assert len(tries) == 1 and tries[0].verification is not None
+    checks = tries[0].verification.checks
+    assert checks and all(c.detail["failure_mode"] == "dependencies_not_installed"
+                          for c in checks)
+    cause = ("the repository's dependencies (requirements.txt) could not be installed, so "
+             "no test ran: no package registry is granted (KERNEL_REGISTRY_HOSTS is empty): "
+             "the dependencies cannot be installed")
+    assert sorted(said(c) for c in checks) == [cause, cause]
+    named = next(c for c in checks if "suite" not in c.detail["tests"])
+    assert named.detail["tests"] == {"test_any_whitespace_separates_words": "NOT_RUN"}
+    assert named.repair_suggestion is not None and \
+        named.repair_suggestion["fix"].startswith("install the repository's dependencies")
+    suite = next(c for c in checks if "suite" in c.detail["tests"])
+    assert suite.detail["setup"] == {
+        "source": "requirements.txt", "sha256": requirements_hash(["tinypkg==1.0"]),
+        "installed": False, "edited": False, "reason": "no package registry is granted "
+        "(KERNEL_REGISTRY_HOSTS is empty): the dependencies cannot be installed"}
+    (refusal,) = run_refusals(embedded_store, outcome.run_id)
+    assert refusal["reasons"] == ["DEPENDENCIES_NOT_INSTALLED"] and refusal["detail"] == cause
+    assert refusal["to_proceed"] == [
+        "the repository's dependencies (requirements.txt) could not be installed, which no "
+        "edit of its code fixes: grant the index's hosts in KERNEL_REGISTRY_HOSTS (its "
+        'default is ["pypi.org", "files.pythonhosted.org"]); then solve again']
     rows = embedded_store.execute_adhoc(
         "MATCH (:Attempt)-[:REPORTED]->(d:Diagnostic {code: 'dependencies_not_installed'}) "
         "RETURN DISTINCT d.severity, d.file, d.message", {}, write=False).rows
@@ -134,6 +165,37 @@ def test_an_install_that_fails_is_an_error_that_blocks_resolution(
         "error", "requirements.txt", "the dependencies could not be installed: no package "
         "registry is granted (KERNEL_REGISTRY_HOSTS is empty): the dependencies cannot be "
         "installed"]]
+
+
+@pytest.mark.slow  # a kernel process per case
+@pytest.mark.parametrize("bad", ["not_utf8", "a_folder", "pyproject_not_utf8",
+                                 "cert_missing", "cert_not_pem"])
+def test_unreadable_requirements_or_registry_cert_exit_2_and_store_nothing(
+        initialised: GraphStore, data_dir: Path, tmp_path: Path, bad: str) -> None:
+    repo = Path(shutil.copytree(EXAMPLE / "repo", tmp_path / "repo"))
+    env = {"KERNEL_REGISTRY_CERT": "/nope.pem" if bad == "cert_missing"
+           else str(repo / "README.md")} if bad.startswith("cert") else {}
+    if bad == "not_utf8":
+        (repo / "requirements.txt").write_bytes(b"six\xff\n")
+    elif bad == "a_folder":
+        (repo / "requirements.txt").mkdir()
+    elif bad == "pyproject_not_utf8":
+        (repo / "pyproject.toml").write_bytes(b'[project]\ndependencies = ["six\xff"]\n')
+    done = subprocess.run(
+        [sys.executable, "-c", "from kernel.cli.app import main; main()", "solve", GOAL,
+         "--repo", str(repo), "--proposer", "scripted", "--script",
+         str(EXAMPLE / "script.yaml"), "--progress", "none"],
+        capture_output=True, text=True, check=False,
+        env={**os.environ, **store_env(initialised, data_dir), **env, "COLUMNS": "300"})
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    expected = {"not_utf8": "requirements.txt is not UTF-8 text",
+                "a_folder": "requirements.txt is a folder, not a file",
+                "pyproject_not_utf8": "pyproject.toml is not UTF-8 text",
+                "cert_missing": "KERNEL_REGISTRY_CERT='/nope.pem'",
+                "cert_not_pem": "is not a PEM CA bundle"}[bad]
+    assert line.startswith("error: ") and expected in line, line
+    assert api.list_runs(initialised) == []
 
 
 def test_a_requirement_that_is_not_plain_is_bad_input(tmp_path: Path) -> None:

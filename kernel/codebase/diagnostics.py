@@ -74,15 +74,61 @@ def _section(node: str, printed: str) -> str:
     return ""
 
 
+_TLS = re.compile(r"CERTIFICATE_VERIFY_FAILED|SSLError", re.IGNORECASE)
+_TLS_WHY = re.compile(r"certificate verify failed:?\s*([^'\"()\n]*)", re.IGNORECASE)
+_UNREACHABLE = re.compile(r"(ProxyError|NewConnectionError|Failed to establish a new connection"
+                          r"|Name or service not known|Temporary failure in name resolution"
+                          r"|Connection refused|Network is unreachable|timed out)", re.IGNORECASE)
+
+
+def install_failure(setup: Mapping[str, Any]) -> str:
+    """Why the dependencies could not be installed, in one clause: the setup's reason and
+    the cause the installer's output shows, a certificate the index's connection could
+    not be verified with or an index that could not be reached before its last line (pip
+    ends on "No matching distribution found" for both), and what setting to look at."""
+    said = [line.strip() for line in str(setup.get("output_tail") or "").splitlines()
+            if line.strip()]
+    reason = str(setup.get("reason"))
+    if not said:
+        return reason
+    tail = "\n".join(said)
+    if _TLS.search(tail) is not None:
+        why = _TLS_WHY.search(tail)
+        what = (why.group(1).strip(" :") if why else "") or "certificate verify failed"
+        return (f"{reason}: the index's certificate could not be verified "
+                f"(CERTIFICATE_VERIFY_FAILED: {what}); set KERNEL_REGISTRY_CERT to the CA "
+                "bundle (PEM) that signs it")
+    unreachable = _UNREACHABLE.search(tail)
+    if unreachable is not None:
+        return (f"{reason}: the index could not be reached ({unreachable.group(1)}); check "
+                "KERNEL_REGISTRY_INDEX_URL and KERNEL_REGISTRY_HOSTS")
+    return f"{reason} ({said[-1]})"
+
+
+def install_advice(setup: Mapping[str, Any]) -> str:
+    """What would let the install succeed, from why it failed: the setting to change, or
+    the requirements to check against the index."""
+    tail = str(setup.get("output_tail") or "")
+    if _TLS.search(tail) is not None:
+        return ("set KERNEL_REGISTRY_CERT to the CA bundle (PEM) that signs the index's "
+                "certificate (behind a TLS-intercepting proxy, the proxy's CA)")
+    if "KERNEL_REGISTRY_HOSTS is empty" in str(setup.get("reason")):
+        return ("grant the index's hosts in KERNEL_REGISTRY_HOSTS (its default is "
+                '["pypi.org", "files.pythonhosted.org"])')
+    if _UNREACHABLE.search(tail) is not None:
+        return ("check that KERNEL_REGISTRY_INDEX_URL names an index this machine reaches "
+                "and that KERNEL_REGISTRY_HOSTS grants its hosts")
+    return (f"check that each requirement in {setup.get('source')} exists on the index "
+            "KERNEL_REGISTRY_INDEX_URL names, for this Python, and that KERNEL_REGISTRY_HOSTS "
+            "grants the hosts its files come from (KERNEL_REGISTRY_CERT: a CA it needs)")
+
+
 def setup_failed(setup: Mapping[str, Any] | None) -> list[Diagnostic]:
     """An error when the repository's dependencies could not be installed (its setup run
-    failed, or was refused), placed on the file they are read from, with why and the end
-    of what the installer said."""
+    failed, or was refused), placed on the file they are read from, with why."""
     if not setup or setup.get("installed"):
         return []
-    said = [line for line in str(setup.get("output_tail") or "").splitlines() if line.strip()]
-    message = f"the dependencies could not be installed: {setup.get('reason')}" + \
-        (f" ({said[-1].strip()})" if said else "")
+    message = f"the dependencies could not be installed: {install_failure(setup)}"
     return [{"severity": ERROR, "file": setup.get("source"), "line": None,
              "code": "dependencies_not_installed", "message": message[:MESSAGE_LIMIT]}]
 
@@ -91,4 +137,6 @@ def blocking(diagnostics: Iterable[Mapping[str, Any]]) -> bool:
     return any(d.get("severity") == ERROR for d in diagnostics)
 
 
-__all__ = ["ERROR", "Diagnostic", "blocking", "failing_tests", "setup_failed", "syntax_errors"]
+__all__ = ["ERROR", "Diagnostic", "blocking", "failing_tests", "install_advice", "install_failure",
+           "setup_failed",
+           "syntax_errors"]

@@ -15,10 +15,12 @@ a line), so comments and spacing do not change it.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -30,13 +32,26 @@ _COMMENT = re.compile(r"(^|\s)#.*$")
 _ARCHIVES = (".whl", ".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz", ".tar.xz", ".txz")
 
 
-class RequirementRefused(ValueError):
-    """A line of a requirements source that is not a plain requirement."""
+PLAIN_ONLY = ("keep only plain requirements (name, extras, versions, markers) there; the "
+              "kernel installs them from KERNEL_REGISTRY_INDEX_URL")
 
-    def __init__(self, source: str, line: int | None, text: str, reason: str) -> None:
+
+class RequirementRefused(ValueError):
+    """A line of a requirements source that is not a plain requirement, or a source that
+    cannot be read at all; ``remedy`` says what to do about it."""
+
+    def __init__(self, source: str, line: int | None, text: str, reason: str,
+                 remedy: str = PLAIN_ONLY) -> None:
         where = f"{source}:{line}" if line is not None else source
-        super().__init__(f"{where}: {text!r} {reason}")
+        super().__init__(f"{where}: {text!r} {reason}" if text else f"{where} {reason}")
         self.source, self.line, self.text, self.reason = source, line, text, reason
+        self.remedy = remedy
+
+
+def _unreadable(source: str, why: str) -> RequirementRefused:
+    return RequirementRefused(source, None, "", why, remedy=(
+        f"make {source} a UTF-8 text file (or remove it); the kernel reads the repository's "
+        "requirements from it"))
 
 
 @dataclass(frozen=True)
@@ -112,7 +127,8 @@ def _pyproject(text: str) -> list[tuple[int | None, str]]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise RequirementRefused(PYPROJECT_FILE, None, "", f"does not parse: {exc}") from None
+        raise RequirementRefused(PYPROJECT_FILE, None, "", f"does not parse: {exc}",
+                                 remedy=f"fix {PYPROJECT_FILE} so it is valid TOML") from None
     project = data.get("project")
     dependencies = project.get("dependencies", []) if isinstance(project, dict) else []
     if not isinstance(dependencies, list) or not all(isinstance(d, str) for d in dependencies):
@@ -121,17 +137,36 @@ def _pyproject(text: str) -> list[tuple[int | None, str]]:
     return [(None, str(d).strip()) for d in dependencies]
 
 
-def read_requirements(files: Mapping[str, str]) -> Requirements | None:
-    """The repository's requirements from its files (path -> text), None when it names
-    none (then no setup runs); RequirementRefused on a line that is not plain."""
-    if REQUIREMENTS_FILE in files:
-        numbered = _logical_lines(files[REQUIREMENTS_FILE])
-        found = _checked(REQUIREMENTS_FILE, [(n, t) for n, t in numbered])
-    elif PYPROJECT_FILE in files:
-        found = _checked(PYPROJECT_FILE, _pyproject(files[PYPROJECT_FILE]))
-    else:
-        return None
-    return found if found.lines else None
+def read_requirements(files: Mapping[str, str | None]) -> Requirements | None:
+    """The repository's requirements from its files (path -> text; None: a file whose
+    text was not kept, binary, not UTF-8 or too large), None when it names none (then no
+    setup runs); RequirementRefused on a line that is not plain, or on a source that is
+    no text file (a folder by that name, or text that cannot be read): pip would read it
+    differently, or not at all, so it is never passed over in silence."""
+    for source in (REQUIREMENTS_FILE, PYPROJECT_FILE):
+        if source in files:
+            text = files[source]
+            if text is None:
+                raise _unreadable(source, "is not UTF-8 text (or is too large to read)")
+            found = _checked(source, [(n, t) for n, t in _logical_lines(text)]
+                             if source == REQUIREMENTS_FILE else _pyproject(text))
+            return found if found.lines else None
+        if any(path.startswith(f"{source}/") for path in files):
+            raise _unreadable(source, "is a folder, not a file")
+    return None
+
+
+def source_on_disk(root: Path) -> RequirementRefused | None:
+    """A requirements source at ``root`` that exists but is no regular file (a folder,
+    even an empty one a snapshot does not list), else None."""
+    for source in (REQUIREMENTS_FILE, PYPROJECT_FILE):
+        path = root / source
+        if path.is_file():
+            return None
+        if os.path.lexists(path):
+            return _unreadable(source, "is a folder, not a file" if path.is_dir()
+                               else "is not a regular file")
+    return None
 
 
 def checked_setup(setup: Mapping[str, Any]) -> list[str]:
@@ -149,4 +184,5 @@ def checked_setup(setup: Mapping[str, Any]) -> list[str]:
 
 
 __all__ = ["PYPROJECT_FILE", "REQUIREMENTS_FILE", "SETUP", "RequirementRefused", "Requirements",
-           "checked_setup", "plain_requirement", "read_requirements", "requirements_hash"]
+           "checked_setup", "plain_requirement", "read_requirements", "requirements_hash",
+           "source_on_disk"]

@@ -24,7 +24,12 @@ from kernel.codebase.workspace import checked_snapshot, edited_files
 from kernel.core.envelopes import ConstraintSpec
 from kernel.core.goal_node import GoalNode
 from kernel.errors import ConfigError
-from kernel.protocol.requirements import SETUP, RequirementRefused, read_requirements
+from kernel.protocol.requirements import (
+    SETUP,
+    RequirementRefused,
+    read_requirements,
+    source_on_disk,
+)
 from kernel.protocol.solve_models import ResolutionOutput
 from kernel.runtime.kernel import Kernel
 from kernel.runtime.repo_input import RepoInput
@@ -68,11 +73,12 @@ def repo_input(path: Path, settings: KernelSettings, test_cmd: str | None = None
                               "e.g. 'python3 -m unittest'")
     snapshot = take_snapshot(path, caps_of(settings))
     try:
-        read_requirements({f.path: f.text for f in snapshot.files if f.text is not None})
+        refused = source_on_disk(snapshot.root)
+        if refused is not None:
+            raise refused
+        read_requirements({f.path: f.text for f in snapshot.files})
     except RequirementRefused as exc:
-        raise ConfigError(f"{exc}: keep only plain requirements (name, extras, versions, "
-                          "markers) there; the kernel installs them from "
-                          "KERNEL_REGISTRY_INDEX_URL") from None
+        raise ConfigError(f"{exc}: {exc.remedy}") from None
     return RepoInput(root=str(snapshot.root), tree_hash=snapshot.tree_hash, test_cmd=argv)
 
 
@@ -111,8 +117,7 @@ def prompt_section(k: Kernel, goal: GoalNode) -> dict[str, Any]:
     view = repository_view(k.store, repo_id(snapshot.root), snapshot, goal.description,
                            failure, k.patterns.encoder)
     try:
-        requirements = read_requirements({f.path: f.text for f in snapshot.files
-                                          if f.text is not None})
+        requirements = read_requirements({f.path: f.text for f in snapshot.files})
     except RequirementRefused:  # refused when the run started: never reached
         requirements = None
     if requirements is not None:  # the sandbox's "nothing else imports" is not the whole story
@@ -144,11 +149,14 @@ def is_test_file(path: str) -> bool:
 class RepoRun:
     """A repository goal's test run before it starts: its payload, the tests the change
     impacts (pytest node ids, from the traversal over the ingested code graph), and what
-    is known wrong without running anything (files the edits leave unparseable)."""
+    is known wrong without running anything (files the edits leave unparseable), and
+    whether the edits changed the requirements (an install that fails is then theirs to
+    fix, else the environment's)."""
 
     payload: dict[str, Any]
     impacted: list[str] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    requirements_edited: bool = False  # the edits change what the setup installs
 
 
 def test_inputs(k: Kernel, output: ResolutionOutput) -> RepoRun | list[dict[str, str]]:
@@ -176,18 +184,19 @@ def test_inputs(k: Kernel, output: ResolutionOutput) -> RepoRun | list[dict[str,
     payload: dict[str, Any] = {"files": files}
     if requirements is not None:
         payload[SETUP] = requirements.payload()
+    edited = requirements != read_requirements({f.path: f.text for f in snapshot.files})
     if k.repo.test_cmd:
         command = list(k.repo.test_cmd)
         payload["commands"] = [command]
         if impacted and runs_pytest(command):
             payload["first_commands"] = [[*command, *impacted]]
-        return RepoRun(payload, impacted, found)
+        return RepoRun(payload, impacted, found, edited)
     holding = {node.split("::")[0] for node in impacted}
     payload["tests"] = sorted((p for p in files if is_test_file(p)),
                               key=lambda p: (p not in holding, p))
     if impacted:
         payload["first"] = impacted
-    return RepoRun(payload, impacted, found)
+    return RepoRun(payload, impacted, found, edited)
 
 
 def runs_pytest(argv: list[str]) -> bool:

@@ -51,6 +51,12 @@ SANDBOX_ID = "resolver:codex-tools-0"  # whose spend a test run is
 
 # A check's body: yields the calls it needs (a test run, a judgment), returns its result.
 Checking = Generator[Request, Any, Any]
+NOT_INSTALLED = "dependencies_not_installed"  # the failure mode of a failed dependency install
+NOT_RUN = "NOT_RUN"  # a named test's status when the dependencies kept every test from running
+# What a repository check keeps of its dependency install: the hash, whether the cache
+# served it, and for a failed one why, pip's exit status and the end of its output.
+SETUP_KEPT = ("source", "sha256", "installed", "cached")
+SETUP_FAILURE_KEPT = ("reason", "exit_code", "limit", "output_tail")
 
 
 class CheckReads(Protocol):
@@ -233,8 +239,8 @@ def _run_tests(view: CheckReads, goal: GoalNode, tested: list[Constraint], outpu
         report_verdicts(result)
     if run.setup is not None and not run.setup.get("installed"):
         problem, mode = (f"the repository's dependencies ({run.setup.get('source')}) could not "
-                         f"be installed, so no test ran: {run.setup.get('reason')}"), \
-            "dependencies_not_installed"
+                         f"be installed, so no test ran: "
+                         f"{diagnostics.install_failure(run.setup)}"), NOT_INSTALLED
     checks = {c.id: _test_check(c, verdicts, problem, mode, result, every=view.in_repository)
               for c in tested}
     if repo_run is not None:
@@ -255,6 +261,8 @@ def _test_check(constraint: Constraint, verdicts: dict[str, str], problem: str |
     wanted = [str(t) for t in constraint.payload.get("tests", [])]
     statuses = {t: _status_of(t, verdicts) for t in wanted} if wanted else \
         {"suite": "PASSED" if _all_passed(verdicts) else "FAILED"}
+    if mode == NOT_INSTALLED:  # no test ran: none is missing, none could be run
+        statuses = {t: NOT_RUN for t in wanted} or {"suite": "FAILED"}
     passed = problem is None and all(s == "PASSED" for s in statuses.values())
     detail: dict[str, Any] = {"tests": statuses, "exit_code": result.get("exit_code"),
                               "reason": result.get("reason")}
@@ -267,10 +275,11 @@ def _test_check(constraint: Constraint, verdicts: dict[str, str], problem: str |
     if not passed:
         detail["output_tail"] = str(result.get("stdout", ""))[-1500:] + \
             str(result.get("stderr", ""))[-500:]
+    failing = sorted(t for t, s in statuses.items() if s != "PASSED")
+    fix = "make these tests pass" if mode != NOT_INSTALLED else \
+        "install the repository's dependencies first (the registry settings, the requirements)"
     return Check(constraint_id=constraint.id, passed=passed, sigma_i=1.0, detail=detail,
-                 repair_suggestion=None if passed else {
-                     "fix": "make these tests pass",
-                     "failing": sorted(t for t, s in statuses.items() if s != "PASSED")})
+                 repair_suggestion=None if passed else {"fix": fix, "failing": failing})
 
 
 def _impacted_first(payload: Mapping[str, Any],
@@ -297,8 +306,10 @@ def _with_findings(check: Check, repo_run: repo_goal.RepoRun, verdicts: Mapping[
     if first is not None:
         detail["impacted_first"] = first
     if setup is not None:
-        detail["setup"] = {k: setup[k] for k in ("source", "sha256", "installed", "cached")
-                           if k in setup}
+        kept = SETUP_KEPT if setup.get("installed") else SETUP_KEPT + SETUP_FAILURE_KEPT
+        detail["setup"] = {k: setup[k] for k in kept if k in setup}
+        if not setup.get("installed"):
+            detail["setup"]["edited"] = repo_run.requirements_edited
     suggestion = check.repair_suggestion
     if check.passed and not passed:
         suggestion = {"fix": "fix these errors", "diagnostics": found}

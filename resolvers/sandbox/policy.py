@@ -50,8 +50,9 @@ DEFAULT_PACKAGES = ("pytest",)
 
 class Registry(BaseModel):
     """Where a repository's dependencies may come from: the hosts its setup run may reach
-    (the only network it has; none granted, no setup runs), the index pip reads, a CA
-    bundle it trusts besides its own (a private index), and what the setup run may use."""
+    (the only network it has; none granted, no setup runs), the index pip reads, the CA
+    bundle it trusts instead of its own (a private index, a TLS-intercepting proxy), and
+    what the setup run may use."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

@@ -42,7 +42,10 @@ FACTS = {"operation": "resolve", "goal": "Ship it", "needed_usd": 1.5, "needed_s
          "also": "; the closest choice leaves 'c4' (mid 9 against <= 6.5) UNSAT too",
          "which": "one of them to the value it reaches and 'c4' to 9",
          "more": "add other approaches for the tasks in its walls: t4",
-         "figure": "cost_usd = 0.026", "pair": "'pick the date' and 'announce it'"}
+         "figure": "cost_usd = 0.026", "pair": "'pick the date' and 'announce it'",
+         "source": "requirements.txt",
+         "advice": "set KERNEL_REGISTRY_CERT to the CA bundle (PEM) that signs the index's "
+                   "certificate"}
 
 
 @pytest.mark.parametrize("reason", list(RefusalReason))

@@ -9,12 +9,13 @@ CONNECT proxy."""
 from __future__ import annotations
 
 import json
+import stat
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kernel.codebase.diagnostics import setup_failed
+from kernel.codebase.diagnostics import install_advice, setup_failed
 from kernel.errors import ConfigError
 from kernel.protocol import ResolveRequest
 from kernel.protocol.requirements import (
@@ -29,7 +30,7 @@ from resolvers.codex_tools import CodexTools
 from resolvers.registry import policy as shipped_policy
 from resolvers.sandbox.policy import CommandRequest, Constitution, Reason, Registry, decide
 from resolvers.sandbox.runner import default_workspace_root
-from tests.package_index import OPENSSL, PackageIndex, package_index
+from tests.package_index import OPENSSL, PackageIndex, make_certificate, package_index
 from tests.sandbox_support import needs_sandbox
 
 
@@ -46,6 +47,21 @@ def test_requirements_are_read_from_requirements_txt_else_pyproject() -> None:
     assert read_requirements({"main.py": ""}) is None
     assert read_requirements({"requirements.txt": "# nothing yet\n"}) is None
     assert read_requirements({"pyproject.toml": '[project]\nname = "wordstats"\n'}) is None
+
+
+@pytest.mark.parametrize(("files", "said"), [
+    ({"requirements.txt": None}, "requirements.txt is not UTF-8 text"),
+    ({"requirements.txt/extra.txt": "six\n"}, "requirements.txt is a folder, not a file"),
+    ({"pyproject.toml": None}, "pyproject.toml is not UTF-8 text"),
+    ({"pyproject.toml/x": ""}, "pyproject.toml is a folder, not a file"),
+])
+def test_a_requirements_source_that_cannot_be_read_is_refused_not_skipped(
+        files: dict[str, str | None], said: str) -> None:
+    """A source pip could not read as the kernel does is never passed over (it used to
+    be, and the tests then ran without the dependencies, or with pyproject's instead)."""
+    with pytest.raises(RequirementRefused, match=f"^{said}") as refused:
+        read_requirements({**files, "pyproject.toml.bak": "", "README.md": "hi"})
+    assert "UTF-8 text file" in refused.value.remedy
 
 
 def test_the_cache_key_is_the_requirements_not_their_spelling() -> None:
@@ -93,7 +109,8 @@ def test_the_setup_run_is_granted_the_registry_and_nothing_else() -> None:
 
 def test_the_registry_comes_from_the_settings_and_its_index_must_be_granted(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("KERNEL_REGISTRY_HOSTS", "KERNEL_REGISTRY_INDEX_URL", "KERNEL_REGISTRY_CERT"):
+    for name in ("KERNEL_REGISTRY_HOSTS", "KERNEL_REGISTRY_INDEX_URL", "KERNEL_REGISTRY_CERT",
+                 "PIP_CERT"):
         monkeypatch.delenv(name, raising=False)
     assert shipped_policy().registry == Registry(hosts=("pypi.org", "files.pythonhosted.org"),
                                                  index_url="https://pypi.org/simple")
@@ -108,6 +125,41 @@ def test_the_registry_comes_from_the_settings_and_its_index_must_be_granted(
         KernelSettings.load()
     with pytest.raises(ValueError, match="not on one of the registry's hosts"):
         Registry(hosts=("pypi.org",), index_url="https://evil.example/simple")
+
+
+def test_the_registry_cert_is_a_readable_pem_bundle_else_a_settings_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PIP_CERT", raising=False)
+    monkeypatch.setenv("KERNEL_REGISTRY_CERT", "/nope.pem")
+    with pytest.raises(ConfigError, match=r"^invalid setting KERNEL_REGISTRY_CERT='/nope.pem': "
+                                          r".*cannot be read \(No such file"):
+        KernelSettings.load()
+    (tmp_path / "notes.txt").write_text("not a certificate\n")
+    monkeypatch.setenv("KERNEL_REGISTRY_CERT", str(tmp_path / "notes.txt"))
+    with pytest.raises(ConfigError, match="is not a PEM CA bundle"):
+        KernelSettings.load()
+    monkeypatch.setenv("KERNEL_REGISTRY_CERT", str(tmp_path))
+    with pytest.raises(ConfigError, match="cannot be read"):
+        KernelSettings.load()
+
+
+@pytest.mark.skipif(OPENSSL is None, reason="the openssl command makes a certificate")
+def test_the_registry_cert_defaults_to_the_hosts_pip_cert_and_the_setting_wins(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    host, _ = make_certificate(tmp_path)
+    monkeypatch.delenv("KERNEL_REGISTRY_CERT", raising=False)
+    monkeypatch.setenv("PIP_CERT", str(host))
+    assert shipped_policy().registry.cert == str(host)
+    own = tmp_path / "own"
+    own.mkdir()
+    mine, _ = make_certificate(own)
+    monkeypatch.setenv("KERNEL_REGISTRY_CERT", str(mine))
+    assert shipped_policy().registry.cert == str(mine)
+    monkeypatch.delenv("KERNEL_REGISTRY_CERT")
+    monkeypatch.setenv("PIP_CERT", str(tmp_path / "gone.pem"))
+    with pytest.raises(ConfigError, match=r"KERNEL_REGISTRY_CERT: .*the host's PIP_CERT "
+                                          r".*gone.pem.*cannot be read"):
+        KernelSettings.load()
 
 
 def test_a_setup_the_sandbox_would_not_trust_never_starts(tmp_path: Path) -> None:
@@ -136,6 +188,31 @@ def test_a_failed_install_is_an_error_on_the_requirements_file() -> None:
         "message": "the dependencies could not be installed: pip could not install the "
                    "requirements (ERROR: No matching distribution found for missingpkg==1)"}]
     assert setup_failed({**record, "installed": True}) == [] and setup_failed(None) == []
+
+
+TLS_FAILURE = (
+    "WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) "
+    "after connection broken by 'SSLError(SSLCertVerificationError(1, '[SSL: "
+    "CERTIFICATE_VERIFY_FAILED] certificate verify failed: self-signed certificate in "
+    "certificate chain (_ssl.c:1006)'))': /simple/six/\n"
+    "ERROR: Could not find a version that satisfies the requirement six (from versions: none)\n"
+    "ERROR: No matching distribution found for six\n")
+
+
+def test_a_certificate_failure_is_named_with_the_setting_that_fixes_it() -> None:
+    """pip ends on "No matching distribution found" when it could not verify the index's
+    certificate (a TLS-intercepting proxy): the diagnostic says what happened instead."""
+    record = {"source": "requirements.txt", "sha256": "ab", "installed": False,
+              "reason": "pip could not install the requirements", "output_tail": TLS_FAILURE}
+    (found,) = setup_failed(record)
+    assert found["message"] == (
+        "the dependencies could not be installed: pip could not install the requirements: "
+        "the index's certificate could not be verified (CERTIFICATE_VERIFY_FAILED: "
+        "self-signed certificate in certificate chain); set KERNEL_REGISTRY_CERT to the CA "
+        "bundle (PEM) that signs it")
+    assert "KERNEL_REGISTRY_CERT" in install_advice(record)
+    assert "exists on the index" in install_advice({**record, "output_tail": "ERROR: No "
+                                                    "matching distribution found for six"})
 
 
 USES = """import errno
@@ -200,6 +277,8 @@ def test_dependencies_are_installed_once_then_served_read_only_from_the_cache(
         kept = [p for p in cache.glob("*/*") if p.is_dir()]
         assert [p.name for p in kept] == [requirements_hash(["tinypkg==1.0"])]
         assert (kept[0] / "tinypkg" / "__init__.py").read_text() == "VALUE = 42\n"
+        for path in [cache, kept[0].parent, *kept[0].rglob("*")]:  # private, like the data dir
+            assert not stat.S_IMODE(path.lstat().st_mode) & 0o077, path
 
         again = _run(_tools(index, f"deps-again-{tmp_path.name}", cache),
                      "# the same, spelled otherwise\ntinypkg == 1.0\n")
@@ -222,3 +301,25 @@ def test_a_requirement_the_index_lacks_fails_the_setup_and_nothing_else_runs(
     assert "/simple/missingpkg/" in index.requests
     assert not any(p.is_dir() and not p.name.startswith(".") for p in cache.glob("*/*"))
     assert json.loads(json.dumps(out))  # recorded as it is: plain JSON
+
+
+@needs_sandbox
+@needs_openssl
+@pytest.mark.slow  # pip retries the connection a few times before it gives up
+def test_an_index_whose_certificate_is_not_trusted_fails_the_setup_saying_so(
+        tmp_path: Path) -> None:
+    """No CA bundle given for the index's self-signed certificate (as behind a
+    TLS-intercepting proxy): the record keeps pip's output, and the diagnostic names the
+    certificate failure and KERNEL_REGISTRY_CERT, not pip's last line."""
+    with package_index(tmp_path / "index") as index:
+        policy = Constitution(registry=Registry(hosts=(index.host,), index_url=index.url))
+        tools = CodexTools(default_workspace_root() / f"deps-tls-{tmp_path.name}", policy,
+                           cache_root=tmp_path / "cache")
+        out = _run(tools, "tinypkg==1.0\n")
+    setup = out["setup"]
+    assert setup["installed"] is False and setup["exit_code"] != 0
+    assert "CERTIFICATE_VERIFY_FAILED" in setup["output_tail"]
+    (found,) = setup_failed(setup)
+    assert "the index's certificate could not be verified (CERTIFICATE_VERIFY_FAILED: " \
+           "self-signed certificate" in found["message"]
+    assert "KERNEL_REGISTRY_CERT" in found["message"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 
+from kernel.codebase import diagnostics
 from kernel.core.envelopes import Attempt, Check, Constraint
 from kernel.core.goal_node import GoalChanges
 from kernel.kg.context import StepHistory
@@ -29,13 +30,15 @@ from kernel.solve.effects import (
     Wake,
 )
 from kernel.solve.steps._shared import S, request_for, wake_parent
-from kernel.solve.verification import spent_past_limit
+from kernel.solve.verification import NOT_INSTALLED, spent_past_limit
 from kernel.solve.view import StepView
 
 
 def retry(view: StepView, move: moves.Retry) -> Effects[list[str] | moves.Grow]:
     """A logic constraint broken by spending alone (`cost_usd`, `seconds`) refuses the
-    goal at once (`SPENT_PAST_LIMIT`, with the figure: no attempt takes spending back);
+    goal at once (`SPENT_PAST_LIMIT`, with the figure: no attempt takes spending back), and
+    so do the repository's own dependencies when they could not be installed
+    (`DEPENDENCIES_NOT_INSTALLED`, with what to set: no edit of the code fixes that);
     otherwise proposal `generate_feedback` from the last output, the violation trace and
     history; the diagnosis is stored as the failure mode only when it names a violated
     constraint with evidence from that constraint's trace, else as
@@ -53,6 +56,13 @@ def retry(view: StepView, move: moves.Retry) -> Effects[list[str] | moves.Grow]:
             goal, RefusalReason.SPENT_PAST_LIMIT,
             f"{title}: {check.detail.get('expression')} with {figure}",
             (("constraint", title), ("figure", figure))),)))
+    unmet = _dependencies_not_installed(verification.failed())
+    if unmet is not None:  # the environment, not the code: another attempt fails the same way
+        setup = unmet.detail.get("setup") or {}
+        return Done(wake_parent(goal), StepChanges((RefuseGoal(
+            goal, RefusalReason.DEPENDENCIES_NOT_INSTALLED, str(unmet.detail["report_problem"]),
+            (("source", str(setup.get("source"))),
+             ("advice", diagnostics.install_advice(setup)))),)))
     history = view.tried(goal)
     trace = [c.model_dump(mode="json") for c in verification.failed()]
     past = StepHistory.model_validate((yield view.history(goal, "feedback")))
@@ -93,6 +103,17 @@ def retry(view: StepView, move: moves.Retry) -> Effects[list[str] | moves.Grow]:
             Flow(goal.id, f"RETRY {goal.attempt_count + 1}/{goal.max_attempts} "
                           f"with feedback: {feedback.summary}"))))
     return Done(moves.Grow(goal, GoalChanges(feedback=note | kept)), recorded)
+
+
+def _dependencies_not_installed(failed: list[Check]) -> Check | None:
+    """A check failed because the repository's own dependencies could not be installed
+    (not requirements the attempt's edits changed: those are the attempt's to fix)."""
+    for check in failed:
+        setup = check.detail.get("setup") if isinstance(check.detail, dict) else None
+        if check.detail.get("failure_mode") == NOT_INSTALLED and isinstance(setup, dict) \
+                and not setup.get("edited", True):
+            return check
+    return None
 
 
 def _cause(view: StepView, feedback: models.Feedback, failed: list[Check],

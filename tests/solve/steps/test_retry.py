@@ -124,3 +124,41 @@ def test_a_limit_broken_by_spending_alone_refuses_without_a_call() -> None:
     assert isinstance(refused, RefuseGoal)
     assert refused.reason is RefusalReason.SPENT_PAST_LIMIT
     assert refused.detail.startswith("adds: cost_usd <= 0.1 with ")
+
+
+def _not_installed(edited: bool) -> Verification:
+    return Verification.from_checks([Check(
+        constraint_id="c:1", passed=False, sigma_i=1.0,
+        detail={"tests": {"test_add": "NOT_RUN"}, "failure_mode": "dependencies_not_installed",
+                "report_problem": "the repository's dependencies (requirements.txt) could not "
+                                  "be installed, so no test ran: pip could not install the "
+                                  "requirements (ERROR: No matching distribution found for six)",
+                "setup": {"source": "requirements.txt", "installed": False, "edited": edited,
+                          "reason": "pip could not install the requirements",
+                          "output_tail": "ERROR: No matching distribution found for six\n"}})])
+
+
+def test_the_repositorys_own_dependencies_not_installed_refuse_without_a_call() -> None:
+    """The environment is at fault, not the code: no feedback is asked for, no edit tried
+    again, and the refusal's advice is about the dependencies."""
+    view = _view(0.0)
+    asked, done = drive(retry(view, moves.Retry(view.goal("goal:a"), _not_installed(False))),
+                        [])
+    assert asked == []
+    assert done.then == ["goal:root"]
+    [refused] = done.changes.changes
+    assert isinstance(refused, RefuseGoal)
+    assert refused.reason is RefusalReason.DEPENDENCIES_NOT_INSTALLED
+    assert refused.detail.endswith("(ERROR: No matching distribution found for six)")
+    facts = dict(refused.facts)
+    assert facts["source"] == "requirements.txt"
+    assert facts["advice"].startswith("check that each requirement in requirements.txt exists "
+                                      "on the index KERNEL_REGISTRY_INDEX_URL names")
+
+
+def test_requirements_the_edits_changed_that_do_not_install_are_the_attempts_to_fix() -> None:
+    view = _view(0.0)
+    asked, done = drive(retry(view, moves.Retry(view.goal("goal:a"), _not_installed(True))),
+                        [{}, proposal(_feedback("six"))])
+    assert [type(a) for a in asked] == [Observe, ModelCall]
+    assert done.then == ["goal:a"]  # type: ignore[attr-defined]
