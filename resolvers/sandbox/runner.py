@@ -63,6 +63,7 @@ from resolvers.sandbox.seccomp_filter import SeccompUnavailable, keyctl_number, 
 INSIDE_UID = 1000
 WORKSPACE = "/workspace"
 PROXY_DIR = "/run/kernel-proxy"
+SOCKET_PATH_MAX = 107  # bytes of a Unix socket's path (sun_path, less its NUL)
 DEPS_DIR = "/usr/lib/kernel-deps"  # a repository's dependencies, read-only
 SANDBOX_UID_BASE = 1 << 30  # root's sandboxes run as uids above this, one per workspace
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; `make` does it)"
@@ -205,7 +206,7 @@ class Sandbox:
                           if self.uid is not None else str(self.dependencies), DEPS_DIR]
                 python_path = f"{SITE_DIR}:{DEPS_DIR}"
             if request.network_hosts:
-                proxy_dir = stack.enter_context(self._scratch("proxy"))
+                proxy_dir = stack.enter_context(self._scratch("proxy", len("/proxy.sock")))
                 stack.enter_context(ConnectProxy(request.network_hosts, proxy_dir, self.uid,
                                                  self.policy.max_connections))
                 extra += ["--bind", str(proxy_dir), PROXY_DIR]
@@ -223,8 +224,17 @@ class Sandbox:
             return result
 
     @contextlib.contextmanager
-    def _scratch(self, kind: str) -> Iterator[Path]:
-        path = Path(tempfile.mkdtemp(prefix=f".{kind}-", dir=self.home))
+    def _scratch(self, kind: str, room: int = 0) -> Iterator[Path]:
+        """A private directory of the sandbox's for ``kind``, beside its workspace; with
+        ``room``, one whose path leaves that many bytes for a name inside it (a socket's
+        path is at most 107 bytes), in the system's temporary directory, or /tmp, when
+        the sandbox's home is too deep for it."""
+        base = self.home
+        for deeper in (Path(tempfile.gettempdir()), Path("/tmp")):
+            if not room or len(os.fsencode(base)) + len(kind) + 11 + room <= SOCKET_PATH_MAX:
+                break
+            base = deeper
+        path = Path(tempfile.mkdtemp(prefix=f".{kind}-", dir=base))
         if self.uid is not None:
             os.chown(path, self.uid, self.uid)
         try:
