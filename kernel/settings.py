@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import os
-import ssl
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlparse
@@ -45,6 +44,8 @@ def ca_bundle_problem(path: Path) -> str | None:
 
 @functools.lru_cache(maxsize=8)
 def _bundle_problem(path: str, _mtime_ns: int, _size: int) -> str | None:
+    import ssl  # only here: most commands never read a CA bundle
+
     try:
         ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_verify_locations(cafile=path)
     except ssl.SSLError:
@@ -133,11 +134,11 @@ class KernelSettings(BaseSettings):
         default=PYPI_INDEX, description="the package index (PEP 503, https) pip installs "
         "from; its host must be among KERNEL_REGISTRY_HOSTS")
     registry_cert: Path | None = Field(
-        default=None, validate_default=True, description="a PEM CA bundle pip trusts for the "
-        "index instead of its own (pip's --cert: a private index, or a TLS-intercepting "
-        "proxy's CA); unset, the host's PIP_CERT when that is set, so the sandboxed pip "
-        "trusts what the host's pip is told to. A file that is missing, unreadable or not "
-        "PEM is refused")
+        default=None, description="a PEM CA bundle pip trusts for the index instead of its "
+        "own (pip's --cert: a private index, or a TLS-intercepting proxy's CA); unset, the "
+        "host's PIP_CERT when that is a readable bundle, so the sandboxed pip trusts what "
+        "the host's pip is told to. Checked when a repository goal starts: a file that is "
+        "missing, unreadable or not PEM is refused then")
 
     @field_validator("registry_index_url")
     @classmethod
@@ -146,19 +147,6 @@ class KernelSettings(BaseSettings):
         if hosts and not index_granted(value, hosts):
             raise ValueError(f"not an https URL on one of KERNEL_REGISTRY_HOSTS {list(hosts)}")
         return value
-
-    @field_validator("registry_cert")
-    @classmethod
-    def _a_ca_bundle(cls, value: Path | None) -> Path | None:
-        host = os.environ.get("PIP_CERT") or None
-        if value is None and host is None:
-            return None
-        path = value if value is not None else Path(host or "")
-        problem = ca_bundle_problem(path)
-        if problem is not None:
-            said = "" if value is not None else f"unset, it is the host's PIP_CERT {host!r}, which "
-            raise ValueError(f"{said}{problem}; give a PEM file of CA certificates")
-        return path
 
     @classmethod
     def load(cls, **given: Any) -> KernelSettings:
@@ -180,6 +168,23 @@ class KernelSettings(BaseSettings):
             shown = "" if field in _SECRETS or first.get("input") is None \
                 else f"={first.get('input')!r}"
             raise ConfigError(f"invalid setting {name}{shown}: {first['msg']}") from None
+
+    def registry_ca(self) -> Path | None:
+        """The CA bundle a repository's setup run gives pip: KERNEL_REGISTRY_CERT (a
+        ConfigError when it cannot serve: missing, unreadable, not PEM), else the host's
+        PIP_CERT when that is a bundle pip could read (otherwise pip's own serves), else
+        none. Read when a repository goal is taken in, so other commands never parse it."""
+        if self.registry_cert is not None:
+            problem = ca_bundle_problem(self.registry_cert)
+            if problem is not None:
+                raise ConfigError(f"invalid setting KERNEL_REGISTRY_CERT="
+                                  f"'{self.registry_cert}': {problem}; give a PEM file of CA "
+                                  "certificates")
+            return self.registry_cert
+        host = os.environ.get("PIP_CERT")
+        if host and ca_bundle_problem(Path(host)) is None:
+            return Path(host)
+        return None
 
     def target(self) -> GraphTarget:
         """Parse :attr:`graph` into a backend choice, failing with a fix-it message."""

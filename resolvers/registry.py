@@ -53,7 +53,8 @@ def policy() -> Constitution:
     """The default policy, granting a repository's setup run the package registry the
     settings name (KERNEL_REGISTRY_*: PyPI unless told otherwise) and nothing else."""
     settings = KernelSettings.load()
-    cert = str(settings.registry_cert) if settings.registry_cert is not None else None
+    ca = settings.registry_ca()
+    cert = str(ca) if ca is not None else None
     return Constitution(registry=Registry(hosts=settings.registry_hosts,
                                           index_url=settings.registry_index_url, cert=cert))
 

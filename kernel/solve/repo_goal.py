@@ -71,6 +71,7 @@ def repo_input(path: Path, settings: KernelSettings, test_cmd: str | None = None
         if not argv:
             raise ConfigError("--test-cmd is empty: give the command that runs the tests, "
                               "e.g. 'python3 -m unittest'")
+    settings.registry_ca()  # a CA bundle that cannot serve is refused now, not at install
     snapshot = take_snapshot(path, caps_of(settings))
     try:
         refused = source_on_disk(snapshot.root)
