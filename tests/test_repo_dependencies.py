@@ -9,10 +9,7 @@ line that is not plain is bad input, refused before anything is stored."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +33,10 @@ from kernel.solve.sandbox_runs import DEPENDENCY_CACHE
 from kernel.solve.session import replay
 from kernel.store.base import GraphStore
 from resolvers.scripted import ScriptedProposer
-from tests.conftest import store_env, store_settings
+from tests.conftest import store_settings
 from tests.package_index import OPENSSL, package_index
 from tests.sandbox_support import needs_sandbox
+from tests.test_repo_solve import solve_repo_cli
 
 EXAMPLE = Path(__file__).parents[1] / "seeds" / "examples" / "bugfix"
 GOAL = "Fix the word count: any run of whitespace separates words"
@@ -181,12 +179,7 @@ def test_unreadable_requirements_or_registry_cert_exit_2_and_store_nothing(
         (repo / "requirements.txt").mkdir()
     elif bad == "pyproject_not_utf8":
         (repo / "pyproject.toml").write_bytes(b'[project]\ndependencies = ["six\xff"]\n')
-    done = subprocess.run(
-        [sys.executable, "-c", "from kernel.cli.app import main; main()", "solve", GOAL,
-         "--repo", str(repo), "--proposer", "scripted", "--script",
-         str(EXAMPLE / "script.yaml"), "--progress", "none"],
-        capture_output=True, text=True, check=False,
-        env={**os.environ, **store_env(initialised, data_dir), **env, "COLUMNS": "300"})
+    done = solve_repo_cli(initialised, data_dir, repo, env)
     assert done.returncode == 2, done.stderr
     (line,) = done.stderr.strip().splitlines()
     expected = {"not_utf8": "requirements.txt is not UTF-8 text",

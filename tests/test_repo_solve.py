@@ -40,6 +40,17 @@ EXAMPLE = Path(__file__).parents[1] / "seeds" / "examples" / "bugfix"
 GOAL = "Fix the word count: any run of whitespace separates words"
 
 
+def solve_repo_cli(store: GraphStore, data_dir: Path, repo: Path, env: dict[str, str]
+                   ) -> subprocess.CompletedProcess[str]:
+    """``kernel solve GOAL --repo REPO`` with the bugfix example's script, as a process."""
+    return subprocess.run(
+        [sys.executable, "-c", "from kernel.cli.app import main; main()", "solve", GOAL,
+         "--repo", str(repo), "--proposer", "scripted", "--script",
+         str(EXAMPLE / "script.yaml"), "--progress", "none"],
+        capture_output=True, text=True, check=False,
+        env={**os.environ, **store_env(store, data_dir), **env, "COLUMNS": "300"})
+
+
 def _copy(tmp_path: Path, name: str = "repo") -> Path:
     return Path(shutil.copytree(EXAMPLE / "repo", tmp_path / name))
 
@@ -204,12 +215,7 @@ def test_bad_repository_input_exits_2_and_stores_nothing(
     repo = _copy(tmp_path)
     target = {"not_a_dir": repo / "README.md", "missing": tmp_path / "nowhere"}.get(bad, repo)
     env = {"KERNEL_REPO_MAX_FILES": "2"} if bad == "over_files" else {}
-    done = subprocess.run(
-        [sys.executable, "-c", "from kernel.cli.app import main; main()", "solve", GOAL,
-         "--repo", str(target), "--proposer", "scripted", "--script",
-         str(EXAMPLE / "script.yaml"), "--progress", "none"],
-        capture_output=True, text=True, check=False,
-        env={**os.environ, **store_env(initialised, data_dir), **env, "COLUMNS": "300"})
+    done = solve_repo_cli(initialised, data_dir, target, env)
     assert done.returncode == 2, done.stderr
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("error: ") and ("give the path" in line or "KERNEL_REPO_MAX" in line)

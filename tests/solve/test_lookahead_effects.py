@@ -35,20 +35,27 @@ def _parts_with_two_constraints() -> Any:
     return replace(TREES[0], script=script)
 
 
-@pytest.mark.slow
-def test_a_call_of_an_effect_producing_step_is_started_ahead_without_the_store_in_look_ahead(
-        initialised: GraphStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert BY_MOVE[moves.SelectConstraints].produces_effects
-    assert moves.SelectConstraints in FIRST_MOVE.values()
+
+def _starts_recorded(store: GraphStore, monkeypatch: pytest.MonkeyPatch
+                     ) -> list[tuple[str, bool]]:
+    """Each call started, by operation, with whether the store was in look-ahead then."""
     started: list[tuple[str, bool]] = []
     start = Calls.start
 
     def recording(calls: Calls, source: Proposer, request: ResolveRequest,
                   *args: Any) -> None:
-        started.append((request.operation, initialised.lookahead))
+        started.append((request.operation, store.lookahead))
         start(calls, source, request, *args)
 
     monkeypatch.setattr(Calls, "start", recording)
+    return started
+
+@pytest.mark.slow
+def test_a_call_of_an_effect_producing_step_is_started_ahead_without_the_store_in_look_ahead(
+        initialised: GraphStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert BY_MOVE[moves.SelectConstraints].produces_effects
+    assert moves.SelectConstraints in FIRST_MOVE.values()
+    started = _starts_recorded(initialised, monkeypatch)
     tree = _parts_with_two_constraints()
     alone = run_tree(initialised, tree, 1, 0.0)
     assert alone.status == "resolved" and started == []
@@ -67,15 +74,7 @@ def test_resolve_and_verify_taken_ahead_start_their_calls_and_the_leaf_step_s_af
     move goes on into the leaf step, whose call is started and used: all without the
     store in look-ahead."""
     assert BY_MOVE[moves.Resolve].produces_effects and BY_MOVE[moves.Verify].produces_effects
-    started: list[tuple[str, bool]] = []
-    start = Calls.start
-
-    def recording(calls: Calls, source: Proposer, request: ResolveRequest,
-                  *args: Any) -> None:
-        started.append((request.operation, initialised.lookahead))
-        start(calls, source, request, *args)
-
-    monkeypatch.setattr(Calls, "start", recording)
+    started = _starts_recorded(initialised, monkeypatch)
     alone = run_tree(initialised, TREES[0], 1, 0.0)
     ahead = run_tree(initialised, TREES[0], 4, 0.01)
     assert ahead.summary_hash == alone.summary_hash and ahead.unused == 0
