@@ -170,6 +170,7 @@ class NewArtifact:
     key: str | None = None
     unseen: bool = False
     metadata: tuple[tuple[str, Any], ...] = ()  # by name, in this order
+    sigma: float | None = None  # the confidence it carries (a final artifact's sigma_system)
 
 
 @dataclass(frozen=True)
@@ -181,6 +182,15 @@ class Transition:
     to: Status
     changes: GoalChanges | None = None
     made: tuple[tuple[str, NewArtifact], ...] = ()
+
+
+@dataclass(frozen=True)
+class UpdateGoal:
+    """Write ``changes`` on a goal that stays in ``status``, as a commit of its own."""
+
+    goal_id: str
+    status: Status
+    changes: GoalChanges
 
 
 @dataclass(frozen=True)
@@ -384,7 +394,7 @@ class RefuseGoal:
     facts: tuple[tuple[str, str], ...] = ()
 
 
-Change = (Wake | Transition | StoreConstraints | SetRole | AddRoles | Flow | Progress
+Change = (Wake | Transition | UpdateGoal | StoreConstraints | SetRole | AddRoles | Flow | Progress
           | Decision | Reopen | Decomposition | AddDependencies | AllocateChildren
           | RecordCause | StoreVerification | RecordVerification | SetSigmaPaths | Weigh
           | Pay | Refusal | RefuseGoal)

@@ -60,6 +60,7 @@ from kernel.solve.effects import (
     StoreConstraints,
     StoreVerification,
     Transition,
+    UpdateGoal,
     Wake,
     Weigh,
 )
@@ -161,7 +162,7 @@ def proposer_of(k: Kernel, answerer: Answerer | None) -> Proposer | None:
 def _register(k: Kernel, made: NewArtifact) -> Artifact:
     return k.artifacts.register(made.goal_id, made.content, type=made.type, format=made.format,
                                 lineage=made.lineage, metadata=dict(made.metadata) or None,
-                                key=made.key, unseen=made.unseen)
+                                sigma=made.sigma, key=made.key, unseen=made.unseen)
 
 
 def apply(k: Kernel, changes: StepChanges) -> None:
@@ -171,6 +172,8 @@ def apply(k: Kernel, changes: StepChanges) -> None:
             k.run.will_wake(list(change.goal_ids))
         elif isinstance(change, Transition):
             k.tree.transition(change.goal_id, change.to, _with_made(k, change))
+        elif isinstance(change, UpdateGoal):
+            k.tree.update(change.goal_id, change.status, change.changes)
         elif isinstance(change, StoreConstraints):
             k.constraints.upsert(change.specs, ride=k.run if change.ride else None)
         elif isinstance(change, AddRoles):

@@ -194,6 +194,19 @@ class StepView(Protocol):
         """What the goal has left to spend, in micro-dollars."""
         ...
 
+    def leaves(self) -> list[str]:
+        """The run's live leaves, by id."""
+        ...
+
+    def system_sigma(self) -> float | None:
+        """The least sigma_path of the run's live leaves (None: one has none yet)."""
+        ...
+
+    def subtree_parts(self, goal_id: str) -> list[goals.Part]:
+        """The goal and every goal below it, each with its parent, what it spent and
+        produced."""
+        ...
+
 
 class KernelView:
     """``StepView`` over a run's context: reads only."""
@@ -325,3 +338,12 @@ class KernelView:
 
     def cost_left(self, goal_id: str) -> int:
         return self._k.budget.remaining(goal_id).cost
+
+    def leaves(self) -> list[str]:
+        return [leaf["id"] for leaf in goals.leaves(self._k.store, self._k.run.run_id)]
+
+    def system_sigma(self) -> float | None:
+        return self._k.confidence.system_sigma()
+
+    def subtree_parts(self, goal_id: str) -> list[goals.Part]:
+        return goals.subtree_parts(self._k.store, goal_id)

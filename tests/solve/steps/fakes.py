@@ -110,6 +110,9 @@ class FakeView:
     dag: dict[str, list[DagNode]] = field(default_factory=dict)
     resolved_above: dict[str, list[str]] = field(default_factory=dict)  # what children inherit
     left: dict[str, int] = field(default_factory=dict)  # micro-dollars a goal has left
+    live_leaves: list[str] = field(default_factory=list)  # the run's, by id
+    least_sigma: float | None = None  # the least sigma_path of the live leaves
+    below: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # a goal's subtree
 
     def path(self, goal_id: str) -> list[PathNode]:
         return self.paths[goal_id]
@@ -219,6 +222,15 @@ class FakeView:
 
     def cost_left(self, goal_id: str) -> int:
         return self.left.get(goal_id, 0)
+
+    def leaves(self) -> list[str]:
+        return self.live_leaves
+
+    def system_sigma(self) -> float | None:
+        return self.least_sigma
+
+    def subtree_parts(self, goal_id: str) -> list[Any]:
+        return self.below.get(goal_id, [])
 
     def weighing_history(self, goal: GoalNode, hashes: list[str]) -> Observe:
         rows = [r for r in self.seen_before if r["sha256"] in hashes]
