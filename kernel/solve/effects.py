@@ -24,6 +24,7 @@ from typing import Any, Generic, TypeVar
 
 from kernel.core.envelopes import Attempt, ConstraintSpec, Lineage, Verification
 from kernel.core.goal_node import GoalChanges, GoalNode
+from kernel.core.goals import GoalSpec
 from kernel.core.state_machine import Status
 from kernel.kg.failures import Diagnosis
 from kernel.protocol import Operation, ResolveRequest
@@ -118,7 +119,32 @@ class OpenAttempt:
     feedback: dict[str, Any] | None = field(default=None, compare=False)
 
 
-Request = ModelCall | Recall | Observe | Register | OpenAttempt
+@dataclass(frozen=True)
+class ChildIds:
+    """The ids of the ``count`` children a decomposition is about to make in one commit:
+    what is pending is stored first (but the goal's plain spend, which rides that
+    commit), then the ids are taken as the children will be created. Answered with the
+    ids, in order; ahead of its turn it ends the advance."""
+
+    goal_id: str
+    count: int
+
+
+@dataclass(frozen=True)
+class NewChildren:
+    """Create these children of ``parent`` now, as a commit of its own (beside children
+    it already has): given as (decomposition key, spec), with the constraints they
+    inherit and, by key, the coupling constraints a child gets as its own; ``told`` is
+    logged first. Answered with their ids, in order."""
+
+    parent: GoalNode
+    children: tuple[tuple[str, GoalSpec], ...]
+    inherited: tuple[str, ...]
+    coupling: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    told: Flow | None = None
+
+
+Request = ModelCall | Recall | Observe | Register | OpenAttempt | ChildIds | NewChildren
 
 
 # -- changes: what a step's commit writes, in order --------------------------------------
@@ -144,6 +170,7 @@ class NewArtifact:
     key: str | None = None
     unseen: bool = False
     metadata: tuple[tuple[str, Any], ...] = ()  # by name, in this order
+    sigma: float | None = None  # the confidence it carries (a final artifact's sigma_system)
 
 
 @dataclass(frozen=True)
@@ -155,6 +182,15 @@ class Transition:
     to: Status
     changes: GoalChanges | None = None
     made: tuple[tuple[str, NewArtifact], ...] = ()
+
+
+@dataclass(frozen=True)
+class UpdateGoal:
+    """Write ``changes`` on a goal that stays in ``status``, as a commit of its own."""
+
+    goal_id: str
+    status: Status
+    changes: GoalChanges
 
 
 @dataclass(frozen=True)
@@ -232,6 +268,42 @@ class Reopen:
     to: Status
     changes: GoalChanges
     told: Flow | Decision | None = None
+
+
+@dataclass(frozen=True)
+class Decomposition:
+    """A fresh decomposition as one commit: the children (their ids those ``ChildIds``
+    answered), the constraints they inherit and the coupling constraints by key, the
+    dependencies among them, their budgets split by ``weights`` from what the parent
+    holds, and the parent's move to ``to`` with ``changes``."""
+
+    parent: GoalNode
+    children: tuple[tuple[str, GoalSpec], ...]
+    ids: tuple[str, ...]
+    inherited: tuple[str, ...]
+    coupling: tuple[tuple[str, tuple[str, ...]], ...]
+    edges: tuple[tuple[str, str], ...]
+    weights: tuple[tuple[str, float], ...]  # by child id
+    to: Status
+    changes: GoalChanges
+
+
+@dataclass(frozen=True)
+class AddDependencies:
+    """Add (goal, depends_on) edges among the goal's children, as a commit of its own
+    (nothing when every edge is there)."""
+
+    goal_id: str
+    edges: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class AllocateChildren:
+    """Give each child its share (by weight, with the reserve) of what the goal has left,
+    as a commit of its own."""
+
+    goal_id: str
+    weights: tuple[tuple[str, float], ...]  # by child id
 
 
 @dataclass(frozen=True)
@@ -322,7 +394,8 @@ class RefuseGoal:
     facts: tuple[tuple[str, str], ...] = ()
 
 
-Change = (Wake | Transition | StoreConstraints | SetRole | AddRoles | Flow | Progress | Decision | Reopen
+Change = (Wake | Transition | UpdateGoal | StoreConstraints | SetRole | AddRoles | Flow | Progress
+          | Decision | Reopen | Decomposition | AddDependencies | AllocateChildren
           | RecordCause | StoreVerification | RecordVerification | SetSigmaPaths | Weigh
           | Pay | Refusal | RefuseGoal)
 

@@ -16,7 +16,8 @@ call it then asks for is started, by whoever the call names (the run's model, th
 sandbox, a tool's runner), when the budget the goal holds covers its estimate and
 nothing recorded or answered before will serve it. Nothing is written, so there is
 nothing to undo. A step that changes something before its first call (a write ends the
-advance, and so does an artifact it must register first) or an error its turn will
+advance, and so does an artifact it must register first, or children whose ids it
+needs) or an error its turn will
 meet again (a ``KernelError``) has nothing to start.
 
 A step not yet written that way is run as before: the store refuses its first write
@@ -38,7 +39,15 @@ from kernel.runtime import progress
 from kernel.runtime.gate import amount
 from kernel.runtime.kernel import Kernel
 from kernel.solve import moves
-from kernel.solve.effects import Done, ModelCall, OpenAttempt, Recall, Register
+from kernel.solve.effects import (
+    ChildIds,
+    Done,
+    ModelCall,
+    NewChildren,
+    OpenAttempt,
+    Recall,
+    Register,
+)
 from kernel.solve.perform import first_request, proposer_of
 from kernel.solve.steps import BY_MOVE
 
@@ -105,7 +114,8 @@ def _advance(k: Kernel, move: moves.Move) -> bool:
                         plan_artifact_id=reached.plan_artifact_id,
                         input_artifact_ids=reached.input_artifact_ids, feedback=reached.feedback))
                     continue
-                if isinstance(reached, Register) or k.proposals.has_pending():
+                if isinstance(reached, Register | ChildIds | NewChildren) \
+                        or k.proposals.has_pending():
                     return False  # a resumed run serves what it recorded: nothing to start
                 found = reached.read()  # read, and handed to the step: nothing recorded
                 if isinstance(reached, Recall) and found is not None:

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 from kernel.core.envelopes import Artifact
 from kernel.core.goal_node import GoalChanges
+from kernel.core.goals import Decomposed
 from kernel.core.logs import TieredLog
 from kernel.protocol import Proposer
 from kernel.refusal import refuse
@@ -28,14 +29,19 @@ from kernel.runtime.gate import amount, ask
 from kernel.runtime.kernel import Kernel
 from kernel.solve import moves
 from kernel.solve.effects import (
+    AddDependencies,
     AddRoles,
+    AllocateChildren,
     Answerer,
+    ChildIds,
     Decision,
+    Decomposition,
     Done,
     Effects,
     Flow,
     ModelCall,
     NewArtifact,
+    NewChildren,
     Observe,
     OpenAttempt,
     Pay,
@@ -54,6 +60,7 @@ from kernel.solve.effects import (
     StoreConstraints,
     StoreVerification,
     Transition,
+    UpdateGoal,
     Wake,
     Weigh,
 )
@@ -106,7 +113,40 @@ def perform(k: Kernel, request: Request) -> Any:
                                plan_artifact_id=request.plan_artifact_id,
                                input_artifact_ids=request.input_artifact_ids,
                                feedback=request.feedback)
+    if isinstance(request, ChildIds | NewChildren):
+        return _children(k, request)
     return k.proposals.recall(request.name, request.goal_id, request.read)
+
+
+def _children(k: Kernel, request: ChildIds | NewChildren) -> list[str]:
+    """The ids of the children a decomposition makes: taken once what cannot ride the
+    commit that creates them is stored, or as they are created now."""
+    if isinstance(request, ChildIds):
+        k.run.store_pending(keep_spend_of=request.goal_id)
+        return k.tree.child_ids(request.count)
+    if request.told is not None:
+        _tell(k.log, request.told)
+    return k.tree.create_children(request.parent, list(request.children), request.inherited,
+                                  coupling={key: list(ids) for key, ids in request.coupling})
+
+
+def _decompose(k: Kernel, change: Decomposition | AddDependencies | AllocateChildren) -> None:
+    """A fresh decomposition's one commit (its budgets split from what the parent holds
+    now), or dependencies or budgets added beside children already made."""
+    if isinstance(change, AddDependencies):
+        k.deps.add(k.run, change.goal_id, list(change.edges))
+        return
+    if isinstance(change, AllocateChildren):
+        k.budget.allocate_children(change.goal_id, dict(change.weights))
+        return
+    parent = change.parent.id
+    grants = k.budget.grants_to_children(parent, k.budget.remaining(parent), dict(change.weights))
+    made = k.tree.create_children(
+        change.parent, list(change.children), change.inherited,
+        Decomposed(list(change.edges), grants, change.to, change.changes),
+        coupling={key: list(ids) for key, ids in change.coupling})
+    if made != list(change.ids):
+        raise AssertionError(f"children of {parent} made as {made}, taken as {change.ids}")
 
 
 def proposer_of(k: Kernel, answerer: Answerer | None) -> Proposer | None:
@@ -122,7 +162,7 @@ def proposer_of(k: Kernel, answerer: Answerer | None) -> Proposer | None:
 def _register(k: Kernel, made: NewArtifact) -> Artifact:
     return k.artifacts.register(made.goal_id, made.content, type=made.type, format=made.format,
                                 lineage=made.lineage, metadata=dict(made.metadata) or None,
-                                key=made.key, unseen=made.unseen)
+                                sigma=made.sigma, key=made.key, unseen=made.unseen)
 
 
 def apply(k: Kernel, changes: StepChanges) -> None:
@@ -132,6 +172,8 @@ def apply(k: Kernel, changes: StepChanges) -> None:
             k.run.will_wake(list(change.goal_ids))
         elif isinstance(change, Transition):
             k.tree.transition(change.goal_id, change.to, _with_made(k, change))
+        elif isinstance(change, UpdateGoal):
+            k.tree.update(change.goal_id, change.status, change.changes)
         elif isinstance(change, StoreConstraints):
             k.constraints.upsert(change.specs, ride=k.run if change.ride else None)
         elif isinstance(change, AddRoles):
@@ -148,6 +190,8 @@ def apply(k: Kernel, changes: StepChanges) -> None:
             invalidated = k.tree.reopen(change.goal_id, change.to, change.changes)
             if change.told is not None:
                 _tell(k.log, change.told, f"; {invalidated.said()}")
+        elif isinstance(change, Decomposition | AddDependencies | AllocateChildren):
+            _decompose(k, change)
         elif isinstance(change, RecordCause):
             k.failures.store(change.attempt_id, change.cause)
         elif isinstance(change, StoreVerification):

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from kernel.core.confidence import PathNode
 from kernel.core.constraints import Signature
+from kernel.core.dag import DagNode
 from kernel.core.envelopes import Attempt, Constraint, ToolPlan
 from kernel.core.goal_node import GoalNode
 from kernel.core.registry import Candidate
@@ -23,7 +24,7 @@ from kernel.protocol.resolver_set import SandboxPolicy
 from kernel.protocol.solve_models import ResolutionOutput
 from kernel.protocol.suggestion_models import Suggestion
 from kernel.repositories import candidates as weighing
-from kernel.repositories import knowledge
+from kernel.repositories import goals, knowledge
 from kernel.repositories.knowledge import Coupling
 from kernel.runtime.inputs import RunInputs
 from kernel.runtime.kernel import Kernel, SolveConfig
@@ -175,6 +176,37 @@ class StepView(Protocol):
         """The repository as the resolve prompt shows it for ``goal``."""
         ...
 
+    def children_keys(self, goal_id: str) -> dict[str, str]:
+        """The goal's live children by their decomposition key (how a repeated step
+        finds those it made)."""
+        ...
+
+    def children(self, goal_id: str) -> list[DagNode]:
+        """The goal's live children in creation order, with what each depends on."""
+        ...
+
+    def inherited_by_children(self, goal_id: str) -> list[str]:
+        """The constraints a child of the goal inherits: its ancestors' resolved ones
+        (its own included)."""
+        ...
+
+    def cost_left(self, goal_id: str) -> int:
+        """What the goal has left to spend, in micro-dollars."""
+        ...
+
+    def leaves(self) -> list[str]:
+        """The run's live leaves, by id."""
+        ...
+
+    def system_sigma(self) -> float | None:
+        """The least sigma_path of the run's live leaves (None: one has none yet)."""
+        ...
+
+    def subtree_parts(self, goal_id: str) -> list[goals.Part]:
+        """The goal and every goal below it, each with its parent, what it spent and
+        produced."""
+        ...
+
 
 class KernelView:
     """``StepView`` over a run's context: reads only."""
@@ -294,3 +326,24 @@ class KernelView:
 
     def repository(self, goal: GoalNode) -> dict[str, Any]:
         return repo_goal.prompt_section(self._k, goal)
+
+    def children_keys(self, goal_id: str) -> dict[str, str]:
+        return goals.children_keys(self._k.store, goal_id)
+
+    def children(self, goal_id: str) -> list[DagNode]:
+        return self._k.deps.children(goal_id)
+
+    def inherited_by_children(self, goal_id: str) -> list[str]:
+        return self._k.constraints.inherited_by_children_of(goal_id)
+
+    def cost_left(self, goal_id: str) -> int:
+        return self._k.budget.remaining(goal_id).cost
+
+    def leaves(self) -> list[str]:
+        return [leaf["id"] for leaf in goals.leaves(self._k.store, self._k.run.run_id)]
+
+    def system_sigma(self) -> float | None:
+        return self._k.confidence.system_sigma()
+
+    def subtree_parts(self, goal_id: str) -> list[goals.Part]:
+        return goals.subtree_parts(self._k.store, goal_id)

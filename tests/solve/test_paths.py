@@ -113,15 +113,17 @@ def test_a_decomposition_keeps_the_children_an_earlier_kernel_made(
     """A kernel that committed a decomposition in parts may have died after making some
     children: the step keeps them and commits the rest as before, with the same result
     as the one-commit decomposition."""
+    from kernel.solve.effects import NewChildren
     from kernel.solve.steps import children as step
 
     made: list[str] = []
 
-    def half_made(k: Kernel, goal, plan, round_: int, covered):  # type: ignore[no-untyped-def]
+    def half_made(view, goal, plan, round_: int, covered):  # type: ignore[no-untyped-def]
         key, spec = next(iter(step._specs(goal, plan, round_, {}, covered).values()))
-        made.extend(k.tree.create_children(goal, [(key, spec)],
-                                           k.constraints.inherited_by_children_of(goal.id)))
-        return step._beside(k, k.tree.get(goal.id), plan, round_, {key: made[0]}, covered)
+        made.extend((yield NewChildren(goal, ((key, spec),),
+                                       tuple(view.inherited_by_children(goal.id)))))
+        return (yield from step._beside(view, view.goal(goal.id), plan, round_,
+                                        {key: made[0]}, covered))
 
     monkeypatch.setattr(step, "_fresh", half_made)
     kernel, root = _start(initialised_graph, tmp_path, PLAN, plan_entries())

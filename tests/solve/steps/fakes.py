@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 from kernel.core.confidence import PathNode
 from kernel.core.constraints import Signature
+from kernel.core.dag import DagNode
 from kernel.core.envelopes import Attempt, Constraint, ToolPlan
 from kernel.core.goal_node import GoalNode
 from kernel.core.registry import Candidate
@@ -104,6 +105,14 @@ class FakeView:
     shipped: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by goal
     verified_output: dict[str, Any] | None = None  # the last attempt's output, shown
     repo_views: dict[str, dict[str, Any]] = field(default_factory=dict)  # by goal
+    # a goal's children by decomposition key, and as the DAG reads them (by goal)
+    kept: dict[str, dict[str, str]] = field(default_factory=dict)
+    dag: dict[str, list[DagNode]] = field(default_factory=dict)
+    resolved_above: dict[str, list[str]] = field(default_factory=dict)  # what children inherit
+    left: dict[str, int] = field(default_factory=dict)  # micro-dollars a goal has left
+    live_leaves: list[str] = field(default_factory=list)  # the run's, by id
+    least_sigma: float | None = None  # the least sigma_path of the live leaves
+    below: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # a goal's subtree
 
     def path(self, goal_id: str) -> list[PathNode]:
         return self.paths[goal_id]
@@ -201,6 +210,27 @@ class FakeView:
 
     def repository(self, goal: GoalNode) -> dict[str, Any]:
         return self.repo_views[goal.id]
+
+    def children_keys(self, goal_id: str) -> dict[str, str]:
+        return self.kept.get(goal_id, {})
+
+    def children(self, goal_id: str) -> list[DagNode]:
+        return self.dag.get(goal_id, [])
+
+    def inherited_by_children(self, goal_id: str) -> list[str]:
+        return self.resolved_above.get(goal_id, [])
+
+    def cost_left(self, goal_id: str) -> int:
+        return self.left.get(goal_id, 0)
+
+    def leaves(self) -> list[str]:
+        return self.live_leaves
+
+    def system_sigma(self) -> float | None:
+        return self.least_sigma
+
+    def subtree_parts(self, goal_id: str) -> list[Any]:
+        return self.below.get(goal_id, [])
 
     def weighing_history(self, goal: GoalNode, hashes: list[str]) -> Observe:
         rows = [r for r in self.seen_before if r["sha256"] in hashes]
