@@ -200,9 +200,9 @@ def main() -> None:
 def _plain(value: object) -> str:
     """An error's text inside the console's markup: shown as it is (a path or a goal may
     hold ``[/]`` or ``[link=…]``), hidden characters made visible."""
-    from kernel.cli.shown import escape
+    from kernel.cli.shown import shown
 
-    return escape(value)
+    return shown(value, multiline=True, markup=True)  # a message's own lines kept
 
 
 def _data_dir() -> Path | None:
