@@ -20,6 +20,18 @@ from tests.solve import scripts
 _names = itertools.count()
 
 
+def _ended_or_said_where(kernel: subprocess.Popen[bytes], timeout: float) -> None:
+    """Wait for the kernel to end; if it does not, fail with every thread's stack (the
+    faulthandler dumps them on SIGABRT), so a hang says where it hangs."""
+    try:
+        kernel.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kernel.send_signal(signal.SIGABRT)
+        _, err = kernel.communicate(timeout=30)
+        pytest.fail(f"the kernel had not ended {timeout:.0f} s after the signal; its "
+                    f"threads:\n{err.decode(errors='replace')[-8000:]}")
+
+
 @needs_sandbox
 @pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL],
@@ -32,8 +44,8 @@ def test_interrupting_solve_ends_every_process_of_the_run(data_dir: Path, tmp_pa
     env = {**os.environ, "KERNEL_DATA_DIR": str(data_dir),
            "KERNEL_GRAPH_NAME": f"interrupt-{next(_names)}", "COLUMNS": "120"}
     kernel = subprocess.Popen(
-        [sys.executable, "-c", "from kernel.cli.app import main; main()", "solve",
-         "Wait for a slow test", "--proposer", "scripted", "--script", str(script),
+        [sys.executable, "-X", "faulthandler", "-c", "from kernel.cli.app import main; main()",
+         "solve", "Wait for a slow test", "--proposer", "scripted", "--script", str(script),
          "--budget", "1"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 120
@@ -42,7 +54,7 @@ def test_interrupting_solve_ends_every_process_of_the_run(data_dir: Path, tmp_pa
             time.sleep(0.2)
         assert processes_with(token), "the sandboxed test never started"
         kernel.send_signal(signum)
-        kernel.wait(timeout=30)
+        _ended_or_said_where(kernel, timeout=60)  # a loaded machine's cleanup takes a while
         if signum != signal.SIGKILL:  # a clean stop: resumable, with the command to resume
             _, err = kernel.communicate()
             assert kernel.returncode == 3, err
