@@ -23,20 +23,17 @@ from kernel.core.attempts import Attempts
 from kernel.core.ledger import load_entries
 from kernel.core.run import Run
 from kernel.errors import ConfigError
-from kernel.protocol import Resolution, ResolveRequest
 from kernel.protocol.requirements import requirements_hash
-from kernel.runtime import proposers
 from kernel.settings import KernelSettings
 from kernel.solve.causes import said
 from kernel.solve.repo_goal import repo_input
 from kernel.solve.sandbox_runs import DEPENDENCY_CACHE
 from kernel.solve.session import replay
 from kernel.store.base import GraphStore
-from resolvers.scripted import ScriptedProposer
 from tests.conftest import store_settings
 from tests.package_index import OPENSSL, package_index
 from tests.sandbox_support import needs_sandbox
-from tests.test_repo_solve import solve_repo_cli
+from tests.test_repo_solve import recording_proposer, solve_repo_cli
 
 EXAMPLE = Path(__file__).parents[1] / "seeds" / "examples" / "bugfix"
 GOAL = "Fix the word count: any run of whitespace separates words"
@@ -44,14 +41,6 @@ USES_DEPENDENCY = "import tinypkg\n\n\ndef test_the_dependency_is_there():\n" \
                   "    assert tinypkg.VALUE == 42\n"
 needs_openssl = pytest.mark.skipif(OPENSSL is None, reason="the openssl command makes the "
                                                           "local index's certificate")
-
-
-class _Recording(ScriptedProposer):
-    requests: list[ResolveRequest]
-
-    def propose(self, request: ResolveRequest, occurrence: int) -> Resolution:
-        self.requests.append(request)
-        return super().propose(request, occurrence)
 
 
 def _repo(tmp_path: Path) -> Path:
@@ -118,12 +107,7 @@ def test_an_install_that_fails_is_an_error_that_blocks_resolution(
     settings = store_settings(embedded_store, data_dir)
     request = api.SolveRequest.checked(goal=GOAL, proposer="scripted",
                                        script=EXAMPLE / "script.yaml", repo=_repo(tmp_path))
-    recording = _Recording.from_file(EXAMPLE / "script.yaml")
-    assert isinstance(recording, _Recording)
-    recording.requests = []
-    real = proposers.make_proposer
-    monkeypatch.setattr(proposers, "make_proposer",
-                        lambda *a, **kw: (recording, real(*a, **kw)[1]))
+    recording = recording_proposer(monkeypatch)
     outcome = api.solve(embedded_store, request, settings)
     assert outcome.status == "infeasible"
     asked = next(r for r in recording.requests if r.operation == "resolve")

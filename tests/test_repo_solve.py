@@ -40,6 +40,19 @@ EXAMPLE = Path(__file__).parents[1] / "seeds" / "examples" / "bugfix"
 GOAL = "Fix the word count: any run of whitespace separates words"
 
 
+def recording_proposer(monkeypatch: pytest.MonkeyPatch) -> _Recording:
+    """The bugfix example's scripted proposer, made the run's, keeping each request."""
+    from kernel.runtime import proposers
+
+    recording = _Recording.from_file(EXAMPLE / "script.yaml")
+    assert isinstance(recording, _Recording)
+    recording.requests = []
+    real = proposers.make_proposer
+    monkeypatch.setattr(proposers, "make_proposer",
+                        lambda *a, **kw: (recording, real(*a, **kw)[1]))
+    return recording
+
+
 def solve_repo_cli(store: GraphStore, data_dir: Path, repo: Path, env: dict[str, str]
                    ) -> subprocess.CompletedProcess[str]:
     """``kernel solve GOAL --repo REPO`` with the bugfix example's script, as a process."""
@@ -182,14 +195,7 @@ class _Recording(ScriptedProposer):
 def test_the_resolve_prompt_shows_the_map_the_named_files_and_the_failing_test(
         embedded_store: GraphStore, data_dir: Path, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from kernel.runtime import proposers
-
-    recording = _Recording.from_file(EXAMPLE / "script.yaml")
-    assert isinstance(recording, _Recording)
-    recording.requests = []
-    real = proposers.make_proposer
-    monkeypatch.setattr(proposers, "make_proposer",
-                        lambda *a, **kw: (recording, real(*a, **kw)[1]))
+    recording = recording_proposer(monkeypatch)
     outcome = _solve(embedded_store, store_settings(embedded_store, data_dir), _copy(tmp_path))
     assert outcome.status == "resolved"
     first, second = [r for r in recording.requests if r.operation == "resolve"]
