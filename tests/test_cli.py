@@ -618,3 +618,24 @@ def test_an_empty_goal_is_named_as_the_argument_it_is(tmp_path: Path) -> None:
                  str(seeds_dir() / "examples" / "csv-cli.script.yaml"))
     assert done.returncode == 2 and "GOAL" in done.stderr and "--goal" not in done.stderr, \
         done.stderr
+
+
+def test_a_mistyped_command_line_is_one_line_naming_the_help_to_read(tmp_path: Path) -> None:
+    """An option's value of the wrong kind, an unknown option or command, a missing
+    argument: exit 2, one line saying what is wrong and which ``--help`` lists what the
+    command takes (no usage box), nothing stored; no arguments at all still shows the
+    help."""
+    cases = {
+        ("solve", "x", "--budget", "five"): "Invalid value for '--budget'",
+        ("solve", "x", "--no-such-option"): "No such option: --no-such-option",
+        ("solve",): "Missing argument 'GOAL'",
+        ("db", "no-such-command"): "No such command 'no-such-command'",
+    }
+    for args, expected in cases.items():
+        done = _main(tmp_path, *args)
+        said = done.stderr.strip()
+        assert done.returncode == 2 and expected in said, (args, done.stderr)
+        assert len(said.splitlines()) == 1 and "--help lists what it takes" in said, said
+    assert not (tmp_path / "unused").exists()
+    bare = _main(tmp_path)
+    assert bare.returncode == 2 and "Usage: kernel [OPTIONS] COMMAND" in bare.stdout + bare.stderr

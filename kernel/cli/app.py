@@ -16,9 +16,10 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, NoReturn
 
 import typer
+from typer._click import exceptions as click  # typer vendors click; it exports only a few
 
 from kernel.cli.common import err_console
 from kernel.cli.lazy import Lazy, LazyGroup
@@ -166,7 +167,21 @@ def main() -> None:
         from kernel.cli.conventions import hoist_global_options
 
         tree = command()
-        tree(args=hoist_global_options(sys.argv[1:], tree), prog_name="kernel")
+        code = tree.main(args=hoist_global_options(sys.argv[1:], tree), prog_name="kernel",
+                         standalone_mode=False)
+        sys.exit(code if isinstance(code, int) else 0)
+    except click.UsageError as exc:
+        if isinstance(exc, click.NoArgsIsHelpError) or exc.ctx is None:
+            _usage(exc)
+        err_console.print(f"[bold red]error:[/] {_plain(exc.format_message())} "
+                          f"({_plain(exc.ctx.command_path)} --help lists what it takes)",
+                          highlight=False, soft_wrap=True)
+        sys.exit(EXIT_BAD_INPUT)
+    except click.ClickException as exc:
+        _usage(exc)
+    except typer.Abort:
+        err_console.print("aborted")
+        sys.exit(1)
     except RunInterrupted as exc:
         err_console.print(f"[bold yellow]stopped:[/] {_plain(exc)}", highlight=False, soft_wrap=True)
         sys.exit(EXIT_RESUMABLE)
@@ -195,6 +210,14 @@ def main() -> None:
                           f"{_plain(str(exc)[:200])} (traceback in {_plain(where)}; --debug prints it)",
                           highlight=False, soft_wrap=True)
         sys.exit(EXIT_INTERNAL)
+
+
+def _usage(exc: click.ClickException) -> NoReturn:
+    """A click error shown as typer shows it (help asked for by giving no arguments)."""
+    from typer import rich_utils
+
+    rich_utils.rich_format_error(exc)
+    sys.exit(exc.exit_code)
 
 
 def _plain(value: object) -> str:
