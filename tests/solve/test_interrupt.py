@@ -20,11 +20,13 @@ from tests.solve import scripts
 _names = itertools.count()
 
 
-def _ended_or_said_where(kernel: subprocess.Popen[bytes], timeout: float) -> None:
-    """Wait for the kernel to end; if it does not, fail with every thread's stack (the
-    faulthandler dumps them on SIGABRT), so a hang says where it hangs."""
+def _ended_or_said_where(kernel: subprocess.Popen[bytes], timeout: float) -> bytes:
+    """Wait for the kernel to end, reading what it writes meanwhile (a pipe nobody reads
+    would stop it once full), and return its stderr; if it does not end, fail with every
+    thread's stack (the faulthandler dumps them on SIGABRT), so a hang says where it
+    hangs."""
     try:
-        kernel.wait(timeout=timeout)
+        return kernel.communicate(timeout=timeout)[1]
     except subprocess.TimeoutExpired:
         kernel.send_signal(signal.SIGABRT)
         _, err = kernel.communicate(timeout=30)
@@ -54,9 +56,8 @@ def test_interrupting_solve_ends_every_process_of_the_run(data_dir: Path, tmp_pa
             time.sleep(0.2)
         assert processes_with(token), "the sandboxed test never started"
         kernel.send_signal(signum)
-        _ended_or_said_where(kernel, timeout=60)  # a loaded machine's cleanup takes a while
+        err = _ended_or_said_where(kernel, timeout=60)  # a loaded machine's cleanup is slow
         if signum != signal.SIGKILL:  # a clean stop: resumable, with the command to resume
-            _, err = kernel.communicate()
             assert kernel.returncode == 3, err
             assert b"continue with: kernel resume run:" in err and b"Traceback" not in err
     finally:
