@@ -88,8 +88,3 @@ def yaml_problem(exc: Exception) -> str:
         return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
     return " ".join(str(exc).split())
 
-
-class LookaheadStop(BaseException):
-    """A step taken ahead (``kernel.solve.lookahead``) reached what only the step taken in
-    order may do: a write, a ledger entry, or a call it has now started. A BaseException,
-    so that no step's ``except Exception`` mistakes it for the step's own failure."""

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from kernel.core.envelopes import canonical_json
 from kernel.core.ledger import EntryKind, Ledger, LedgerEntry, answered_before
-from kernel.errors import KernelError, LookaheadStop
+from kernel.errors import KernelError
 from kernel.protocol import (
     DeadlineReached,
     Estimate,
@@ -355,15 +355,9 @@ class Proposals:
     def _asked(self, request: ResolveRequest, wanted: dict[str, Any],
                proposer: Proposer | None, estimate: Estimate | None) -> LedgerEntry:
         """What nothing recorded in this run answers: an identical request answered before
-        in this graph, or the proposer. A step taken ahead goes no further than its call,
-        and starts it only when no earlier answer serves it."""
+        in this graph, or the proposer."""
         live = self._live(request)
-        key, earlier = self._earlier_answer(request, proposer,
-                                            calling=not self.run.store.lookahead)
-        if self.run.store.lookahead:
-            if earlier is None:
-                live.ahead(request, wanted, self._occurrence(request), proposer)
-            raise LookaheadStop(request.operation)  # the step taken ahead ends here
+        key, earlier = self._earlier_answer(request, proposer, calling=True)
         if earlier is not None:
             return live.reuse(request, wanted, earlier)
         return live.proposal(request, wanted, self._occurrence(request), proposer, estimate,
@@ -397,8 +391,7 @@ class Proposals:
                                   f"entries; the kernel reads the history {name} for {goal_id}")
         else:
             rows = read()
-            if not self.run.store.lookahead:  # a step taken ahead reads, records nothing
-                self._record(self.live.observation(name, goal_id, rows, source))
+            self._record(self.live.observation(name, goal_id, rows, source))
         self.run.proposals += 1
         return rows
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kernel.core.envelopes import canonical_json
 from kernel.core.run import GENESIS, Run
-from kernel.errors import KernelError, LookaheadStop
+from kernel.errors import KernelError
 from kernel.store.base import GraphStore
 
 EntryKind = Literal["proposal", "observation", "denial", "decision", "refusal", "failure"]
@@ -93,8 +93,6 @@ class Ledger:
         not forked. ``reuse_key`` (an answered call's request as its source sees it) is
         stored beside the entry, outside its hash: it only lets a later identical request
         find this answer (:func:`answered_before`)."""
-        if self.store.lookahead:
-            raise LookaheadStop("ledger/append")
         if self._head is None:
             head, size, _ = self._state()
         else:

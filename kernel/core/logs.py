@@ -44,13 +44,6 @@ class TieredLog:
         self.raw_io = raw_io
         self._n = 0
 
-    def mark(self) -> int:
-        """The number of lines written, which log ids count on from (see ``Run.mark``)."""
-        return self._n
-
-    def rewind(self, mark: int) -> None:
-        self._n = mark
-
     def flow(self, goal_id: str | None, summary: str) -> str:
         return self._write(1, "flow", goal_id, summary, None)
 

@@ -15,7 +15,6 @@ that follows it.
 
 from __future__ import annotations
 
-import copy
 import json
 import time
 from collections.abc import Mapping
@@ -136,14 +135,6 @@ class Run:
         queue = rows[0].get("queue")
         return cls(store, run_id, int(rows[0]["base_ms"]), int(rows[0]["seq"]), consumed,
                    consumed, list(queue) if queue is not None else None)
-
-    def mark(self) -> tuple[int, int, StepBuffer]:
-        """What a step taken ahead of its turn may change in memory (it writes nothing):
-        the proposals served and the step buffer, to ``rewind`` to afterwards."""
-        return self.proposals, self.committed_proposals, copy.deepcopy(self.step)
-
-    def rewind(self, mark: tuple[int, int, StepBuffer]) -> None:
-        self.proposals, self.committed_proposals, self.step = mark
 
     def config(self) -> dict[str, Any]:
         rows = self.store.run("run/get", {"run_id": self.run_id})

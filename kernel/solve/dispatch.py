@@ -93,7 +93,7 @@ def _drive(k: Kernel, root_id: str, queue: list[str], on_step: Callable[[str], N
                 continue
             return _capped(k, root_id, count)
         goal_id = queue[0]
-        look_ahead(k, queue, _step, first_move)
+        look_ahead(k, queue, first_move)
         k.run.begin_step(queue)
         try:
             queue = advance(queue[1:], _step(k, goal_id))

@@ -8,20 +8,16 @@ against the graph as committed. A call it reaches is started then, and answered 
 goal's turn makes the same call (same proposer, request and occurrence). Goals are
 looked at in queue order until the calls out fill the concurrency.
 
-A step written as an effect producer (``kernel.solve.effects``) is advanced to its first
-call and no further: it reads through its view, a recalled record or a history it asks
+A step (an effect producer, ``kernel.solve.effects``) is advanced to its first call and
+no further: it reads through its view, a recalled record or a history it asks
 for (``Observe``) is read and handed to it (nothing is recorded), an attempt it opens
 (``OpenAttempt``) is handed to it as it would be opened (nothing is buffered), and the
 call it then asks for is started, by whoever the call names (the run's model, the
 sandbox, a tool's runner), when the budget the goal holds covers its estimate and
-nothing recorded or answered before will serve it. Nothing is written, so there is
+nothing recorded or answered before will serve it. Nothing is performed, so there is
 nothing to undo. A step that changes something before its first call (a write ends the
 advance, and so does an artifact it must register first, or children whose ids it
-needs) or an error its turn will
-meet again (a ``KernelError``) has nothing to start.
-
-A step not yet written that way is run as before: the store refuses its first write
-(``LookaheadStop``), and what it changed in memory is rewound.
+needs) or an error its turn will meet again (a ``KernelError``) has nothing to start.
 
 A call whose turn asks for something else (an earlier step in the round changed what
 the goal sees) is not used: it is counted, and what it cost is told at the end of the
@@ -30,11 +26,10 @@ run (``Outcome.calls_unused``, ``unused_cost_usd``); nothing of it enters the ru
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 from kernel.core.goal_node import GoalNode
-from kernel.errors import KernelError, LookaheadStop
+from kernel.errors import KernelError
 from kernel.runtime import progress
 from kernel.runtime.gate import amount
 from kernel.runtime.kernel import Kernel
@@ -55,11 +50,10 @@ from kernel.solve.steps import BY_MOVE
 # concurrency: far enough to pass over goals whose next step only writes.
 LOOK_FURTHER = 4
 
-Step = Callable[[Kernel, str], object]
 Opening = Callable[[Kernel, GoalNode], moves.Move | None]
 
 
-def look_ahead(k: Kernel, queue: list[str], step: Step, opening: Opening) -> None:
+def look_ahead(k: Kernel, queue: list[str], opening: Opening) -> None:
     """Start the next calls of the goals behind ``queue[0]``, in queue order, until as
     many calls are out as the run's concurrency allows, the head's own among them (a goal
     whose next step writes before it calls has nothing to start, and is passed over until
@@ -78,31 +72,28 @@ def look_ahead(k: Kernel, queue: list[str], step: Step, opening: Opening) -> Non
             break
         if calls.waiting(goal_id) or goal_id in calls.writes_first:
             continue
-        if not _take_ahead(k, goal_id, step, opening):
+        if not _take_ahead(k, goal_id, opening):
             calls.writes_first.add(goal_id)
 
 
-def _take_ahead(k: Kernel, goal_id: str, step: Step, opening: Opening) -> bool:
+def _take_ahead(k: Kernel, goal_id: str, opening: Opening) -> bool:
     """Whether the step, taken ahead, started a call."""
     try:
         move = opening(k, k.tree.get(goal_id))
         if move is None:
             return False
-        if BY_MOVE[type(move)].produces_effects and not _advance(k, move):
-            return k.calls.waiting(goal_id)
+        with progress.watching(None):  # nothing told to the watcher
+            _advance(k, move)
     except KernelError:  # its turn meets it again, in order
         return False
-    with _ahead_of_turn(k), contextlib.suppress(LookaheadStop, Exception):
-        step(k, goal_id)
     return k.calls.waiting(goal_id)
 
 
-def _advance(k: Kernel, move: moves.Move) -> bool:
+def _advance(k: Kernel, move: moves.Move) -> None:
     """Advance the step ``move`` starts (and the steps it leads to with nothing changed
     but log lines and a verification riding the goal's move, which the next step's
     call does not show: verify, then the leaf step) to its first call, and start that
-    call; whether the turn goes on into a step not written as an effect producer, to be
-    taken ahead the older way."""
+    call."""
     while BY_MOVE[type(move)].produces_effects:
         body = BY_MOVE[type(move)].body(k, move)
         try:
@@ -116,20 +107,19 @@ def _advance(k: Kernel, move: moves.Move) -> bool:
                     continue
                 if isinstance(reached, Register | ChildIds | NewChildren) \
                         or k.proposals.has_pending():
-                    return False  # a resumed run serves what it recorded: nothing to start
+                    return  # a resumed run serves what it recorded: nothing to start
                 found = reached.read()  # read, and handed to the step: nothing recorded
                 if isinstance(reached, Recall) and found is not None:
-                    return False  # the record answers: no call
+                    return  # the record answers: no call
                 reached = first_request(body, found)
         finally:
             body.close()
         if isinstance(reached, ModelCall):
             _start(k, reached)
-            return False
+            return
         if not reached.changes.only_riding() or not isinstance(reached.then, moves.Move):
-            return False
+            return
         move = reached.then
-    return True
 
 
 def _start(k: Kernel, call: ModelCall) -> None:
@@ -139,17 +129,3 @@ def _start(k: Kernel, call: ModelCall) -> None:
     estimate = k.proposals.estimate(call.request, proposer)
     if k.budget.covers(call.goal_id, amount(estimate.cost_usd, estimate.seconds)):
         k.proposals.start_ahead(call.request, proposer)
-
-
-@contextlib.contextmanager
-def _ahead_of_turn(k: Kernel) -> Iterator[None]:
-    """Reads only, nothing told to the watcher, and what changed in memory rewound."""
-    run_mark, log_mark = k.run.mark(), k.log.mark()
-    k.store.lookahead = True
-    try:
-        with progress.watching(None):
-            yield
-    finally:
-        k.store.lookahead = False
-        k.run.rewind(run_mark)
-        k.log.rewind(log_mark)

@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernel.errors import LookaheadStop
 from kernel.store.queries import NamedQuery, QueryCatalog
 from kernel.store.read_cache import ReadCache
 from kernel.store.stats import StatementStats
@@ -65,8 +64,6 @@ class GraphStore(ABC):
 
     def __init__(self, catalog: QueryCatalog) -> None:
         self.catalog = catalog
-        # While a step is taken ahead of its turn, a write ends it (see LookaheadStop).
-        self.lookahead = False
         # Told of every statement run (kernel.bench.warm_up collects a run's statements).
         self.recorder: Callable[[Statement], None] | None = None
         self.stats = StatementStats()
@@ -84,8 +81,6 @@ class GraphStore(ABC):
         """Run the named statement with its parameters; identifiers fill template slots.
         While a run holds ``read_cache``, the cache answers what it can."""
         query = self.catalog.get(name)
-        if self.lookahead and query.mode != "read":
-            raise LookaheadStop(name)
         values = dict(params or {})
         query.check_parameters(values)
         text = query.render(identifiers, values)
