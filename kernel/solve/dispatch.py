@@ -12,10 +12,13 @@ run with a refusal.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from kernel.core.constraints import ConstraintEngine
 from kernel.core.goal_node import GoalNode
+from kernel.core.goals import GoalTree
 from kernel.core.run import advance
 from kernel.core.state_machine import TERMINAL, Action, Status
 from kernel.errors import KernelError
@@ -31,6 +34,7 @@ from kernel.solve.capability_requests import budget_gap
 from kernel.solve.causes import first_cause
 from kernel.solve.lookahead import look_ahead
 from kernel.solve.steps import take
+from kernel.store import GraphStore
 
 S = Status
 # The move that starts a goal's turn, by what ``next_action`` says it needs.
@@ -93,7 +97,7 @@ def _drive(k: Kernel, root_id: str, queue: list[str], on_step: Callable[[str], N
                 continue
             return _capped(k, root_id, count)
         goal_id = queue[0]
-        look_ahead(k, queue, first_move)
+        look_ahead(k, queue, functools.partial(first_move, k.tree))
         k.run.begin_step(queue)
         try:
             queue = advance(queue[1:], _step(k, goal_id))
@@ -106,18 +110,18 @@ def _drive(k: Kernel, root_id: str, queue: list[str], on_step: Callable[[str], N
             k.run.end_step(queue)
             if k.proposals.original_went_on():
                 continue
-            return _outcome(k, root_id, count, stopped=f"model unavailable: {exc}")
+            return _outcome(k.tree, root_id, count, stopped=f"model unavailable: {exc}")
         except EnvironmentFault as exc:  # the same: the machine, not the goal, is at fault
             k.run.end_step(queue)
-            return _outcome(k, root_id, count, stopped=str(exc))
+            return _outcome(k.tree, root_id, count, stopped=str(exc))
         k.run.end_step(queue)
         k.calls.stepped(goal_id)
         count += 1
         if on_step is not None:
             on_step(goal_id)
         if stop_after_intake and goal_id == root_id and k.tree.get(root_id).intake == "done":
-            return _outcome(k, root_id, count, stopped="intake confirmed")
-    return _outcome(k, root_id, count)
+            return _outcome(k.tree, root_id, count, stopped="intake confirmed")
+    return _outcome(k.tree, root_id, count)
 
 
 def _wall_time_up(k: Kernel) -> bool:
@@ -132,7 +136,7 @@ def _capped(k: Kernel, root_id: str, count: int) -> Outcome:
     if not k.proposals.replaying:
         refuse(k.ledger, root_id, RefusalReason.WALL_TIME_EXCEEDED,
                f"stopped after {count} steps", cap_seconds=k.config.max_wall_seconds)
-    return _outcome(k, root_id, count, stopped="wall-time cap")
+    return _outcome(k.tree, root_id, count, stopped="wall-time cap")
 
 
 def _step(k: Kernel, goal_id: str) -> list[str]:
@@ -169,7 +173,7 @@ class Blocked:
     children: tuple[str, ...]
 
 
-def opening(k: Kernel, goal: GoalNode) -> Turn | Blocked | None:
+def opening(tree: GoalTree, goal: GoalNode) -> Turn | Blocked | None:
     """How the goal's turn starts, from the graph as committed (reads only): None when
     it has nothing to do."""
     status = goal.status
@@ -182,8 +186,8 @@ def opening(k: Kernel, goal: GoalNode) -> Turn | Blocked | None:
             return Turn(moves.HireAnswered(goal))
         return Turn(moves.BuildDone(goal))
     if status == S.PENDING and goal.decompositions > 0:
-        return _waiting_on_children(k, goal)
-    action = k.tree.next_action(goal.id)
+        return _waiting_on_children(tree.store, goal)
+    action = tree.next_action(goal.id)
     if action == Action.WAIT:
         return None
     attempt = goal.attempt_count + (action == Action.RESOLVE) \
@@ -191,15 +195,15 @@ def opening(k: Kernel, goal: GoalNode) -> Turn | Blocked | None:
     return Turn(FIRST_MOVE[action](goal), action.value, attempt)
 
 
-def first_move(k: Kernel, goal: GoalNode) -> moves.Move | None:
+def first_move(tree: GoalTree, goal: GoalNode) -> moves.Move | None:
     """The move the goal's turn starts with, if it has one to take ahead of its turn."""
-    turn = opening(k, goal)
+    turn = opening(tree, goal)
     return turn.move if isinstance(turn, Turn) else None
 
 
 def _run_step(k: Kernel, goal_id: str) -> list[str]:
     goal = k.tree.get(goal_id)
-    turn = opening(k, goal)
+    turn = opening(k.tree, goal)
     if turn is None:
         return []
     if isinstance(turn, Blocked):
@@ -218,28 +222,30 @@ def _handled(k: Kernel, goal: GoalNode, name: str, move: moves.Move) -> list[str
     try:
         return take(k, move)
     except NoProposalError as exc:
-        return k.refuse_goal(goal, RefusalReason.NO_PROPOSALS, _led_by_cause(k, goal, str(exc)),
+        return k.refuse_goal(goal, RefusalReason.NO_PROPOSALS,
+                             _led_by_cause(k.tree, k.constraints, goal, str(exc)),
                              operation=exc.operation or name, goal=goal.summary)
     except PermanentError as exc:
         return k.refuse_goal(goal, RefusalReason.INVALID_PROPOSAL,
-                             _led_by_cause(k, goal, f"{name}: {exc}"),
+                             _led_by_cause(k.tree, k.constraints, goal, f"{name}: {exc}"),
                              operation=name, failure=exc.failure_mode)
 
 
-def _led_by_cause(k: Kernel, goal: GoalNode, detail: str) -> str:
+def _led_by_cause(tree: GoalTree, constraints: ConstraintEngine, goal: GoalNode,
+                  detail: str) -> str:
     """``detail``, after the first cause in the chain (an attempt's failed check)."""
-    now = k.tree.get(goal.id)
+    now = tree.get(goal.id)
     verification = now.verification
     if verification is None:
         return detail
-    titles = {c.id: c.title for c in k.constraints.get_many(
+    titles = {c.id: c.title for c in constraints.get_many(
         [c.constraint_id for c in verification.failed()])}
     cause = first_cause(now, titles)
     return detail if cause is None else f"{cause}; then {detail}"
 
 
-def _waiting_on_children(k: Kernel, goal: GoalNode) -> Turn | Blocked | None:
-    children = goals.children(k.store, goal.id)
+def _waiting_on_children(store: GraphStore, goal: GoalNode) -> Turn | Blocked | None:
+    children = goals.children(store, goal.id)
     statuses = {c["status"] for c in children}
     if children and statuses == {S.RESOLVED.value}:
         return Turn(moves.Compose(goal))
@@ -248,8 +254,9 @@ def _waiting_on_children(k: Kernel, goal: GoalNode) -> Turn | Blocked | None:
     return None
 
 
-def _outcome(k: Kernel, root_id: str, count: int, stopped: str | None = None) -> Outcome:
-    root = k.tree.get(root_id)
+def _outcome(tree: GoalTree, root_id: str, count: int, stopped: str | None = None) -> Outcome:
+    root = tree.get(root_id)
     sigma = root.sigma_system if root.status == S.RESOLVED else None
-    waiting = tuple(sorted({r["awaiting"] for r in requests.parked(k.store, k.run.run_id)}))
-    return Outcome(k.run.run_id, root_id, root.status.value, sigma, count, stopped, waiting)
+    run_id = tree.run.run_id
+    waiting = tuple(sorted({r["awaiting"] for r in requests.parked(tree.store, run_id)}))
+    return Outcome(run_id, root_id, root.status.value, sigma, count, stopped, waiting)

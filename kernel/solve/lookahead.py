@@ -50,7 +50,7 @@ from kernel.solve.steps import BY_MOVE
 # concurrency: far enough to pass over goals whose next step only writes.
 LOOK_FURTHER = 4
 
-Opening = Callable[[Kernel, GoalNode], moves.Move | None]
+Opening = Callable[[GoalNode], moves.Move | None]
 
 
 def look_ahead(k: Kernel, queue: list[str], opening: Opening) -> None:
@@ -79,7 +79,7 @@ def look_ahead(k: Kernel, queue: list[str], opening: Opening) -> None:
 def _take_ahead(k: Kernel, goal_id: str, opening: Opening) -> bool:
     """Whether the step, taken ahead, started a call."""
     try:
-        move = opening(k, k.tree.get(goal_id))
+        move = opening(k.tree.get(goal_id))
         if move is None:
             return False
         with progress.watching(None):  # nothing told to the watcher
