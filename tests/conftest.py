@@ -73,12 +73,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def _longest_first(items: list[pytest.Item]) -> None:
-    """The modules that hold slow tests are handed out first, so the workers do not end
-    with one of them running alone while the others have nothing left (the slowest
-    modules sort last by name). Modules stay whole, so their fixtures are built once;
-    every worker collects, and sorts, the same way."""
-    slow = {item.nodeid.split("::")[0] for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.nodeid.split("::")[0] not in slow)
+    """The slow tests are handed out first, those on Neo4j (the longest: the same work on
+    a slower store, or Neo4j's alone) before the others, so the workers do not end with
+    one of them running alone while the others have nothing left (the slowest modules
+    sort last by name); the fast tests fill the end. A test that is not slow stays after
+    every slow one, even in a module that holds slow tests. A module that shares a fixture
+    is one xdist group, handed out whole before single tests whatever its place here (its
+    fixture is built once); every worker collects, and sorts, the same way."""
+    items.sort(key=lambda item: (item.get_closest_marker("slow") is None,
+                                 item.get_closest_marker("neo4j") is None))
 
 
 # -- tests that cannot run beside others -------------------------------------------
