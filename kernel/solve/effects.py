@@ -144,7 +144,27 @@ class NewChildren:
     told: Flow | None = None
 
 
-Request = ModelCall | Recall | Observe | Register | OpenAttempt | ChildIds | NewChildren
+# -- asked by intake --
+
+@dataclass(frozen=True)
+class AskPerson:
+    """An intake question put to the person (operation ``intake``, answered as
+    ``actor:human``): by whoever is there now (the terminal, a script's person) or by the
+    answer stored on the question's request (``kernel hire answer ID --intake FILE``),
+    recorded in the ledger like a call; ``told`` is logged first. Answered with the
+    answer's ``Proposal``, or None when nobody is there to give it (the goal stays parked
+    on the request). A person is never asked ahead of the turn: it ends the advance."""
+
+    request: ResolveRequest
+    told: tuple[Flow | Decision, ...] = ()
+
+    @property
+    def goal_id(self) -> str:
+        return self.request.goal_id
+
+
+Request = (ModelCall | Recall | Observe | Register | OpenAttempt | ChildIds | NewChildren
+           | AskPerson)
 
 
 # -- changes: what a step's commit writes, in order --------------------------------------
@@ -394,10 +414,24 @@ class RefuseGoal:
     facts: tuple[tuple[str, str], ...] = ()
 
 
+# -- made by intake --
+
+@dataclass(frozen=True)
+class ConfirmIntake:
+    """The goal the person confirmed in place of the one typed, as one commit: the root's
+    ``properties`` (description, summary, the intake closed; by name, in this order), its
+    core the constraints ``core_ids`` (stored before), and the question it last asked
+    marked delivered."""
+
+    goal_id: str
+    core_ids: tuple[str, ...]
+    properties: tuple[tuple[str, Any], ...]
+
+
 Change = (Wake | Transition | UpdateGoal | StoreConstraints | SetRole | AddRoles | Flow | Progress
           | Decision | Reopen | Decomposition | AddDependencies | AllocateChildren
           | RecordCause | StoreVerification | RecordVerification | SetSigmaPaths | Weigh
-          | Pay | Refusal | RefuseGoal)
+          | Pay | Refusal | RefuseGoal | ConfirmIntake)
 
 
 @dataclass(frozen=True)

@@ -21,11 +21,18 @@ from kernel.core.envelopes import Artifact
 from kernel.core.goal_node import GoalChanges
 from kernel.core.goals import Decomposed
 from kernel.core.logs import TieredLog
+from kernel.proposals import Proposal
 from kernel.protocol import Proposer
+from kernel.protocol import operations as ops
+from kernel.protocol.errors import Parked
+from kernel.protocol.resolver_ids import HUMAN_ID
 from kernel.refusal import refuse
 from kernel.repositories import candidates as weighing
+from kernel.repositories import goals
+from kernel.repositories.requests import INTAKE_TAG
 from kernel.runtime import progress
 from kernel.runtime.gate import amount, ask
+from kernel.runtime.installed import resolvers
 from kernel.runtime.kernel import Kernel
 from kernel.solve import moves
 from kernel.solve.effects import (
@@ -33,7 +40,9 @@ from kernel.solve.effects import (
     AddRoles,
     AllocateChildren,
     Answerer,
+    AskPerson,
     ChildIds,
+    ConfirmIntake,
     Decision,
     Decomposition,
     Done,
@@ -115,6 +124,8 @@ def perform(k: Kernel, request: Request) -> Any:
                                feedback=request.feedback)
     if isinstance(request, ChildIds | NewChildren):
         return _children(k, request)
+    if isinstance(request, AskPerson):
+        return _ask_person(k, request)
     return k.proposals.recall(request.name, request.goal_id, request.read)
 
 
@@ -187,9 +198,7 @@ def apply(k: Kernel, changes: StepChanges) -> None:
         elif isinstance(change, Progress):
             progress.report(change.kind, change.text, change.goal_id, change.summary)
         elif isinstance(change, Reopen):
-            invalidated = k.tree.reopen(change.goal_id, change.to, change.changes)
-            if change.told is not None:
-                _tell(k.log, change.told, f"; {invalidated.said()}")
+            _reopen(k, change)
         elif isinstance(change, Decomposition | AddDependencies | AllocateChildren):
             _decompose(k, change)
         elif isinstance(change, RecordCause):
@@ -203,8 +212,17 @@ def apply(k: Kernel, changes: StepChanges) -> None:
         elif isinstance(change, Refusal):
             facts: dict[str, Any] = dict(change.facts)
             refuse(k.ledger, change.goal_id, change.reason, change.detail, **facts)
+        elif isinstance(change, ConfirmIntake):
+            _confirm_intake(k, change)
         else:
             k.refuse_goal(change.goal, change.reason, change.detail, **dict(change.facts))
+
+
+def _reopen(k: Kernel, change: Reopen) -> None:
+    """A backtrack to the goal, told after it with what it invalidated."""
+    invalidated = k.tree.reopen(change.goal_id, change.to, change.changes)
+    if change.told is not None:
+        _tell(k.log, change.told, f"; {invalidated.said()}")
 
 
 def _record(k: Kernel, change: RecordVerification | SetSigmaPaths | Weigh) -> None:
@@ -228,6 +246,27 @@ def _pay(k: Kernel, pay: Pay) -> None:
     k.budget.record(pay.goal_id, amount(pay.cost_usd, pay.seconds), pay.resolver_id,
                     pay.operation, attempt_id=pay.attempt_id, output_artifact_id=output,
                     proposal=pay.proposal, replayed=pay.replayed)
+
+
+def _ask_person(k: Kernel, question: AskPerson) -> Proposal[Any] | None:
+    """The person's answer to an intake question, recorded in the ledger: the one stored
+    on its request, or given now by the terminal or the script's person; None when nobody
+    is there to give it."""
+    for line in question.told:
+        _tell(k.log, line)
+    proposer = k.proposals.proposer
+    person = k.human_prompt or (proposer.person if proposer is not None else None)
+    try:
+        return ask(k, question.goal_id, ops.INTAKE, question.request, resolver_id=HUMAN_ID,
+                   proposer=resolvers().intake_human(k.run, person))
+    except Parked:
+        return None
+
+
+def _confirm_intake(k: Kernel, change: ConfirmIntake) -> None:
+    goals.confirm_intake(k.run, {
+        "goal_id": change.goal_id, "core_ids": list(change.core_ids), "intake_tag": INTAKE_TAG,
+        "changes": dict(change.properties)}, what=f"confirm the goal of {change.goal_id}")
 
 
 def _with_made(k: Kernel, transition: Transition) -> GoalChanges | None:

@@ -21,7 +21,7 @@ what the dialogue had reached is stored on the root, and the answer given with
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Generator
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -29,26 +29,43 @@ from pydantic import BaseModel, Field
 from kernel.core.envelopes import ConstraintSpec, Provenance
 from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.errors import ConfigError
+from kernel.proposals import Proposal
 from kernel.protocol import operations as ops
-from kernel.protocol.errors import Parked
 from kernel.protocol.intake_models import INTENT_CLASSES, GoalExtraction, IntakeAnswer
-from kernel.protocol.resolver_ids import HUMAN_ID
 from kernel.refusal import RefusalReason
-from kernel.repositories import goals
 from kernel.repositories.requests import INTAKE_TAG
-from kernel.runtime.gate import CLAUDE_ID, ask
-from kernel.runtime.installed import resolvers
-from kernel.runtime.kernel import Kernel
+from kernel.runtime.gate import CLAUDE_ID
 from kernel.solve import moves
 from kernel.solve.capability_requests import request_fingerprint
 from kernel.solve.checkable import proposed_spec
 from kernel.solve.constraint_text import parse_constraint
 from kernel.solve.core_check import check_core
-from kernel.solve.steps._shared import S
+from kernel.solve.effects import (
+    AskPerson,
+    Change,
+    ConfirmIntake,
+    Decision,
+    Done,
+    Effects,
+    Flow,
+    ModelCall,
+    RefuseGoal,
+    Request,
+    StepChanges,
+    StoreConstraints,
+)
+from kernel.solve.steps._shared import S, wake_parent
+from kernel.solve.view import StepView
 
 QUESTION_ROUNDS = 2
 MAX_REVIEWS = 4
 MAX_QUESTIONS = 3
+
+Next = list[str] | moves.Hire
+# The log lines the step has said and not yet handed on, in order: they go with the next
+# question to the person (logged before it is asked), or lead the step's changes.
+Said = list[Flow | Decision]
+Asking = Generator[Request, Any, "IntakeAnswer | Done[Next]"]
 
 
 class IntakeState(BaseModel):
@@ -64,7 +81,7 @@ class IntakeState(BaseModel):
     pointed_out: list[str] = Field(default_factory=list)  # implied titles already shown
 
 
-def intake(k: Kernel, move: moves.Intake) -> list[str] | moves.Hire:
+def intake(view: StepView, move: moves.Intake) -> Effects[list[str] | moves.Hire]:
     """`kernel/runtime/start.py` records the run's inputs, the root goal with the core
     typed with `-c` (refused at once when Z3 finds them contradictory) and the root budget.
     With `--intake` (on with `--interactive`) or `kernel intake`, the root then runs the
@@ -77,57 +94,62 @@ def intake(k: Kernel, move: moves.Intake) -> list[str] | moves.Hire:
     with the inputs; they are weighed at step 6 (Suggestions, below)."""
     goal = move.goal
     state = IntakeState.model_validate(goal.intake_state or {})
+    said: Said = []
     while True:
         if state.phase == "extract":
-            state = _extract(k, goal, state)
+            state = yield from _extract(view, goal, state, said)
             continue
         extraction = GoalExtraction.model_validate(state.extraction)
         if state.phase == "clarify":
             questions = extraction.questions[:MAX_QUESTIONS]
-            answer = _ask_person(k, goal, state, {"kind": "clarify", "questions": questions,
-                                                  "summary": extraction.summary})
+            answer = yield from _ask_person(goal, state, {
+                "kind": "clarify", "questions": questions, "summary": extraction.summary}, said)
             if not isinstance(answer, IntakeAnswer):
                 return answer
             if answer.verdict == "reject":
-                return _rejected(k, goal, answer)
+                return _rejected(goal, answer, said)
             state = state.model_copy(update={
                 "phase": "extract", "rounds": state.rounds + 1,
                 "clarifications": state.clarifications + [
                     {"question": q, "answer": a} for q, a in zip(questions, answer.answers,
                                                                    strict=False)]})
             continue
-        outcome = _review(k, goal, state, extraction)
+        outcome = yield from _review(view, goal, state, extraction, said)
         if isinstance(outcome, IntakeState):
             state = outcome
             continue
         return outcome
 
 
-def _extract(k: Kernel, goal: GoalNode, state: IntakeState) -> IntakeState:
-    given = k.constraints.get_many(k.constraints.roles(goal.id)["core"])
-    proposal = ask(k, goal.id, ops.EXTRACT_GOAL, ops.EXTRACT_GOAL.request(
+def _extract(view: StepView, goal: GoalNode, state: IntakeState,
+             said: Said) -> Generator[Request, Any, IntakeState]:
+    """The extraction (made again with the person's answers), and whether the person is
+    asked about it first or reviews it."""
+    given = view.constraints(view.roles(goal.id)["core"])
+    proposal: Proposal[GoalExtraction] = yield ModelCall(ops.EXTRACT_GOAL, ops.EXTRACT_GOAL.request(
         goal_id=goal.id, goal_description=goal.description, constraints=given,
         payload={"intent_classes": INTENT_CLASSES, "clarifications": state.clarifications}))
-    extraction: GoalExtraction = proposal.output
-    unclear = extraction.clarity < k.config.clarity_threshold and bool(extraction.questions)
+    extraction = proposal.output
+    threshold = view.config.clarity_threshold
+    unclear = extraction.clarity < threshold and bool(extraction.questions)
     phase = "clarify" if unclear and state.rounds < QUESTION_ROUNDS else "review"
-    k.log.decision(goal.id, "intake_clarity", candidates=["clarify", "review"], chosen=phase,
-                   rationale=f"clarity {extraction.clarity:.2f} against "
-                             f"{k.config.clarity_threshold:.2f}, round {state.rounds}",
-                   intent_class=extraction.intent_class)
+    said.append(Decision(goal.id, "intake_clarity", ("clarify", "review"), phase,
+                         f"clarity {extraction.clarity:.2f} against {threshold:.2f}, "
+                         f"round {state.rounds}", (("intent_class", extraction.intent_class),)))
     return state.model_copy(update={"phase": phase,
                                     "extraction": extraction.model_dump(mode="json")})
 
 
-def _candidates(k: Kernel, goal: GoalNode, extraction: GoalExtraction) -> list[ConstraintSpec]:
+def _candidates(view: StepView, goal: GoalNode, extraction: GoalExtraction,
+                said: Said) -> list[ConstraintSpec]:
     """The typed core and the extraction's, one per title (the person's wording wins)."""
-    typed = [_spec_of(c) for c in k.constraints.get_many(k.constraints.roles(goal.id)["core"])]
+    typed = [_spec_of(c) for c in view.constraints(view.roles(goal.id)["core"])]
     titles = {s.title for s in typed}
     proposed = []
     for c in extraction.core_constraints:
         spec, note = proposed_spec(c, Provenance(source="resolver", resolver_id=CLAUDE_ID))
         if note:
-            k.log.flow(goal.id, note)
+            said.append(Flow(goal.id, note))
         if spec.title not in titles:
             titles.add(spec.title)
             proposed.append(spec)
@@ -140,20 +162,22 @@ def _spec_of(constraint: Any) -> ConstraintSpec:
                           provenance=constraint.provenance)
 
 
-def _review(k: Kernel, goal: GoalNode, state: IntakeState,
-            extraction: GoalExtraction) -> IntakeState | list[str] | moves.Hire:
-    candidates = _candidates(k, goal, extraction)
-    answer = _ask_person(k, goal, state, {
+def _review(view: StepView, goal: GoalNode, state: IntakeState, extraction: GoalExtraction,
+            said: Said) -> Generator[Request, Any, IntakeState | Done[Next]]:
+    """The person's review of the extraction: the dialogue as it goes on (the kernel's
+    findings to show at the next review), or how the step ends."""
+    candidates = _candidates(view, goal, extraction, said)
+    answer = yield from _ask_person(goal, state, {
         "kind": "review", "description": extraction.description,
         "summary": extraction.summary, "intent_class": extraction.intent_class,
         "clarity": extraction.clarity, "unstated": extraction.unstated,
         "constraints": [c.model_dump(mode="json", include={"type", "domain", "title",
                                                            "payload"}) for c in candidates],
-        "notes": state.notes})
+        "notes": state.notes}, said)
     if not isinstance(answer, IntakeAnswer):
         return answer
     if answer.verdict == "reject":
-        return _rejected(k, goal, answer)
+        return _rejected(goal, answer, said)
     reviews = state.reviews + 1
     try:
         core = _confirmed(candidates, answer)
@@ -163,19 +187,20 @@ def _review(k: Kernel, goal: GoalNode, state: IntakeState,
     report = check_core(core)
     if report.conflict:
         if reviews >= MAX_REVIEWS:
-            return k.refuse_goal(goal, RefusalReason.CORE_INCONSISTENT, report.problems()[0],
-                                 count=reviews,
-                                 constraints=" and ".join(repr(t) for t in report.conflict))
-        k.log.flow(goal.id, f"intake: {report.problems()[0]}")
+            return _done(wake_parent(goal), said, RefuseGoal(
+                goal, RefusalReason.CORE_INCONSISTENT, report.problems()[0],
+                (("count", str(reviews)),
+                 ("constraints", " and ".join(repr(t) for t in report.conflict)))))
+        said.append(Flow(goal.id, f"intake: {report.problems()[0]}"))
         return state.model_copy(update={"reviews": reviews, "notes": report.problems(),
                                         "extraction": _kept(extraction, description, core)})
     implied = sorted(report.implied)
     if implied and implied != state.pointed_out and reviews < MAX_REVIEWS:
-        k.log.flow(goal.id, "intake: " + "; ".join(report.problems()))
+        said.append(Flow(goal.id, "intake: " + "; ".join(report.problems())))
         return state.model_copy(update={"reviews": reviews, "notes": report.problems(),
                                         "pointed_out": implied,
                                         "extraction": _kept(extraction, description, core)})
-    return _confirm(k, goal, description, extraction.summary, core)
+    return _confirm(goal, description, extraction.summary, core, said)
 
 
 def _kept(extraction: GoalExtraction, description: str,
@@ -207,35 +232,36 @@ def _confirmed(candidates: list[ConstraintSpec], answer: IntakeAnswer) -> list[C
     return core
 
 
-def _confirm(k: Kernel, goal: GoalNode, description: str, summary: str,
-             core: list[ConstraintSpec]) -> list[str]:
-    core_ids = k.constraints.upsert(core)
-    changes = GoalChanges(awaiting=None, capability_gap=None, intake="done",
-                          intake_state=None).to_properties()
-    k.log.flow(goal.id, f"intake confirmed: {summary!r} with {len(core)} core constraints")
-    goals.confirm_intake(k.run, {
-        "goal_id": goal.id, "core_ids": core_ids, "intake_tag": INTAKE_TAG,
-        "changes": {"description": description, "summary": summary.strip(),
-                    "caption": summary.strip()[:80], **changes}},
-        what=f"confirm the goal of {goal.id}")
-    return [goal.id]
+def _confirm(goal: GoalNode, description: str, summary: str, core: list[ConstraintSpec],
+             said: Said) -> Done[Next]:
+    """The confirmed goal in place of the typed one: its core stored first, then one
+    commit; the root goes on to step 2."""
+    closed = GoalChanges(awaiting=None, capability_gap=None, intake="done",
+                         intake_state=None).to_properties()
+    properties = {"description": description, "summary": summary.strip(),
+                  "caption": summary.strip()[:80], **closed}
+    return _done([goal.id], said,
+                 StoreConstraints(tuple(core), ride=False),
+                 Flow(goal.id, f"intake confirmed: {summary!r} with {len(core)} core constraints"),
+                 ConfirmIntake(goal.id, tuple(spec.with_id().id for spec in core),
+                               tuple(properties.items())))
 
 
-def _rejected(k: Kernel, goal: GoalNode, answer: IntakeAnswer) -> list[str]:
-    return k.refuse_goal(goal, RefusalReason.INTAKE_REJECTED,
-                         f"the person rejected the goal: {answer.note or 'no reason given'}")
+def _rejected(goal: GoalNode, answer: IntakeAnswer, said: Said) -> Done[Next]:
+    return _done(wake_parent(goal), said, RefuseGoal(
+        goal, RefusalReason.INTAKE_REJECTED,
+        f"the person rejected the goal: {answer.note or 'no reason given'}"))
 
 
-def _person(k: Kernel) -> Callable[[dict[str, Any]], Any] | None:
-    """Who answers now: the terminal when there is one, else a script's person."""
-    proposer = k.proposals.proposer
-    return k.human_prompt or (proposer.person if proposer is not None else None)
+def _done(then: Next, said: Said, *changes: Change) -> Done[Next]:
+    """The step's end: the log lines said so far, then ``changes``."""
+    return Done(then, StepChanges((*said, *changes)))
 
 
-def _ask_person(k: Kernel, goal: GoalNode, state: IntakeState,
-                question: dict[str, Any]) -> IntakeAnswer | list[str] | moves.Hire:
-    """The person's answer (recorded in the ledger), the goals to step next, or the
-    HIRE request to park on.
+def _ask_person(goal: GoalNode, state: IntakeState, question: dict[str, Any],
+                said: Said) -> Asking:
+    """The person's answer (recorded in the ledger), or how the step ends: parked on the
+    HIRE request, or still parked.
 
     A question is first a request the root parks on, with the dialogue so far (one
     commit), whoever will answer it; the next step asks. So a run answered in the
@@ -244,17 +270,16 @@ def _ask_person(k: Kernel, goal: GoalNode, state: IntakeState,
     fingerprint = request_fingerprint(INTAKE_TAG, [], "intake",
                                       scope=f"{goal.id}:intake:{state.asked}")
     if (goal.capability_gap or {}).get("fingerprint") != fingerprint:
-        return _park(goal, state, question, fingerprint)
+        return _done(_park(goal, state, question, fingerprint), said)
     payload = {**question, "round": state.asked, "fingerprint": fingerprint}
-    try:
-        proposal = ask(k, goal.id, ops.INTAKE, ops.INTAKE.request(
-            goal_id=goal.id, goal_description=goal.description, payload=payload),
-            resolver_id=HUMAN_ID, proposer=resolvers().intake_human(k.run, _person(k)))
-    except Parked:
-        return []
+    told = tuple(said)
+    said.clear()  # logged before the question is asked
+    proposal: Proposal[IntakeAnswer] | None = yield AskPerson(ops.INTAKE.request(
+        goal_id=goal.id, goal_description=goal.description, payload=payload), told)
+    if proposal is None:
+        return Done([])
     state.asked += 1  # the state object is this step's own
-    answer: IntakeAnswer = proposal.output
-    return answer
+    return proposal.output
 
 
 def _park(goal: GoalNode, state: IntakeState, question: dict[str, Any],
