@@ -43,6 +43,7 @@ from kernel.solve.effects import (
     ChildIds,
     Done,
     ModelCall,
+    NewChild,
     NewChildren,
     OpenAttempt,
     Recall,
@@ -114,7 +115,7 @@ def _advance(k: Kernel, move: moves.Move) -> bool:
                         plan_artifact_id=reached.plan_artifact_id,
                         input_artifact_ids=reached.input_artifact_ids, feedback=reached.feedback))
                     continue
-                if isinstance(reached, Register | ChildIds | NewChildren) \
+                if isinstance(reached, Register | ChildIds | NewChildren | NewChild) \
                         or k.proposals.has_pending():
                     return False  # a resumed run serves what it recorded: nothing to start
                 found = reached.read()  # read, and handed to the step: nothing recorded
