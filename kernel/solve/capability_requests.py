@@ -50,6 +50,11 @@ def retry_with(k: Kernel, goal: GoalNode, changes: GoalChanges) -> None:
 
 def resume_changes(k: Kernel, goal: GoalNode, gap: dict[str, Any],
                    retry: bool) -> GoalChanges:
+    """``resumed``, for a step that still takes the run's context."""
+    return resumed(goal, gap, retry)
+
+
+def resumed(goal: GoalNode, gap: dict[str, Any], retry: bool) -> GoalChanges:
     """What a goal parked on BUILD or HIRE changes when it may go on: ``retry`` sends it
     back to resolver selection with a fresh allowance of tries (and the gap's capability
     when that names a tool); otherwise it continues the step it was parked in."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Generic, TypeVar
 
 from kernel.core.envelopes import Attempt, ConstraintSpec, Lineage, Verification
@@ -27,7 +28,7 @@ from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.core.goals import GoalSpec
 from kernel.core.state_machine import Status
 from kernel.kg.failures import Diagnosis
-from kernel.protocol import Operation, ResolveRequest
+from kernel.protocol import Operation, ResolveRequest, ToolDefinition
 from kernel.refusal import RefusalReason
 from kernel.runtime.gate import CLAUDE_ID
 from kernel.runtime.progress import Kind
@@ -95,6 +96,7 @@ class Observe:
     name: str
     goal_id: str
     read: Callable[[], Any] = field(compare=False)
+    source: str = "knowledge-graph"  # who answers, as the ledger names it
 
 
 @dataclass(frozen=True)
@@ -163,8 +165,23 @@ class AskPerson:
         return self.request.goal_id
 
 
+# -- asked by BUILD --
+
+@dataclass(frozen=True)
+class NewChild:
+    """Create one child of ``parent_id`` now, as a commit of its own, answering for the
+    ``core`` constraints (stored first) and found again by its decomposition ``key``;
+    ``told`` is logged first. Answered with its id."""
+
+    parent_id: str
+    spec: GoalSpec
+    core: tuple[ConstraintSpec, ...]
+    key: str
+    told: tuple[Flow | Decision, ...] = ()
+
+
 Request = (ModelCall | Recall | Observe | Register | OpenAttempt | ChildIds | NewChildren
-           | AskPerson)
+           | AskPerson | NewChild)
 
 
 # -- changes: what a step's commit writes, in order --------------------------------------
@@ -324,6 +341,7 @@ class AllocateChildren:
 
     goal_id: str
     weights: tuple[tuple[str, float], ...]  # by child id
+    share: Fraction | None = None  # of what the goal has left (None: all but the reserve)
 
 
 @dataclass(frozen=True)
@@ -428,10 +446,29 @@ class ConfirmIntake:
     properties: tuple[tuple[str, Any], ...]
 
 
+# -- asked by BUILD --
+
+@dataclass(frozen=True)
+class RegisterTool:
+    """Register ``tool`` as ``resolver_id`` for ``goal``, with who built it, the
+    artifacts it came from, the tools it replaces and the goal's ``goal_changes``, in one
+    commit (its code stored first, found again by ``key``)."""
+
+    tool: ToolDefinition
+    resolver_id: str
+    goal: GoalNode
+    builder_id: str
+    lineage_inputs: tuple[str, ...]
+    replaces: tuple[str, ...]
+    goal_changes: GoalChanges
+    key: str
+    request_id: str | None = None
+
+
 Change = (Wake | Transition | UpdateGoal | StoreConstraints | SetRole | AddRoles | Flow | Progress
           | Decision | Reopen | Decomposition | AddDependencies | AllocateChildren
           | RecordCause | StoreVerification | RecordVerification | SetSigmaPaths | Weigh
-          | Pay | Refusal | RefuseGoal | ConfirmIntake)
+          | Pay | Refusal | RefuseGoal | ConfirmIntake | RegisterTool)
 
 
 @dataclass(frozen=True)

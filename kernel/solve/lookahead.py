@@ -40,6 +40,7 @@ from kernel.solve.effects import (
     ChildIds,
     Done,
     ModelCall,
+    NewChild,
     NewChildren,
     OpenAttempt,
     Recall,
@@ -107,7 +108,7 @@ def _advance(k: Kernel, move: moves.Move) -> None:
                         plan_artifact_id=reached.plan_artifact_id,
                         input_artifact_ids=reached.input_artifact_ids, feedback=reached.feedback))
                     continue
-                if isinstance(reached, Register | ChildIds | NewChildren | AskPerson) \
+                if isinstance(reached, Register | ChildIds | NewChildren | AskPerson | NewChild) \
                         or k.proposals.has_pending():
                     return  # a resumed run serves what it recorded: nothing to start
                 found = reached.read()  # read, and handed to the step: nothing recorded

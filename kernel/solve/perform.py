@@ -50,6 +50,7 @@ from kernel.solve.effects import (
     Flow,
     ModelCall,
     NewArtifact,
+    NewChild,
     NewChildren,
     Observe,
     OpenAttempt,
@@ -59,6 +60,7 @@ from kernel.solve.effects import (
     RecordCause,
     RecordVerification,
     Refusal,
+    RefuseGoal,
     Register,
     Reopen,
     Request,
@@ -74,7 +76,7 @@ from kernel.solve.effects import (
     Weigh,
 )
 from kernel.solve.sandbox_runs import SandboxProposer
-from kernel.solve.tools import runner_for
+from kernel.solve.tools import register, runner_for
 
 N = TypeVar("N")
 R = TypeVar("R")
@@ -114,7 +116,7 @@ def perform(k: Kernel, request: Request) -> Any:
                    resolver_id=request.resolver_id, pay=request.pay,
                    proposer=proposer_of(k, request.answerer))
     if isinstance(request, Observe):
-        return k.proposals.observe(request.name, request.goal_id, request.read)
+        return k.proposals.observe(request.name, request.goal_id, request.read, request.source)
     if isinstance(request, Register):
         return _register(k, request.artifact)
     if isinstance(request, OpenAttempt):
@@ -126,6 +128,8 @@ def perform(k: Kernel, request: Request) -> Any:
         return _children(k, request)
     if isinstance(request, AskPerson):
         return _ask_person(k, request)
+    if isinstance(request, NewChild):
+        return _new_child(k, request)
     return k.proposals.recall(request.name, request.goal_id, request.read)
 
 
@@ -141,6 +145,16 @@ def _children(k: Kernel, request: ChildIds | NewChildren) -> list[str]:
                                   coupling={key: list(ids) for key, ids in request.coupling})
 
 
+def _new_child(k: Kernel, request: NewChild) -> str:
+    """One child made now (a build subgoal), once what is told before it is logged and
+    the constraints it answers for are stored."""
+    for line in request.told:
+        _tell(k.log, line)
+    core = k.constraints.upsert(request.core)
+    return k.tree.create_child(request.parent_id, request.spec, core_ids=core,
+                               decomposition_key=request.key)
+
+
 def _decompose(k: Kernel, change: Decomposition | AddDependencies | AllocateChildren) -> None:
     """A fresh decomposition's one commit (its budgets split from what the parent holds
     now), or dependencies or budgets added beside children already made."""
@@ -148,7 +162,7 @@ def _decompose(k: Kernel, change: Decomposition | AddDependencies | AllocateChil
         k.deps.add(k.run, change.goal_id, list(change.edges))
         return
     if isinstance(change, AllocateChildren):
-        k.budget.allocate_children(change.goal_id, dict(change.weights))
+        k.budget.allocate_children(change.goal_id, dict(change.weights), share=change.share)
         return
     parent = change.parent.id
     grants = k.budget.grants_to_children(parent, k.budget.remaining(parent), dict(change.weights))
@@ -209,13 +223,24 @@ def apply(k: Kernel, changes: StepChanges) -> None:
             _record(k, change)
         elif isinstance(change, Pay):
             _pay(k, change)
-        elif isinstance(change, Refusal):
-            facts: dict[str, Any] = dict(change.facts)
-            refuse(k.ledger, change.goal_id, change.reason, change.detail, **facts)
+        elif isinstance(change, Refusal | RefuseGoal):
+            _refuse(k, change)
         elif isinstance(change, ConfirmIntake):
             _confirm_intake(k, change)
         else:
-            k.refuse_goal(change.goal, change.reason, change.detail, **dict(change.facts))
+            register(k, change.tool, resolver_id=change.resolver_id, goal=change.goal,
+                     builder_id=change.builder_id, lineage_inputs=list(change.lineage_inputs),
+                     replaces=list(change.replaces), goal_changes=change.goal_changes,
+                     request_id=change.request_id, key=change.key)
+
+
+def _refuse(k: Kernel, change: Refusal | RefuseGoal) -> None:
+    """A refusal recorded in the ledger, or a goal refused."""
+    facts: dict[str, Any] = dict(change.facts)
+    if isinstance(change, Refusal):
+        refuse(k.ledger, change.goal_id, change.reason, change.detail, **facts)
+    else:
+        k.refuse_goal(change.goal, change.reason, change.detail, **facts)
 
 
 def _reopen(k: Kernel, change: Reopen) -> None:

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from kernel.core.envelopes import Lineage
 from kernel.core.goal_node import GoalChanges, GoalNode
+from kernel.core.registry import Registry
 from kernel.errors import KernelError, yaml_problem
 from kernel.protocol import Estimate, Proposer, Resolution, ResolveRequest, ToolDefinition
 from kernel.protocol.solve_models import ResolutionOutput
@@ -75,14 +76,21 @@ def code_problems(code: str) -> list[str]:
 
 def check_definition(k: Kernel, tool: ToolDefinition) -> None:
     """Raise with every reason the tool cannot be registered."""
-    problems = code_problems(tool.code) if tool.code is not None else []
-    for step in tool.steps:
-        if k.registry.find(step) is None:
-            problems.append(f"step {step} is not a registered resolver")
-        elif k.registry.kind(step) != "script":
-            problems.append(f"step {step} is not a script tool (a composite chains script tools)")
+    problems = definition_problems(k.registry, tool)
     if problems:
         raise ToolDefinitionError("; ".join(problems))
+
+
+def definition_problems(registry: Registry, tool: ToolDefinition) -> list[str]:
+    """Every reason the tool cannot be registered (empty: it can): its code fails the
+    static check, or a step is not a registered script tool."""
+    problems = code_problems(tool.code) if tool.code is not None else []
+    for step in tool.steps:
+        if registry.find(step) is None:
+            problems.append(f"step {step} is not a registered resolver")
+        elif registry.kind(step) != "script":
+            problems.append(f"step {step} is not a script tool (a composite chains script tools)")
+    return problems
 
 
 def register(k: Kernel, tool: ToolDefinition, *, resolver_id: str, goal: GoalNode,

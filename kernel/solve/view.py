@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from kernel.core.budget import Amount
 from kernel.core.confidence import PathNode
 from kernel.core.constraints import Signature
 from kernel.core.dag import DagNode
@@ -20,6 +21,9 @@ from kernel.core.registry import Candidate
 from kernel.kg import context as kg_context
 from kernel.kg import reuse
 from kernel.kg.failures import Diagnosis
+from kernel.kg.history import BuildLookup
+from kernel.protocol import ToolDefinition
+from kernel.protocol.resolver_ids import SELF_MODEL_ID
 from kernel.protocol.resolver_set import SandboxPolicy
 from kernel.protocol.solve_models import ResolutionOutput
 from kernel.protocol.suggestion_models import Suggestion
@@ -27,10 +31,13 @@ from kernel.repositories import candidates as weighing
 from kernel.repositories import goals, knowledge
 from kernel.repositories.knowledge import Coupling
 from kernel.runtime.inputs import RunInputs
+from kernel.runtime.installed import resolvers
 from kernel.runtime.kernel import Kernel, SolveConfig
-from kernel.solve import composite, prompt_inputs, repo_goal
+from kernel.solve import composite, prompt_inputs, repo_goal, tools
 from kernel.solve.effects import Observe, Recall
 from kernel.solve.steps._shared import wake_dependents
+
+OUTLOOK = "self-model/build_outlook"  # the ledger's name for the self-model's answer
 
 
 class StepView(Protocol):
@@ -207,6 +214,29 @@ class StepView(Protocol):
         produced."""
         ...
 
+    # -- read by BUILD --
+    def build_lookup(self, tag: str) -> BuildLookup:
+        """The lookup before a build of ``tag``: the tools that provide it, earlier
+        builds of it in any run, the requests made for it."""
+        ...
+
+    def budget_left(self, goal_id: str) -> Amount:
+        """What the goal has left to spend, money and time."""
+        ...
+
+    def build_outlook(self, goal: GoalNode, tag: str, share: Amount) -> Observe:
+        """The observation of the self-model's answer whether the kernel can build
+        ``tag`` for the goal with ``share`` of its budget (a ``BuildOutlook``)."""
+        ...
+
+    def code_problems(self, code: str) -> list[str]:
+        """Why the kernel would not run this code as a tool (empty: it may)."""
+        ...
+
+    def tool_problems(self, tool: ToolDefinition) -> list[str]:
+        """Every reason the tool cannot be registered (empty: it can)."""
+        ...
+
 
 class KernelView:
     """``StepView`` over a run's context: reads only."""
@@ -347,3 +377,25 @@ class KernelView:
 
     def subtree_parts(self, goal_id: str) -> list[goals.Part]:
         return goals.subtree_parts(self._k.store, goal_id)
+
+    def build_lookup(self, tag: str) -> BuildLookup:
+        return self._k.history.lookup_before_build(tag)
+
+    def budget_left(self, goal_id: str) -> Amount:
+        return self._k.budget.remaining(goal_id)
+
+    def build_outlook(self, goal: GoalNode, tag: str, share: Amount) -> Observe:
+        k = self._k
+
+        def read() -> dict[str, Any]:
+            return resolvers().self_model(k.run).build_outlook(
+                tag, goal.modality, share, k.config.build_min_usd,
+                k.config.build_min_seconds).model_dump(mode="json")
+
+        return Observe(OUTLOOK, goal.id, read, source=SELF_MODEL_ID)
+
+    def code_problems(self, code: str) -> list[str]:
+        return tools.code_problems(code)
+
+    def tool_problems(self, tool: ToolDefinition) -> list[str]:
+        return tools.definition_problems(self._k.registry, tool)
