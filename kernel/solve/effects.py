@@ -27,7 +27,7 @@ from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.core.goals import GoalSpec
 from kernel.core.state_machine import Status
 from kernel.kg.failures import Diagnosis
-from kernel.protocol import Operation, ResolveRequest
+from kernel.protocol import Operation, ResolveRequest, ToolDefinition
 from kernel.refusal import RefusalReason
 from kernel.runtime.gate import CLAUDE_ID
 from kernel.runtime.progress import Kind
@@ -144,7 +144,29 @@ class NewChildren:
     told: Flow | None = None
 
 
-Request = ModelCall | Recall | Observe | Register | OpenAttempt | ChildIds | NewChildren
+# -- asked by HIRE --
+
+@dataclass(frozen=True)
+class NewId:
+    """The id of a ``kind`` entity the step's commit creates, taken now (what is pending
+    is stored first, as for any id: ``Run.new_id``): answered with the id and the number
+    of the commit it names. Ahead of its turn it ends the advance."""
+
+    kind: str
+
+
+@dataclass(frozen=True)
+class HireQuestion:
+    """A HIRE request put to the person (``actor:human``), who answers through
+    ``kernel hire answer`` or at the terminal: answered with the ``Proposal`` of their
+    ``HireAnswer``, recorded like a call, or None when nobody answers now (the goal stays
+    parked). Never asked ahead of its turn."""
+
+    request: ResolveRequest
+
+
+Request = (ModelCall | Recall | Observe | Register | OpenAttempt | ChildIds | NewChildren
+           | NewId | HireQuestion)
 
 
 # -- changes: what a step's commit writes, in order --------------------------------------
@@ -380,7 +402,7 @@ class Refusal:
     goal_id: str
     reason: RefusalReason
     detail: str
-    facts: tuple[tuple[str, str], ...] = ()
+    facts: tuple[tuple[str, Any], ...] = ()  # the remedy's figures, by name
 
 
 @dataclass(frozen=True)
@@ -394,10 +416,75 @@ class RefuseGoal:
     facts: tuple[tuple[str, str], ...] = ()
 
 
+# -- made by HIRE --
+
+@dataclass(frozen=True)
+class OpenRequest:
+    """Raise the capability request ``props`` describe, or join the one raised before
+    with its fingerprint, and park the goal on it: the goal moves ``from_status`` →
+    ``to`` writing ``changes`` (which name the request it awaits), in one commit; with
+    ``supersede``, the goal's earlier request of the same tag is marked delivered."""
+
+    goal_id: str
+    from_status: Status
+    to: Status
+    changes: GoalChanges
+    fingerprint: str
+    capability_tag: str
+    props: tuple[tuple[str, Any], ...]  # by name, in this order
+    supersede: bool = False
+
+
+@dataclass(frozen=True)
+class DeclineRequest:
+    """The person declined the request: it is never asked again, and the goal (in
+    ``status``) is infeasible, in one commit; ``answer`` is their answer as JSON."""
+
+    goal_id: str
+    status: Status
+    request_id: str
+    answer: str
+
+
+@dataclass(frozen=True)
+class GrantBudget:
+    """The person answered the request with more budget: ``cost`` micro-dollars and
+    ``time`` ms allocated to the goal (in ``status``) as budget event ``event_id``, the
+    request delivered and the goal's ``changes`` written, in one commit."""
+
+    goal_id: str
+    status: Status
+    request_id: str
+    answer: str
+    cost: int
+    time: int
+    event_id: str
+    changes: GoalChanges
+
+
+@dataclass(frozen=True)
+class RegisterTool:
+    """Register ``tool`` as ``resolver_id`` (checked first; its code stored as an
+    artifact under ``key``), built by ``builder_id`` for ``goal``, replacing the
+    resolvers in ``replaces``, with the goal's ``changes``, in one commit
+    (``kernel.solve.tools.register``)."""
+
+    tool: ToolDefinition
+    resolver_id: str
+    goal: GoalNode
+    builder_id: str
+    changes: GoalChanges
+    key: str
+    replaces: tuple[str, ...] = ()
+    lineage_inputs: tuple[str, ...] = ()
+    request_id: str | None = None
+
+
 Change = (Wake | Transition | UpdateGoal | StoreConstraints | SetRole | AddRoles | Flow | Progress
           | Decision | Reopen | Decomposition | AddDependencies | AllocateChildren
           | RecordCause | StoreVerification | RecordVerification | SetSigmaPaths | Weigh
-          | Pay | Refusal | RefuseGoal)
+          | Pay | Refusal | RefuseGoal | OpenRequest | DeclineRequest | GrantBudget
+          | RegisterTool)
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ call it then asks for is started, by whoever the call names (the run's model, th
 sandbox, a tool's runner), when the budget the goal holds covers its estimate and
 nothing recorded or answered before will serve it. Nothing is written, so there is
 nothing to undo. A step that changes something before its first call (a write ends the
-advance, and so does an artifact it must register first, or children whose ids it
-needs) or an error its turn will
-meet again (a ``KernelError``) has nothing to start.
+advance, and so does an artifact it must register first, children or another entity
+whose ids it needs, or a question to a person, who is asked on the turn only) or an
+error its turn will meet again (a ``KernelError``) has nothing to start.
 
 A step not yet written that way is run as before: the store refuses its first write
 (``LookaheadStop``), and what it changed in memory is rewound.
@@ -42,8 +42,10 @@ from kernel.solve import moves
 from kernel.solve.effects import (
     ChildIds,
     Done,
+    HireQuestion,
     ModelCall,
     NewChildren,
+    NewId,
     OpenAttempt,
     Recall,
     Register,
@@ -114,7 +116,7 @@ def _advance(k: Kernel, move: moves.Move) -> bool:
                         plan_artifact_id=reached.plan_artifact_id,
                         input_artifact_ids=reached.input_artifact_ids, feedback=reached.feedback))
                     continue
-                if isinstance(reached, Register | ChildIds | NewChildren) \
+                if isinstance(reached, Register | ChildIds | NewChildren | NewId | HireQuestion) \
                         or k.proposals.has_pending():
                     return False  # a resumed run serves what it recorded: nothing to start
                 found = reached.read()  # read, and handed to the step: nothing recorded

@@ -21,11 +21,17 @@ from kernel.core.envelopes import Artifact
 from kernel.core.goal_node import GoalChanges
 from kernel.core.goals import Decomposed
 from kernel.core.logs import TieredLog
-from kernel.protocol import Proposer
+from kernel.proposals import Proposal
+from kernel.protocol import HireAnswer, Proposer
+from kernel.protocol import operations as ops
+from kernel.protocol.errors import Parked
+from kernel.protocol.resolver_ids import HUMAN_ID
 from kernel.refusal import refuse
 from kernel.repositories import candidates as weighing
+from kernel.repositories import requests
 from kernel.runtime import progress
 from kernel.runtime.gate import amount, ask
+from kernel.runtime.installed import resolvers
 from kernel.runtime.kernel import Kernel
 from kernel.solve import moves
 from kernel.solve.effects import (
@@ -35,22 +41,29 @@ from kernel.solve.effects import (
     Answerer,
     ChildIds,
     Decision,
+    DeclineRequest,
     Decomposition,
     Done,
     Effects,
     Flow,
+    GrantBudget,
+    HireQuestion,
     ModelCall,
     NewArtifact,
     NewChildren,
+    NewId,
     Observe,
     OpenAttempt,
+    OpenRequest,
     Pay,
     Progress,
     Recall,
     RecordCause,
     RecordVerification,
     Refusal,
+    RefuseGoal,
     Register,
+    RegisterTool,
     Reopen,
     Request,
     Sandbox,
@@ -65,7 +78,7 @@ from kernel.solve.effects import (
     Weigh,
 )
 from kernel.solve.sandbox_runs import SandboxProposer
-from kernel.solve.tools import runner_for
+from kernel.solve.tools import register, runner_for
 
 N = TypeVar("N")
 R = TypeVar("R")
@@ -115,7 +128,21 @@ def perform(k: Kernel, request: Request) -> Any:
                                feedback=request.feedback)
     if isinstance(request, ChildIds | NewChildren):
         return _children(k, request)
+    if isinstance(request, NewId):
+        return k.run.new_id(request.kind), k.run.seq
+    if isinstance(request, HireQuestion):
+        return _ask_person(k, request)
     return k.proposals.recall(request.name, request.goal_id, request.read)
+
+
+def _ask_person(k: Kernel, question: HireQuestion) -> Proposal[HireAnswer] | None:
+    """The person's answer to a HIRE request, recorded like a call; None when nobody
+    answers now."""
+    try:
+        return ask(k, question.request.goal_id, ops.HIRE, question.request,
+                   resolver_id=HUMAN_ID, proposer=resolvers().hire_human(k.run, k.human_prompt))
+    except Parked:
+        return None
 
 
 def _children(k: Kernel, request: ChildIds | NewChildren) -> list[str]:
@@ -203,8 +230,37 @@ def apply(k: Kernel, changes: StepChanges) -> None:
         elif isinstance(change, Refusal):
             facts: dict[str, Any] = dict(change.facts)
             refuse(k.ledger, change.goal_id, change.reason, change.detail, **facts)
-        else:
+        elif isinstance(change, RefuseGoal):
             k.refuse_goal(change.goal, change.reason, change.detail, **dict(change.facts))
+        else:
+            _hire(k, change)
+
+
+def _hire(k: Kernel, change: OpenRequest | DeclineRequest | GrantBudget | RegisterTool) -> None:
+    """A capability request raised or joined, or its answer applied, in one commit."""
+    if isinstance(change, OpenRequest):
+        requests.open_request(k.run, {
+            "goal_id": change.goal_id, "from": change.from_status.value,
+            "to": change.to.value, "changes": change.changes.to_properties(),
+            "fingerprint": change.fingerprint, "capability_tag": change.capability_tag,
+            "props": dict(change.props), "supersede": change.supersede,
+        }, what=f"park {change.goal_id} on a HIRE request")
+    elif isinstance(change, DeclineRequest):
+        requests.decline(k.run, {"goal_id": change.goal_id, "status": change.status.value,
+                                 "request_id": change.request_id, "answer": change.answer},
+                         what=f"decline {change.request_id}")
+    elif isinstance(change, GrantBudget):
+        requests.add_budget(k.run, {
+            "goal_id": change.goal_id, "status": change.status.value,
+            "request_id": change.request_id, "answer": change.answer, "cost": change.cost,
+            "time": change.time, "event_id": change.event_id,
+            "changes": change.changes.to_properties(),
+        }, what=f"add the budget {change.request_id} was answered with")
+    else:
+        register(k, change.tool, resolver_id=change.resolver_id, goal=change.goal,
+                 builder_id=change.builder_id, lineage_inputs=list(change.lineage_inputs),
+                 replaces=list(change.replaces), goal_changes=change.changes,
+                 request_id=change.request_id, key=change.key)
 
 
 def _record(k: Kernel, change: RecordVerification | SetSigmaPaths | Weigh) -> None:

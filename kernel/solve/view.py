@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from kernel.core.budget import Amount
 from kernel.core.confidence import PathNode
 from kernel.core.constraints import Signature
 from kernel.core.dag import DagNode
@@ -24,7 +25,7 @@ from kernel.protocol.resolver_set import SandboxPolicy
 from kernel.protocol.solve_models import ResolutionOutput
 from kernel.protocol.suggestion_models import Suggestion
 from kernel.repositories import candidates as weighing
-from kernel.repositories import goals, knowledge
+from kernel.repositories import goals, knowledge, requests
 from kernel.repositories.knowledge import Coupling
 from kernel.runtime.inputs import RunInputs
 from kernel.runtime.kernel import Kernel, SolveConfig
@@ -207,6 +208,19 @@ class StepView(Protocol):
         produced."""
         ...
 
+    # -- read by HIRE --
+    def capability_request(self, request_id: str) -> requests.Request | None:
+        """The capability request with this id, as stored (None: there is none)."""
+        ...
+
+    def request_raised(self, fingerprint: str) -> requests.Request | None:
+        """The capability request with this fingerprint, if one was ever raised."""
+        ...
+
+    def budget_left(self, goal_id: str) -> Amount:
+        """What the goal has left to spend: micro-dollars and milliseconds."""
+        ...
+
 
 class KernelView:
     """``StepView`` over a run's context: reads only."""
@@ -347,3 +361,12 @@ class KernelView:
 
     def subtree_parts(self, goal_id: str) -> list[goals.Part]:
         return goals.subtree_parts(self._k.store, goal_id)
+
+    def capability_request(self, request_id: str) -> requests.Request | None:
+        return requests.get(self._k.store, request_id)
+
+    def request_raised(self, fingerprint: str) -> requests.Request | None:
+        return requests.by_fingerprint(self._k.store, fingerprint)
+
+    def budget_left(self, goal_id: str) -> Amount:
+        return self._k.budget.remaining(goal_id)
