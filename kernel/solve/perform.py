@@ -4,7 +4,8 @@ A step written as an effect producer (``kernel.solve.effects``) yields requests 
 returns its changes; ``drive`` runs it on its turn. Each ``ModelCall`` goes through the
 budget gate (``kernel.runtime.gate.ask``: estimate, pre-check, a denial escalated to
 HIRE by dispatch, the spend recorded) and ``Proposals``, which records it in the ledger
-or serves it from there on resume and replay; each ``Recall`` is recorded the same way.
+or serves it from there on resume and replay; each ``Recall`` is recorded the same way,
+and so is a person's answer to a ``HireQuestion`` (None when nobody answers yet).
 Then the step's changes are applied in order, which makes its commit (what is pending
 rides the statement that takes it, see ``kernel.core.run``).
 
@@ -227,13 +228,19 @@ def apply(k: Kernel, changes: StepChanges) -> None:
             _record(k, change)
         elif isinstance(change, Pay):
             _pay(k, change)
-        elif isinstance(change, Refusal):
-            facts: dict[str, Any] = dict(change.facts)
-            refuse(k.ledger, change.goal_id, change.reason, change.detail, **facts)
-        elif isinstance(change, RefuseGoal):
-            k.refuse_goal(change.goal, change.reason, change.detail, **dict(change.facts))
+        elif isinstance(change, Refusal | RefuseGoal):
+            _refuse(k, change)
         else:
             _hire(k, change)
+
+
+def _refuse(k: Kernel, change: Refusal | RefuseGoal) -> None:
+    """A refusal recorded in the ledger; with ``RefuseGoal``, the goal made infeasible."""
+    facts: dict[str, Any] = dict(change.facts)
+    if isinstance(change, Refusal):
+        refuse(k.ledger, change.goal_id, change.reason, change.detail, **facts)
+    else:
+        k.refuse_goal(change.goal, change.reason, change.detail, **facts)
 
 
 def _hire(k: Kernel, change: OpenRequest | DeclineRequest | GrantBudget | RegisterTool) -> None:
