@@ -13,6 +13,7 @@ from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.core.state_machine import Status
 from kernel.core.units import micros_to_usd, ms_to_seconds
 from kernel.runtime.kernel import Kernel
+from kernel.solve.effects import Transition, UpdateGoal
 
 S = Status
 BUDGET_TAG = "budget"
@@ -48,9 +49,17 @@ def retry_with(k: Kernel, goal: GoalNode, changes: GoalChanges) -> None:
         k.tree.update(goal.id, status, changes)
 
 
+def retried(goal: GoalNode, changes: GoalChanges) -> Transition | UpdateGoal:
+    """The change that sends a goal back to resolver selection with ``changes``, from
+    where it stands (``retry_with`` as a step's change)."""
+    if goal.status == S.VERIFYING:  # UNSAT, retry with another resolver
+        return Transition(goal.id, S.SELECTING_RESOLVER, changes)
+    return UpdateGoal(goal.id, goal.status, changes)
+
+
 def resume_changes(k: Kernel, goal: GoalNode, gap: dict[str, Any],
                    retry: bool) -> GoalChanges:
-    """``resumed``, for a step that still takes the run's context."""
+    """``resumed``, for a step that reads through the run's context."""
     return resumed(goal, gap, retry)
 
 

@@ -180,8 +180,29 @@ class NewChild:
     told: tuple[Flow | Decision, ...] = ()
 
 
+# -- asked by HIRE --
+
+@dataclass(frozen=True)
+class NewId:
+    """The id of a ``kind`` entity the step's commit creates, taken now (what is pending
+    is stored first, as for any id: ``Run.new_id``): answered with the id and the number
+    of the commit it names. Ahead of its turn it ends the advance."""
+
+    kind: str
+
+
+@dataclass(frozen=True)
+class HireQuestion:
+    """A HIRE request put to the person (``actor:human``), who answers through
+    ``kernel hire answer`` or at the terminal: answered with the ``Proposal`` of their
+    ``HireAnswer``, recorded like a call, or None when nobody answers now (the goal stays
+    parked). Never asked ahead of its turn."""
+
+    request: ResolveRequest
+
+
 Request = (ModelCall | Recall | Observe | Register | OpenAttempt | ChildIds | NewChildren
-           | AskPerson | NewChild)
+           | AskPerson | NewChild | NewId | HireQuestion)
 
 
 # -- changes: what a step's commit writes, in order --------------------------------------
@@ -418,7 +439,7 @@ class Refusal:
     goal_id: str
     reason: RefusalReason
     detail: str
-    facts: tuple[tuple[str, str], ...] = ()
+    facts: tuple[tuple[str, Any], ...] = ()  # the remedy's figures, by name
 
 
 @dataclass(frozen=True)
@@ -430,6 +451,52 @@ class RefuseGoal:
     reason: RefusalReason
     detail: str
     facts: tuple[tuple[str, str], ...] = ()
+
+
+# -- made by HIRE --
+
+@dataclass(frozen=True)
+class OpenRequest:
+    """Raise the capability request ``props`` describe, or join the one raised before
+    with its fingerprint, and park the goal on it: the goal moves ``from_status`` →
+    ``to`` writing ``changes`` (which name the request it awaits), in one commit; with
+    ``supersede``, the goal's earlier request of the same tag is marked delivered."""
+
+    goal_id: str
+    from_status: Status
+    to: Status
+    changes: GoalChanges
+    fingerprint: str
+    capability_tag: str
+    props: tuple[tuple[str, Any], ...]  # by name, in this order
+    supersede: bool = False
+
+
+@dataclass(frozen=True)
+class DeclineRequest:
+    """The person declined the request: it is never asked again, and the goal (in
+    ``status``) is infeasible, in one commit; ``answer`` is their answer as JSON."""
+
+    goal_id: str
+    status: Status
+    request_id: str
+    answer: str
+
+
+@dataclass(frozen=True)
+class GrantBudget:
+    """The person answered the request with more budget: ``cost`` micro-dollars and
+    ``time`` ms allocated to the goal (in ``status``) as budget event ``event_id``, the
+    request delivered and the goal's ``changes`` written, in one commit."""
+
+    goal_id: str
+    status: Status
+    request_id: str
+    answer: str
+    cost: int
+    time: int
+    event_id: str
+    changes: GoalChanges
 
 
 # -- made by intake --
@@ -446,7 +513,7 @@ class ConfirmIntake:
     properties: tuple[tuple[str, Any], ...]
 
 
-# -- asked by BUILD --
+# -- made by BUILD (and by HIRE, for a tool a person gives) --
 
 @dataclass(frozen=True)
 class RegisterTool:
@@ -468,7 +535,8 @@ class RegisterTool:
 Change = (Wake | Transition | UpdateGoal | StoreConstraints | SetRole | AddRoles | Flow | Progress
           | Decision | Reopen | Decomposition | AddDependencies | AllocateChildren
           | RecordCause | StoreVerification | RecordVerification | SetSigmaPaths | Weigh
-          | Pay | Refusal | RefuseGoal | ConfirmIntake | RegisterTool)
+          | Pay | Refusal | RefuseGoal | ConfirmIntake | RegisterTool | OpenRequest
+          | DeclineRequest | GrantBudget)
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ call it then asks for is started, by whoever the call names (the run's model, th
 sandbox, a tool's runner), when the budget the goal holds covers its estimate and
 nothing recorded or answered before will serve it. Nothing is performed, so there is
 nothing to undo. A step that changes something before its first call (a write ends the
-advance, and so does an artifact it must register first, children whose ids it needs,
-or a question to the person) or an error its turn will meet again (a ``KernelError``)
-has nothing to start.
+advance, and so does an artifact it must register first, children or another entity
+whose ids it needs, or a question to a person, who is asked on the turn only) or an
+error its turn will meet again (a ``KernelError``) has nothing to start.
 
 A call whose turn asks for something else (an earlier step in the round changed what
 the goal sees) is not used: it is counted, and what it cost is told at the end of the
@@ -39,9 +39,11 @@ from kernel.solve.effects import (
     AskPerson,
     ChildIds,
     Done,
+    HireQuestion,
     ModelCall,
     NewChild,
     NewChildren,
+    NewId,
     OpenAttempt,
     Recall,
     Register,
@@ -108,7 +110,8 @@ def _advance(k: Kernel, move: moves.Move) -> None:
                         plan_artifact_id=reached.plan_artifact_id,
                         input_artifact_ids=reached.input_artifact_ids, feedback=reached.feedback))
                     continue
-                if isinstance(reached, Register | ChildIds | NewChildren | AskPerson | NewChild) \
+                if isinstance(reached, Register | ChildIds | NewChildren | NewChild | NewId
+                              | AskPerson | HireQuestion) \
                         or k.proposals.has_pending():
                     return  # a resumed run serves what it recorded: nothing to start
                 found = reached.read()  # read, and handed to the step: nothing recorded

@@ -4,7 +4,8 @@ A step written as an effect producer (``kernel.solve.effects``) yields requests 
 returns its changes; ``drive`` runs it on its turn. Each ``ModelCall`` goes through the
 budget gate (``kernel.runtime.gate.ask``: estimate, pre-check, a denial escalated to
 HIRE by dispatch, the spend recorded) and ``Proposals``, which records it in the ledger
-or serves it from there on resume and replay; each ``Recall`` is recorded the same way.
+or serves it from there on resume and replay; each ``Recall`` is recorded the same way,
+and so is a person's answer to a ``HireQuestion`` (None when nobody answers yet).
 Then the step's changes are applied in order, which makes its commit (what is pending
 rides the statement that takes it, see ``kernel.core.run``).
 
@@ -22,13 +23,13 @@ from kernel.core.goal_node import GoalChanges
 from kernel.core.goals import Decomposed
 from kernel.core.logs import TieredLog
 from kernel.proposals import Proposal
-from kernel.protocol import Proposer
+from kernel.protocol import HireAnswer, Proposer
 from kernel.protocol import operations as ops
 from kernel.protocol.errors import Parked
 from kernel.protocol.resolver_ids import HUMAN_ID
 from kernel.refusal import refuse
 from kernel.repositories import candidates as weighing
-from kernel.repositories import goals
+from kernel.repositories import goals, requests
 from kernel.repositories.requests import INTAKE_TAG
 from kernel.runtime import progress
 from kernel.runtime.gate import amount, ask
@@ -44,16 +45,21 @@ from kernel.solve.effects import (
     ChildIds,
     ConfirmIntake,
     Decision,
+    DeclineRequest,
     Decomposition,
     Done,
     Effects,
     Flow,
+    GrantBudget,
+    HireQuestion,
     ModelCall,
     NewArtifact,
     NewChild,
     NewChildren,
+    NewId,
     Observe,
     OpenAttempt,
+    OpenRequest,
     Pay,
     Progress,
     Recall,
@@ -62,6 +68,7 @@ from kernel.solve.effects import (
     Refusal,
     RefuseGoal,
     Register,
+    RegisterTool,
     Reopen,
     Request,
     Sandbox,
@@ -127,10 +134,24 @@ def perform(k: Kernel, request: Request) -> Any:
     if isinstance(request, ChildIds | NewChildren):
         return _children(k, request)
     if isinstance(request, AskPerson):
-        return _ask_person(k, request)
+        return _ask_at_intake(k, request)
     if isinstance(request, NewChild):
         return _new_child(k, request)
+    if isinstance(request, NewId):
+        return k.run.new_id(request.kind), k.run.seq
+    if isinstance(request, HireQuestion):
+        return _ask_to_hire(k, request)
     return k.proposals.recall(request.name, request.goal_id, request.read)
+
+
+def _ask_to_hire(k: Kernel, question: HireQuestion) -> Proposal[HireAnswer] | None:
+    """The person's answer to a HIRE request, recorded like a call; None when nobody
+    answers now."""
+    try:
+        return ask(k, question.request.goal_id, ops.HIRE, question.request,
+                   resolver_id=HUMAN_ID, proposer=resolvers().hire_human(k.run, k.human_prompt))
+    except Parked:
+        return None
 
 
 def _children(k: Kernel, request: ChildIds | NewChildren) -> list[str]:
@@ -228,14 +249,11 @@ def apply(k: Kernel, changes: StepChanges) -> None:
         elif isinstance(change, ConfirmIntake):
             _confirm_intake(k, change)
         else:
-            register(k, change.tool, resolver_id=change.resolver_id, goal=change.goal,
-                     builder_id=change.builder_id, lineage_inputs=list(change.lineage_inputs),
-                     replaces=list(change.replaces), goal_changes=change.goal_changes,
-                     request_id=change.request_id, key=change.key)
+            _hire(k, change)
 
 
 def _refuse(k: Kernel, change: Refusal | RefuseGoal) -> None:
-    """A refusal recorded in the ledger, or a goal refused."""
+    """A refusal recorded in the ledger; with ``RefuseGoal``, the goal made infeasible."""
     facts: dict[str, Any] = dict(change.facts)
     if isinstance(change, Refusal):
         refuse(k.ledger, change.goal_id, change.reason, change.detail, **facts)
@@ -248,6 +266,33 @@ def _reopen(k: Kernel, change: Reopen) -> None:
     invalidated = k.tree.reopen(change.goal_id, change.to, change.changes)
     if change.told is not None:
         _tell(k.log, change.told, f"; {invalidated.said()}")
+
+
+def _hire(k: Kernel, change: OpenRequest | DeclineRequest | GrantBudget | RegisterTool) -> None:
+    """A capability request raised or joined, or its answer applied, in one commit."""
+    if isinstance(change, OpenRequest):
+        requests.open_request(k.run, {
+            "goal_id": change.goal_id, "from": change.from_status.value,
+            "to": change.to.value, "changes": change.changes.to_properties(),
+            "fingerprint": change.fingerprint, "capability_tag": change.capability_tag,
+            "props": dict(change.props), "supersede": change.supersede,
+        }, what=f"park {change.goal_id} on a HIRE request")
+    elif isinstance(change, DeclineRequest):
+        requests.decline(k.run, {"goal_id": change.goal_id, "status": change.status.value,
+                                 "request_id": change.request_id, "answer": change.answer},
+                         what=f"decline {change.request_id}")
+    elif isinstance(change, GrantBudget):
+        requests.add_budget(k.run, {
+            "goal_id": change.goal_id, "status": change.status.value,
+            "request_id": change.request_id, "answer": change.answer, "cost": change.cost,
+            "time": change.time, "event_id": change.event_id,
+            "changes": change.changes.to_properties(),
+        }, what=f"add the budget {change.request_id} was answered with")
+    else:
+        register(k, change.tool, resolver_id=change.resolver_id, goal=change.goal,
+                 builder_id=change.builder_id, lineage_inputs=list(change.lineage_inputs),
+                 replaces=list(change.replaces), goal_changes=change.goal_changes,
+                 request_id=change.request_id, key=change.key)
 
 
 def _record(k: Kernel, change: RecordVerification | SetSigmaPaths | Weigh) -> None:
@@ -273,7 +318,7 @@ def _pay(k: Kernel, pay: Pay) -> None:
                     proposal=pay.proposal, replayed=pay.replayed)
 
 
-def _ask_person(k: Kernel, question: AskPerson) -> Proposal[Any] | None:
+def _ask_at_intake(k: Kernel, question: AskPerson) -> Proposal[Any] | None:
     """The person's answer to an intake question, recorded in the ledger: the one stored
     on its request, or given now by the terminal or the script's person; None when nobody
     is there to give it."""

@@ -28,7 +28,7 @@ from kernel.protocol.resolver_set import SandboxPolicy
 from kernel.protocol.solve_models import ResolutionOutput
 from kernel.protocol.suggestion_models import Suggestion
 from kernel.repositories import candidates as weighing
-from kernel.repositories import goals, knowledge
+from kernel.repositories import goals, knowledge, requests
 from kernel.repositories.knowledge import Coupling
 from kernel.runtime.inputs import RunInputs
 from kernel.runtime.installed import resolvers
@@ -237,6 +237,15 @@ class StepView(Protocol):
         """Every reason the tool cannot be registered (empty: it can)."""
         ...
 
+    # -- read by HIRE --
+    def capability_request(self, request_id: str) -> requests.Request | None:
+        """The capability request with this id, as stored (None: there is none)."""
+        ...
+
+    def request_raised(self, fingerprint: str) -> requests.Request | None:
+        """The capability request with this fingerprint, if one was ever raised."""
+        ...
+
 
 class KernelView:
     """``StepView`` over a run's context: reads only."""
@@ -399,3 +408,9 @@ class KernelView:
 
     def tool_problems(self, tool: ToolDefinition) -> list[str]:
         return tools.definition_problems(self._k.registry, tool)
+
+    def capability_request(self, request_id: str) -> requests.Request | None:
+        return requests.get(self._k.store, request_id)
+
+    def request_raised(self, fingerprint: str) -> requests.Request | None:
+        return requests.by_fingerprint(self._k.store, fingerprint)
