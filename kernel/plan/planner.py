@@ -11,11 +11,15 @@ the graph.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Protocol
 
+from kernel.core.artifacts import Artifacts
+from kernel.core.constraints import ConstraintEngine
+from kernel.core.dag import Dependencies
 from kernel.core.envelopes import ConstraintSpec, Lineage, Provenance
 from kernel.core.goal_node import GoalChanges, GoalNode
-from kernel.core.goals import GoalSpec
+from kernel.core.goals import GoalSpec, GoalTree
+from kernel.core.run import Run
 from kernel.core.state_machine import Status
 from kernel.plan import feasibility as f
 from kernel.plan.compose import (
@@ -38,11 +42,33 @@ from kernel.protocol.plan_models import (
 )
 from kernel.refusal import RefusalReason, refuse
 from kernel.repositories import goals
-from kernel.runtime.gate import CLAUDE_ID, BudgetDenied, ask
-from kernel.runtime.kernel import Kernel
+from kernel.runtime.gate import CLAUDE_ID, BudgetDenied, Gated, ask
 
 
-def make_plan(k: Kernel, root_id: str, verifications: list[dict[str, Any]] | None = None,
+class Planning(Gated, Protocol):
+    """What planning works with (the run's context has it all): the gate's parts (each of
+    its three proposals is a budget-gated call, a refusal recorded in its ledger), the
+    run (whose commits store the plan), the goal tree (the root read, the tasks made its
+    children), the constraint engine (the planned constraints), the dependencies between
+    the tasks and the artifacts (the plan document)."""
+
+    @property
+    def run(self) -> Run: ...
+
+    @property
+    def tree(self) -> GoalTree: ...
+
+    @property
+    def constraints(self) -> ConstraintEngine: ...
+
+    @property
+    def deps(self) -> Dependencies: ...
+
+    @property
+    def artifacts(self) -> Artifacts: ...
+
+
+def make_plan(k: Planning, root_id: str, verifications: list[dict[str, Any]] | None = None,
               ) -> dict[str, Any]:
     """Plan the run's root goal; returns the plan document (also stored in the graph)."""
     goal = k.tree.get(root_id)
@@ -51,14 +77,14 @@ def make_plan(k: Kernel, root_id: str, verifications: list[dict[str, Any]] | Non
     try:  # before the task DAG is asked for: nothing more is paid for a plan not written
         check_complete(goal.description, constraints)
     except ConstraintsIncomplete as incomplete:
-        refuse(k.ledger, root_id, RefusalReason.INVALID_PROPOSAL, str(incomplete),
+        refuse(k.proposals.ledger, root_id, RefusalReason.INVALID_PROPOSAL, str(incomplete),
                operation=ops.PLAN_CONSTRAINTS.name, failure="; ".join(incomplete.problems))
         raise
     dag: TaskDag = _ask(k, goal, ops.PLAN_TASKS, {
         "planned_constraints": [c.model_dump(mode="json") for c in constraints]})
     problems = f.validate_dag(dag.tasks)
     if problems:
-        refuse(k.ledger, root_id, RefusalReason.INVALID_PROPOSAL,
+        refuse(k.proposals.ledger, root_id, RefusalReason.INVALID_PROPOSAL,
                f"the task DAG is invalid: {'; '.join(problems)}", operation="plan_tasks",
                failure=problems[0])
         raise PlanRefused(f"the proposed task DAG is invalid: {'; '.join(problems)}")
@@ -75,12 +101,12 @@ def make_plan(k: Kernel, root_id: str, verifications: list[dict[str, Any]] | Non
         document, fixed = compose(goal.description, goal.run_id, extracted, dag, ask_survey,
                                   verifications)
     except SurveyUnusable as unusable:  # a plan from it would fail check-plan: none is written
-        refuse(k.ledger, root_id, RefusalReason.INVALID_PROPOSAL, str(unusable),
+        refuse(k.proposals.ledger, root_id, RefusalReason.INVALID_PROPOSAL, str(unusable),
                operation=ops.SURVEY_APPROACHES.name, failure="; ".join(unusable.problems))
         raise
     if fixed is not None and not fixed.feasible:
         unmet = (fixed.closest or {}).get("unmet") or []
-        refuse(k.ledger, root_id, RefusalReason.NO_FEASIBLE_REPAIR,
+        refuse(k.proposals.ledger, root_id, RefusalReason.NO_FEASIBLE_REPAIR,
                f"no choice of surveyed approaches meets {', '.join(fixed.conflict)} together"
                f" (the closest leaves {', '.join(unmet)} UNSAT)",
                conflict=fixed.conflict, **refusal_facts(
@@ -88,15 +114,15 @@ def make_plan(k: Kernel, root_id: str, verifications: list[dict[str, Any]] | Non
     return _store(k, goal, document)
 
 
-def _ask(k: Kernel, goal: GoalNode, op: Operation[Out], payload: dict[str, Any]) -> Out:
+def _ask(gate: Gated, goal: GoalNode, op: Operation[Out], payload: dict[str, Any]) -> Out:
     """A budget-gated proposal; anything short of a usable one refuses the plan."""
     operation = op.name
     try:
-        proposal = ask(k, goal.id, op, op.request(
+        proposal = ask(gate, goal.id, op, op.request(
             goal.id, goal_description=goal.description,
             payload={"goal_summary": goal.summary, **payload}))
     except BudgetDenied as denied:
-        refuse(k.ledger, goal.id, RefusalReason.BUDGET_EXHAUSTED,
+        refuse(gate.proposals.ledger, goal.id, RefusalReason.BUDGET_EXHAUSTED,
                f"{operation}: the planning budget cannot pay for it",
                needed_usd=max(denied.estimate.cost - denied.remaining.cost, 0) / 1e6,
                needed_seconds=max(denied.estimate.time - denied.remaining.time, 0) / 1e3)
@@ -104,13 +130,13 @@ def _ask(k: Kernel, goal: GoalNode, op: Operation[Out], payload: dict[str, Any])
             from None
     except (PermanentError, ProposerUnavailable) as exc:  # paid for and recorded by ask
         mode = getattr(exc, "failure_mode", "model_unavailable")
-        refuse(k.ledger, goal.id, RefusalReason.INVALID_PROPOSAL, f"{operation}: {exc}",
-               operation=operation, failure=mode)
+        refuse(gate.proposals.ledger, goal.id, RefusalReason.INVALID_PROPOSAL,
+               f"{operation}: {exc}", operation=operation, failure=mode)
         raise PlanRefused(f"{operation}: no usable proposal: {exc}") from None
     return proposal.output
 
 
-def _store(k: Kernel, goal: GoalNode, document: PlanDocument) -> dict[str, Any]:
+def _store(k: Planning, goal: GoalNode, document: PlanDocument) -> dict[str, Any]:
     """The plan in the graph (its constraints, the tasks as goals with dependencies, and
     the document as an artifact of the root); returns the document as stored."""
     specs = [ConstraintSpec(type=c.type, domain=c.metric or "general", title=c.title,
@@ -122,7 +148,7 @@ def _store(k: Kernel, goal: GoalNode, document: PlanDocument) -> dict[str, Any]:
     ids = k.constraints.upsert(specs)
     k.constraints.add_roles(k.run, goal.id, {"eligible": ids})
     children = {}
-    existing = goals.children_keys(k.store, goal.id)
+    existing = goals.children_keys(k.run.store, goal.id)
     tasks = document.tasks
     for task in tasks:
         key = f"task:{task.id}"

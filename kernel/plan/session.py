@@ -12,7 +12,7 @@ from kernel.errors import ConfigError
 from kernel.paths import seeds_dir
 from kernel.plan.compose import PlanRefused
 from kernel.plan.examples import example_names
-from kernel.plan.planner import make_plan
+from kernel.plan.planner import Planning, make_plan
 from kernel.protocol import Proposer
 from kernel.runtime.inputs import RunInputs
 from kernel.runtime.installed import resolvers
@@ -78,7 +78,7 @@ def plan_goal(store: GraphStore, data_dir: Path, goal: str, proposer: Proposer,
         return _plan(kernel, root, verifications, lease)
 
 
-def _plan(kernel: Kernel, root: str, verifications: list[dict[str, Any]] | None,
+def _plan(kernel: Planning, root: str, verifications: list[dict[str, Any]] | None,
           lease: Lease) -> dict[str, Any]:
     try:
         document = make_plan(kernel, root, verifications)

@@ -7,15 +7,15 @@ a HIRE for more budget in one place (dispatch), planning into a refusal.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
-from kernel.core.budget import Amount, Decision
+from kernel.core.budget import Amount, BudgetEnforcer, Decision
+from kernel.core.logs import TieredLog
 from kernel.core.units import seconds_to_ms, usd_to_micros
 from kernel.errors import KernelError
-from kernel.proposals import FailedProposal, Out, Proposal
+from kernel.proposals import FailedProposal, Out, Proposal, Proposals
 from kernel.protocol import Operation, Proposer, ResolveRequest
 from kernel.runtime import progress
-from kernel.runtime.kernel import Kernel
 
 CLAUDE_ID = "resolver:claude-code-0"
 
@@ -31,11 +31,26 @@ class BudgetDenied(KernelError):
         self.remaining = remaining
 
 
+class Gated(Protocol):
+    """What a budget-gated call goes through (the run's context has it all): the run's
+    proposals (the estimate, the answer, recorded or served), the budget (the pre-check
+    and the spend) and the log (the denial, the failure, the call's I/O line)."""
+
+    @property
+    def proposals(self) -> Proposals: ...
+
+    @property
+    def budget(self) -> BudgetEnforcer: ...
+
+    @property
+    def log(self) -> TieredLog: ...
+
+
 def amount(cost_usd: float, seconds: float) -> Amount:
     return Amount(usd_to_micros(cost_usd), seconds_to_ms(seconds))
 
 
-def ask(k: Kernel, goal_id: str, operation: Operation[Out], request: ResolveRequest, *,
+def ask(gate: Gated, goal_id: str, operation: Operation[Out], request: ResolveRequest, *,
         resolver_id: str = CLAUDE_ID, proposer: Proposer | None = None,
         pay: bool = True) -> Proposal[Out]:
     """One budget-gated call. ``pay=False`` leaves the spend to the caller, who writes it
@@ -43,42 +58,42 @@ def ask(k: Kernel, goal_id: str, operation: Operation[Out], request: ResolveRequ
     pay; a call that produced nothing usable is paid here and raises PermanentError (the
     step's goal is refused with the reason) or ProposerUnavailable (the run stops,
     resumable)."""
-    estimate = k.proposals.estimate(request, proposer)
+    estimate = gate.proposals.estimate(request, proposer)
     needed = amount(estimate.cost_usd, estimate.seconds)
-    check = k.budget.pre_check(goal_id, needed)
+    check = gate.budget.pre_check(goal_id, needed)
     if check.decision == Decision.DENIED:
-        k.proposals.record_denial(request, estimate)
-        k.log.flow(goal_id, f"{request.operation}: budget pre-check DENIED "
-                            f"(needs {needed}, has {check.remaining})")
+        gate.proposals.record_denial(request, estimate)
+        gate.log.flow(goal_id, f"{request.operation}: budget pre-check DENIED "
+                               f"(needs {needed}, has {check.remaining})")
         raise BudgetDenied(goal_id, request.operation, needed, check.remaining)
-    proposal = k.proposals.get(operation, request, proposer, estimate)
+    proposal = gate.proposals.get(operation, request, proposer, estimate)
     spent = amount(proposal.cost_usd, proposal.seconds)
     if isinstance(proposal, FailedProposal):  # billed all the same (B1), then the step ends
         if spent.cost or spent.time:
-            k.budget.record(goal_id, spent, resolver_id, request.operation,
-                            proposal=proposal.ledger_hash, replayed=proposal.replayed)
-        k.log.flow(goal_id, f"{request.operation}: {proposal.failure.get('message')}")
+            gate.budget.record(goal_id, spent, resolver_id, request.operation,
+                               proposal=proposal.ledger_hash, replayed=proposal.replayed)
+        gate.log.flow(goal_id, f"{request.operation}: {proposal.failure.get('message')}")
         raise proposal.error()
     reused = proposal.metadata.get("reused")
     if reused:
-        _tell_reused(k, goal_id, request, reused)
+        _tell_reused(gate.log, goal_id, request, reused)
     elif pay:
-        k.budget.record(goal_id, spent, resolver_id, request.operation,
-                        proposal=proposal.ledger_hash, replayed=proposal.replayed)
-    k.log.io(goal_id, resolver_id, request.operation, {
+        gate.budget.record(goal_id, spent, resolver_id, request.operation,
+                           proposal=proposal.ledger_hash, replayed=proposal.replayed)
+    gate.log.io(goal_id, resolver_id, request.operation, {
         "cost_usd": proposal.cost_usd, "seconds": proposal.seconds,
         "ledger_index": proposal.ledger_index, "replayed": proposal.replayed})
     return proposal
 
 
-def _tell_reused(k: Kernel, goal_id: str, request: ResolveRequest,
+def _tell_reused(log: TieredLog, goal_id: str, request: ResolveRequest,
                  reused: dict[str, Any]) -> None:
     """Say, in the log and the progress, which earlier answer served this request."""
     where = f"{reused['entry']} ({reused['source']}, {reused['run_id']})"
-    k.log.decision(goal_id, "answer_reused", candidates=[reused["entry"]],
-                   chosen=f"{request.operation} from {where}", operation=request.operation,
-                   rationale=f"{request.operation}: the same request was answered before "
-                             f"in this graph by {where}; served from that answer, not asked "
-                             "or paid again ('kernel solve --fresh' asks again)")
+    log.decision(goal_id, "answer_reused", candidates=[reused["entry"]],
+                 chosen=f"{request.operation} from {where}", operation=request.operation,
+                 rationale=f"{request.operation}: the same request was answered before "
+                           f"in this graph by {where}; served from that answer, not asked "
+                           "or paid again ('kernel solve --fresh' asks again)")
     progress.report("reused", f"{request.operation} from {where}", goal_id,
                     str(request.payload.get("goal_summary") or "") or None)

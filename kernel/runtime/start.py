@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ulid import ULID
 
-from kernel.core.budget import Amount
-from kernel.core.goals import GoalSpec
+from kernel.core.budget import Amount, BudgetEnforcer
+from kernel.core.constraints import ConstraintEngine
+from kernel.core.goals import GoalSpec, GoalTree
 from kernel.core.ledger import LedgerEntry
+from kernel.core.logs import TieredLog
 from kernel.core.run import Run
 from kernel.core.units import seconds_to_ms, usd_to_micros
 from kernel.protocol import Proposer
@@ -45,10 +47,32 @@ def provenance(proposer: Proposer | None) -> tuple[str, str] | None:
     return proposer.kind or proposer.source.split(":")[0], proposer.model or proposer.source
 
 
-def finish_start(kernel: Kernel, inputs: RunInputs) -> str:
+class Starting(Protocol):
+    """What the root goal is made with (the run's context has it all): the run, its
+    goal tree and constraint engine (the root and its core constraints), its budget (the
+    root's allocation) and its log (the line that says the goal was received)."""
+
+    @property
+    def run(self) -> Run: ...
+
+    @property
+    def tree(self) -> GoalTree: ...
+
+    @property
+    def constraints(self) -> ConstraintEngine: ...
+
+    @property
+    def budget(self) -> BudgetEnforcer: ...
+
+    @property
+    def log(self) -> TieredLog: ...
+
+
+def finish_start(kernel: Starting, inputs: RunInputs) -> str:
     """The run's root goal and its budget: created, or found where a run killed while
     starting left off (each is one commit, so either exists whole or not at all)."""
-    store, run = kernel.store, kernel.run
+    run = kernel.run
+    store = run.store
     goal, core, budget_usd, time_seconds = (inputs.goal, inputs.core, inputs.budget_usd,
                                             inputs.time_seconds)
     record = runs.get(store, run.run_id)

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kernel.core.artifacts import Artifacts
 from kernel.core.envelopes import Check, Constraint
 from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.core.state_machine import Status
@@ -28,9 +29,9 @@ from kernel.core.units import micros_to_usd, ms_to_seconds
 from kernel.protocol import solve_models as models
 from kernel.refusal import RefusalReason
 from kernel.repositories import goals
-from kernel.runtime.kernel import Kernel
 from kernel.solve.effects import Decision, Flow, RefuseGoal, Reopen, StepChanges
 from kernel.solve.verification import arith_check, part_facts
+from kernel.store.base import GraphStore
 
 S = Status
 
@@ -55,15 +56,16 @@ def judged(goal: GoalNode, arithmetic: list[Constraint], facts: dict[str, float]
                      max_reopens)
 
 
-def subtree_facts(k: Kernel, goal: GoalNode) -> tuple[dict[str, float], dict[str, list[str]]]:
+def subtree_facts(store: GraphStore, artifacts: Artifacts, goal: GoalNode,
+                  ) -> tuple[dict[str, float], dict[str, list[str]]]:
     """The facts above, and for each metric some leaves report and others do not, the
     leaves that leave it out (it then has no total)."""
-    rows = goals.subtree_parts(k.store, goal.id)
+    rows = goals.subtree_parts(store, goal.id)
     live = live_solution(rows, goal.id)
     parents = {r["parent_id"] for r in rows if r["id"] in live}
     leaves = [r for r in rows if r["id"] in live - parents - {goal.id}]
-    metrics = {r["id"]: _metrics(k, r["output_artifact_id"]) for r in leaves}
-    own = _metrics(k, goal.output_artifact_id)
+    metrics = {r["id"]: _metrics(artifacts, r["output_artifact_id"]) for r in leaves}
+    own = _metrics(artifacts, goal.output_artifact_id)
     names = sorted({n for m in metrics.values() for n in m})
     missing = {n: sorted(i for i, m in metrics.items() if n not in m) for n in names}
     facts = {**own, **part_facts([metrics[r["id"]] for r in leaves]),
@@ -86,10 +88,10 @@ def live_solution(rows: Sequence[Mapping[str, Any]], goal_id: str) -> set[str]:
     return live
 
 
-def _metrics(k: Kernel, artifact_id: str | None) -> dict[str, float]:
+def _metrics(artifacts: Artifacts, artifact_id: str | None) -> dict[str, float]:
     if not artifact_id:
         return {}
-    return models.ResolutionOutput.model_validate_json(k.artifacts.read(artifact_id)).metrics
+    return models.ResolutionOutput.model_validate_json(artifacts.read(artifact_id)).metrics
 
 
 def _violated(told: StepChanges, goal: GoalNode, failed: list[Check], titles: dict[str, str],

@@ -12,25 +12,27 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from kernel.core.artifacts import Artifacts
+from kernel.core.constraints import ConstraintEngine
 from kernel.core.envelopes import Attempt, Constraint
 from kernel.core.goal_node import GoalNode
 from kernel.protocol.resolver_set import SandboxPolicy
 from kernel.protocol.solve_models import ResolutionOutput
 from kernel.repositories import goals
-from kernel.runtime.kernel import Kernel
 from kernel.solve.output_view import output_view
 from kernel.solve.verification import COUNTED, MEASURED, is_arithmetic, method_of
+from kernel.store.base import GraphStore
 
 
-def stored_output(k: Kernel, artifact_id: str | None) -> dict[str, Any] | None:
+def stored_output(artifacts: Artifacts, artifact_id: str | None) -> dict[str, Any] | None:
     """The view of a stored output artifact (None: the goal has none yet)."""
     if artifact_id is None:
         return None
-    output = ResolutionOutput.model_validate_json(k.artifacts.read(artifact_id))
+    output = ResolutionOutput.model_validate_json(artifacts.read(artifact_id))
     return output_view(output, artifact_id)
 
 
-def last_output(k: Kernel, history: list[Attempt]) -> dict[str, Any] | None:
+def last_output(artifacts: Artifacts, history: list[Attempt]) -> dict[str, Any] | None:
     """The output of the latest of ``history``'s attempts that produced one and was
     verified (what the feedback on it is about), with its verdict; None when there is
     none (a first attempt)."""
@@ -39,18 +41,19 @@ def last_output(k: Kernel, history: list[Attempt]) -> dict[str, Any] | None:
         return None
     attempt = done[-1]
     return {"attempt": attempt.attempt_index, "verdict": attempt.verdict,
-            "output": stored_output(k, attempt.output_artifact_id)}
+            "output": stored_output(artifacts, attempt.output_artifact_id)}
 
 
-def dependency_inputs(k: Kernel, goal: GoalNode) -> list[dict[str, Any]]:
+def dependency_inputs(store: GraphStore, artifacts: Artifacts, goal: GoalNode,
+                      ) -> list[dict[str, Any]]:
     """What the goals ``goal`` depends on ship, in their order, by content: a decomposed
     dependency's parts (the outputs of the leaves it was made of, each named), never
     the output it had before it was split."""
     inputs = []
-    for row in goals.dependency_outputs(k.store, goal.id):
+    for row in goals.dependency_outputs(store, goal.id):
         if row["artifact_id"] is None:
             continue
-        view = stored_output(k, row["artifact_id"])
+        view = stored_output(artifacts, row["artifact_id"])
         part = ({} if row["part_id"] == row["id"] else
                 {"part": {"goal": row["part_id"], "summary": row["part_summary"]}})
         inputs.append({"from_goal": row["id"], "summary": row["summary"], **part,
@@ -155,24 +158,24 @@ def _code_lines(policy: SandboxPolicy, constraints: list[Constraint],
     ]
 
 
-def inherited_view(k: Kernel, goal: GoalNode) -> dict[str, Any] | None:
+def inherited_view(constraints: ConstraintEngine, goal: GoalNode) -> dict[str, Any] | None:
     """The constraints of the goals above that a part works under: those it answers for
     (its parent's decomposition gave them to it, and it is verified against them) with
     what each requires of its output, and those it may rely on, with who answers for
     each (another part, the whole, or a goal further up). None for a root."""
-    roles = k.constraints.roles(goal.id)
+    roles = constraints.roles(goal.id)
     owed = set(roles["owed"])
     shown = set(roles["inherited"]) | owed
     if not shown:
         return None
-    parent, answered = k.constraints.answered_by(goal.id)
+    parent, answered = constraints.answered_by(goal.id)
     view: dict[str, Any] = {}
-    constraints = k.constraints.get_many(shown)
+    above = constraints.get_many(shown)
     answers_for = [{**_constraint_line(c), "requires": _requires(c, own=True),
-                    "from": parent} for c in constraints if c.id in owed]
+                    "from": parent} for c in above if c.id in owed]
     relies_on = [{**_constraint_line(c), "requires": _requires(c, own=False),
                   "answered_by": _answered_by(answered.get(c.id), goal.id)}
-                 for c in constraints if c.id not in owed]
+                 for c in above if c.id not in owed]
     if answers_for:
         view["answers_for"] = answers_for
     if relies_on:

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from embeddings.encoder import Encoder
 from kernel.codebase.diagnostics import Diagnostic, syntax_errors
 from kernel.codebase.edits import FileEdit, Refusal
 from kernel.codebase.impact import impacted_tests
@@ -31,7 +32,6 @@ from kernel.protocol.requirements import (
     source_on_disk,
 )
 from kernel.protocol.solve_models import ResolutionOutput
-from kernel.runtime.kernel import Kernel
 from kernel.runtime.repo_input import RepoInput
 from kernel.settings import KernelSettings
 from kernel.solve.constraint_text import parse_constraint
@@ -110,13 +110,15 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(item)
 
 
-def prompt_section(k: Kernel, goal: GoalNode) -> dict[str, Any]:
-    """The repository as the resolve prompt shows it for ``goal``."""
-    assert k.repo is not None
-    snapshot = snapshot_of(k.repo)
+def prompt_section(store: GraphStore, repo: RepoInput | None, encoder: Encoder,
+                   goal: GoalNode) -> dict[str, Any]:
+    """The repository as the resolve prompt shows it for ``goal`` (a run on a repository
+    only: ``repo`` is never None here); its symbols are searched with ``encoder``."""
+    assert repo is not None
+    snapshot = snapshot_of(repo)
     failure = "\n".join(_strings(goal.feedback or {}))
-    view = repository_view(k.store, repo_id(snapshot.root), snapshot, goal.description,
-                           failure, k.patterns.encoder)
+    view = repository_view(store, repo_id(snapshot.root), snapshot, goal.description,
+                           failure, encoder)
     try:
         requirements = read_requirements({f.path: f.text for f in snapshot.files})
     except RequirementRefused:  # refused when the run started: never reached
@@ -160,18 +162,20 @@ class RepoRun:
     requirements_edited: bool = False  # the edits change what the setup installs
 
 
-def test_inputs(k: Kernel, output: ResolutionOutput) -> RepoRun | list[dict[str, str]]:
+def test_inputs(store: GraphStore, repo: RepoInput | None, output: ResolutionOutput,
+                ) -> RepoRun | list[dict[str, str]]:
     """The test run: the files (the snapshot with the edits applied), the repository's
     requirements to install first (when it names any; a line that is not plain refuses
     the edits), and the test files pytest runs, those holding impacted tests first, or
     the test command (run as given); before either, the impacted tests alone by their
     node ids (a pytest test command only), whose failure ends the run early; or the
-    problems (each with a reason code) that kept the edits out."""
-    assert k.repo is not None
+    problems (each with a reason code) that kept the edits out. A run on a repository
+    only: ``repo`` is never None here."""
+    assert repo is not None
     edits = parse_edits(output)
     if isinstance(edits, str):
         return [{"path": "", "reason": "edits_malformed", "detail": edits}]
-    snapshot = snapshot_of(k.repo)
+    snapshot = snapshot_of(repo)
     files = edited_files(snapshot, edits)
     if isinstance(files, list):
         return [r.as_dict() for r in files if isinstance(r, Refusal)]
@@ -180,14 +184,14 @@ def test_inputs(k: Kernel, output: ResolutionOutput) -> RepoRun | list[dict[str,
     except RequirementRefused as exc:
         return [{"path": exc.source, "reason": "requirement_refused", "detail": str(exc)}]
     changed = sorted({e.path for e in edits})
-    impacted = impacted_tests(k.store, repo_id(snapshot.root), changed)
+    impacted = impacted_tests(store, repo_id(snapshot.root), changed)
     found = syntax_errors(files, changed)
     payload: dict[str, Any] = {"files": files}
     if requirements is not None:
         payload[SETUP] = requirements.payload()
     edited = requirements != read_requirements({f.path: f.text for f in snapshot.files})
-    if k.repo.test_cmd:
-        command = list(k.repo.test_cmd)
+    if repo.test_cmd:
+        command = list(repo.test_cmd)
         payload["commands"] = [command]
         if impacted and runs_pytest(command):
             payload["first_commands"] = [[*command, *impacted]]

@@ -7,7 +7,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ulid import ULID
 
@@ -32,6 +32,9 @@ from kernel.solve import repo_goal
 from kernel.solve.dispatch import Outcome, solve
 from kernel.store import open_store
 from kernel.store.base import GraphStore
+
+if TYPE_CHECKING:
+    from kernel.plan.planner import Planning
 
 
 def resume(store: GraphStore, run_id: str, data_dir: Path,
@@ -182,7 +185,7 @@ def replay(settings: KernelSettings, run_id: str, ledger_file: Path | None = Non
         scratch.close()
 
 
-def _replan(kernel: Kernel, root: str, inputs: RunInputs) -> None:
+def _replan(kernel: Planning, root: str, inputs: RunInputs) -> None:
     """A planning run is replayed by planning again (a refusal is part of what it did)."""
     from kernel.plan.compose import PlanRefused
     from kernel.plan.planner import make_plan

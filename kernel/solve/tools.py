@@ -13,19 +13,21 @@ import ast
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
+from kernel.core.artifacts import Artifacts
 from kernel.core.envelopes import Lineage
 from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.core.registry import Registry
+from kernel.core.run import Run
 from kernel.errors import KernelError, yaml_problem
 from kernel.protocol import Estimate, Proposer, Resolution, ResolveRequest, ToolDefinition
 from kernel.protocol.solve_models import ResolutionOutput
 from kernel.repositories import tools as tool_library
 from kernel.runtime.installed import resolvers
-from kernel.runtime.kernel import Kernel
+from kernel.solve.sandbox_runs import SandboxSite, deadline
 from kernel.user_files import load_yaml, read_user_text
 
 HARNESS = Path(__file__).with_name("tool_harness.py")
@@ -33,6 +35,27 @@ HARNESS = Path(__file__).with_name("tool_harness.py")
 
 class ToolDefinitionError(KernelError):
     """A tool cannot be registered as given; the message says what to change."""
+
+
+class ToolShelf(Protocol):
+    """Where a tool is registered (the run's context has it all): the registry its steps
+    are checked against, the artifacts its code is stored as, and the run whose commit
+    registers it."""
+
+    @property
+    def run(self) -> Run: ...
+
+    @property
+    def registry(self) -> Registry: ...
+
+    @property
+    def artifacts(self) -> Artifacts: ...
+
+
+class ToolSite(ToolShelf, SandboxSite, Protocol):
+    """Where a registered tool runs: the shelf it is read from (its row, and its code as
+    an artifact, the request's inputs too) and the sandbox site its workspace is laid out
+    from."""
 
 
 def load_tool_file(path: Path) -> ToolDefinition:
@@ -74,9 +97,9 @@ def code_problems(code: str) -> list[str]:
     return problems
 
 
-def check_definition(k: Kernel, tool: ToolDefinition) -> None:
+def check_definition(registry: Registry, tool: ToolDefinition) -> None:
     """Raise with every reason the tool cannot be registered."""
-    problems = definition_problems(k.registry, tool)
+    problems = definition_problems(registry, tool)
     if problems:
         raise ToolDefinitionError("; ".join(problems))
 
@@ -93,7 +116,7 @@ def definition_problems(registry: Registry, tool: ToolDefinition) -> list[str]:
     return problems
 
 
-def register(k: Kernel, tool: ToolDefinition, *, resolver_id: str, goal: GoalNode,
+def register(shelf: ToolShelf, tool: ToolDefinition, *, resolver_id: str, goal: GoalNode,
              builder_id: str, lineage_inputs: list[str], replaces: list[str],
              goal_changes: GoalChanges, request_id: str | None = None,
              key: str) -> str:
@@ -101,10 +124,10 @@ def register(k: Kernel, tool: ToolDefinition, *, resolver_id: str, goal: GoalNod
 
     The code is stored as an artifact first (idempotent by ``key``), so a crash between
     the two writes registers the same tool on resume."""
-    check_definition(k, tool)
+    check_definition(shelf.registry, tool)
     metadata: dict[str, Any] = {"kind": tool.kind, "built_for_node_id": goal.id}
     if tool.code is not None:
-        artifact = k.artifacts.register(
+        artifact = shelf.artifacts.register(
             goal.id, tool.code, type="tool_code", format="python",
             lineage=Lineage(node_id=goal.id, resolver_id=builder_id,
                             input_artifact_ids=lineage_inputs), key=f"tool:{key}")
@@ -120,9 +143,9 @@ def register(k: Kernel, tool: ToolDefinition, *, resolver_id: str, goal: GoalNod
         "output_types": ["text", "code"],
         "built_by": "human" if builder_id.startswith("actor:") else "system",
         "built_for_node_id": goal.id, "metadata": json.dumps(metadata, sort_keys=True),
-        "registered_seq": k.run.seq,
+        "registered_seq": shelf.run.seq,
     }
-    tool_library.register(k.run, {
+    tool_library.register(shelf.run, {
         "id": resolver_id, "props": props, "capabilities": sorted(set(tool.capabilities)),
         "builder_id": builder_id, "artifact_id": metadata.get("artifact_id"),
         "parts": [{"id": s, "order": i, "role": f"step {i + 1}"}
@@ -137,8 +160,8 @@ def register(k: Kernel, tool: ToolDefinition, *, resolver_id: str, goal: GoalNod
 class ToolRunner(Proposer):
     """Runs a registered script or composite tool in a fresh sandbox workspace."""
 
-    def __init__(self, k: Kernel, resolver: dict[str, Any]) -> None:
-        self.k = k
+    def __init__(self, site: ToolSite, resolver: dict[str, Any]) -> None:
+        self.site = site
         self.resolver = resolver
         self.source = resolver["id"]
         self.metadata = json.loads(resolver.get("metadata") or "{}")
@@ -155,10 +178,10 @@ class ToolRunner(Proposer):
         files["request.json"] = json.dumps({
             "steps": [name for name, _ in modules], "request": self._payload(request)},
             sort_keys=True)
-        name = f"{self.k.run.run_id.removeprefix('run:')}-tool-{self.k.run.proposals:05d}"
-        tools = resolvers().sandbox.workspace(self.k.workspace_root / name, self.k.policy,
-                                              self.k.started + self.k.config.max_wall_seconds,
-                                              None, None)
+        site, run = self.site, self.site.run
+        name = f"{run.run_id.removeprefix('run:')}-tool-{run.proposals:05d}"
+        tools = resolvers().sandbox.workspace(site.workspace_root / name, site.policy,
+                                              deadline(site), None, None)
         ran = tools.resolve(ResolveRequest(operation="run_tool", goal_id=request.goal_id,
                                            payload={"files": files,
                                                     "commands": [["python3", "_harness.py"]]}))
@@ -176,13 +199,13 @@ class ToolRunner(Proposer):
             ids = [self.source]
         modules = []
         for i, resolver_id in enumerate(ids):
-            row = self.k.registry.get(resolver_id)
+            row = self.site.registry.get(resolver_id)
             artifact_id = json.loads(row.get("metadata") or "{}")["artifact_id"]
-            modules.append((f"tool_{i}", self.k.artifacts.read(artifact_id).decode()))
+            modules.append((f"tool_{i}", self.site.artifacts.read(artifact_id).decode()))
         return modules
 
     def _payload(self, request: ResolveRequest) -> dict[str, Any]:
-        inputs = {a: self.k.artifacts.read(a).decode(errors="replace")
+        inputs = {a: self.site.artifacts.read(a).decode(errors="replace")
                   for a in request.payload.get("inputs", [])}
         return {"goal": request.goal_description,
                 "summary": request.payload.get("goal_summary", ""),
@@ -206,10 +229,10 @@ def _parse(result: dict[str, Any]) -> ResolutionOutput:
                             notes="tool failure")
 
 
-def runner_for(k: Kernel, resolver_id: str) -> ToolRunner | None:
+def runner_for(site: ToolSite, resolver_id: str) -> ToolRunner | None:
     """The runner of a registered script or composite tool; None for model-backed tools."""
-    resolver = k.registry.find(resolver_id)
+    resolver = site.registry.find(resolver_id)
     if resolver is None:
         return None
     kind = json.loads(resolver.get("metadata") or "{}").get("kind")
-    return ToolRunner(k, resolver) if kind in ("script", "composite") else None
+    return ToolRunner(site, resolver) if kind in ("script", "composite") else None

@@ -274,10 +274,10 @@ class KernelView:
         return self._k.constraints.get_many(ids)
 
     def stored_output(self, artifact_id: str | None) -> dict[str, Any] | None:
-        return prompt_inputs.stored_output(self._k, artifact_id)
+        return prompt_inputs.stored_output(self._k.artifacts, artifact_id)
 
     def inherited(self, goal: GoalNode) -> dict[str, Any] | None:
-        return prompt_inputs.inherited_view(self._k, goal)
+        return prompt_inputs.inherited_view(self._k.constraints, goal)
 
     def leaf_record(self, goal: GoalNode) -> Recall | None:
         read = reuse.leaf_read(self._k, goal)
@@ -316,7 +316,7 @@ class KernelView:
         return ResolutionOutput.model_validate_json(self._k.artifacts.read(artifact_id))
 
     def subtree_facts(self, goal: GoalNode) -> tuple[dict[str, float], dict[str, list[str]]]:
-        return composite.subtree_facts(self._k, goal)
+        return composite.subtree_facts(self._k.store, self._k.artifacts, goal)
 
     def subtree_sigmas(self, goal_id: str, sigma_v: float | None = None,
                        ) -> tuple[dict[str, float], list[dict[str, object]]]:
@@ -331,7 +331,7 @@ class KernelView:
 
     def repo_test_inputs(self, output: ResolutionOutput
                          ) -> repo_goal.RepoRun | list[dict[str, str]]:
-        return repo_goal.test_inputs(self._k, output)
+        return repo_goal.test_inputs(self._k.store, self._k.repo, output)
 
     def artifact_sha256(self, artifact_id: str) -> str:
         return self._k.artifacts.get(artifact_id).sha256
@@ -358,13 +358,14 @@ class KernelView:
         return ToolPlan.model_validate_json(self._k.artifacts.read(artifact_id))
 
     def dependency_inputs(self, goal: GoalNode) -> list[dict[str, Any]]:
-        return prompt_inputs.dependency_inputs(self._k, goal)
+        return prompt_inputs.dependency_inputs(self._k.store, self._k.artifacts, goal)
 
     def last_output(self, history: list[Attempt]) -> dict[str, Any] | None:
-        return prompt_inputs.last_output(self._k, history)
+        return prompt_inputs.last_output(self._k.artifacts, history)
 
     def repository(self, goal: GoalNode) -> dict[str, Any]:
-        return repo_goal.prompt_section(self._k, goal)
+        return repo_goal.prompt_section(self._k.store, self._k.repo, self._k.patterns.encoder,
+                                       goal)
 
     def children_keys(self, goal_id: str) -> dict[str, str]:
         return goals.children_keys(self._k.store, goal_id)
