@@ -56,3 +56,25 @@ def test_the_check_sees_a_function_taking_the_whole_context(tmp_path: Path) -> N
                       "class C:\n    def __init__(self, k: Kernel) -> None: ...\n"
                       "def d(k: Gated, run: KernelView) -> None: ...\n")
     assert takes_the_context(module) == ["m.py:1 a", "m.py:2 b", "m.py:4 __init__"]
+
+
+# The only functions that take the whole context: the loop that performs every effect
+# (dispatch, look-ahead, perform, the step table's ``take``), the view steps read it
+# through, and the session that hands the run to the loop. No step takes it.
+LOOP = {
+    "dispatch.py": {"solve", "_drive", "_capped", "_step", "escalate", "_run_step", "_handled"},
+    "lookahead.py": {"look_ahead", "_take_ahead", "_advance", "_start"},
+    "perform.py": {"drive", "perform", "_ask_person", "proposer_of", "apply", "_refuse"},
+    "__init__.py": {"take"},
+    "view.py": {"__init__"},
+    "session.py": {"_drive"},
+}
+
+
+def test_only_the_loop_takes_the_whole_context() -> None:
+    found = takes_the_context(ROOT / "kernel")
+    beyond = [f for f in found
+              if f.split()[-1] not in LOOP.get(f.split(":")[0], set())]
+    assert beyond == [] and len(found) <= 20, found
+    assert takes_the_context(ROOT / "kernel" / "solve" / "steps") == [
+        f for f in takes_the_context(ROOT / "kernel" / "solve" / "steps" / "__init__.py")]

@@ -12,7 +12,6 @@ from kernel.core.envelopes import canonical_json
 from kernel.core.goal_node import GoalChanges, GoalNode
 from kernel.core.state_machine import Status
 from kernel.core.units import micros_to_usd, ms_to_seconds
-from kernel.runtime.kernel import Kernel
 from kernel.solve.effects import Transition, UpdateGoal
 
 S = Status
@@ -40,27 +39,13 @@ def request_fingerprint(capability_tag: str, build_constraints: list[dict[str, A
     return hashlib.sha256(canonical_json(body).encode()).hexdigest()
 
 
-def retry_with(k: Kernel, goal: GoalNode, changes: GoalChanges) -> None:
-    """Send a goal back to resolver selection with ``changes``, from where it stands."""
-    status = goal.status
-    if status == S.VERIFYING:  # UNSAT, retry with another resolver
-        k.tree.transition(goal.id, S.SELECTING_RESOLVER, changes)
-    else:  # selecting a resolver already, or pending (next_action selects one)
-        k.tree.update(goal.id, status, changes)
-
-
 def retried(goal: GoalNode, changes: GoalChanges) -> Transition | UpdateGoal:
     """The change that sends a goal back to resolver selection with ``changes``, from
-    where it stands (``retry_with`` as a step's change)."""
+    where it stands."""
     if goal.status == S.VERIFYING:  # UNSAT, retry with another resolver
         return Transition(goal.id, S.SELECTING_RESOLVER, changes)
+    # selecting a resolver already, or pending (next_action selects one)
     return UpdateGoal(goal.id, goal.status, changes)
-
-
-def resume_changes(k: Kernel, goal: GoalNode, gap: dict[str, Any],
-                   retry: bool) -> GoalChanges:
-    """``resumed``, for a step that reads through the run's context."""
-    return resumed(goal, gap, retry)
 
 
 def resumed(goal: GoalNode, gap: dict[str, Any], retry: bool) -> GoalChanges:

@@ -22,7 +22,7 @@ from kernel.core.goals import GoalTree
 from kernel.core.run import advance
 from kernel.core.state_machine import TERMINAL, Action, Status
 from kernel.errors import KernelError
-from kernel.proposals import ProposerUnavailable
+from kernel.proposals import Proposals, ProposerUnavailable
 from kernel.protocol import DeadlineReached, EnvironmentFault, NoProposalError, PermanentError
 from kernel.refusal import RefusalReason, refuse
 from kernel.repositories import goals, requests
@@ -92,7 +92,7 @@ def _drive(k: Kernel, root_id: str, queue: list[str], on_step: Callable[[str], N
            stop_after_intake: bool) -> Outcome:
     count = 0
     while queue:
-        if _wall_time_up(k):
+        if _wall_time_up(k.proposals, k.elapsed, k.config.max_wall_seconds):
             if k.proposals.original_went_on():
                 continue
             return _capped(k, root_id, count)
@@ -124,11 +124,11 @@ def _drive(k: Kernel, root_id: str, queue: list[str], on_step: Callable[[str], N
     return _outcome(k.tree, root_id, count)
 
 
-def _wall_time_up(k: Kernel) -> bool:
+def _wall_time_up(proposals: Proposals, elapsed: Callable[[], float], cap: float) -> bool:
     """The clock decides a live run's cap; a replay stops where its original did."""
-    if k.proposals.replaying:
-        return k.proposals.replayed_stop()
-    return k.elapsed() > k.config.max_wall_seconds
+    if proposals.replaying:
+        return proposals.replayed_stop()
+    return elapsed() > cap
 
 
 def _capped(k: Kernel, root_id: str, count: int) -> Outcome:

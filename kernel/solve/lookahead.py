@@ -50,6 +50,7 @@ from kernel.solve.effects import (
 )
 from kernel.solve.perform import first_request, proposer_of
 from kernel.solve.steps import BY_MOVE
+from kernel.solve.view import KernelView
 
 # How far behind the head a goal may be and still be looked at, in multiples of the
 # concurrency: far enough to pass over goals whose next step only writes.
@@ -99,8 +100,9 @@ def _advance(k: Kernel, move: moves.Move) -> None:
     but log lines and a verification riding the goal's move, which the next step's
     call does not show: verify, then the leaf step) to its first call, and start that
     call."""
-    while BY_MOVE[type(move)].produces_effects:
-        body = BY_MOVE[type(move)].body(k, move)
+    view = KernelView(k)
+    while True:
+        body = BY_MOVE[type(move)].body(view, move)
         try:
             reached = first_request(body)
             while not isinstance(reached, (Done, ModelCall)):

@@ -284,7 +284,7 @@ class KernelView:
         return None if read is None else Recall("reuse/classify_leaf", goal.id, read)
 
     def wakes(self, goal: GoalNode) -> list[str]:
-        return wake_dependents(self._k, goal)
+        return wake_dependents(self._k.store, goal)
 
     def history(self, goal: GoalNode, step: str) -> Observe:
         return Observe(kg_context.observed_as(step), goal.id,

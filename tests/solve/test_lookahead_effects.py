@@ -14,7 +14,6 @@ from kernel.protocol import Proposer, ResolveRequest
 from kernel.runtime.calls import Calls
 from kernel.solve import dispatch, moves
 from kernel.solve.dispatch import FIRST_MOVE
-from kernel.solve.steps import BY_MOVE
 from kernel.store import GraphStore
 
 
@@ -69,7 +68,6 @@ def _starts_recorded(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[s
 @pytest.mark.slow
 def test_a_call_of_a_step_is_started_ahead_with_nothing_written(
         initialised: GraphStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert BY_MOVE[moves.SelectConstraints].produces_effects
     assert moves.SelectConstraints in FIRST_MOVE.values()
     started, written = _starts_recorded(monkeypatch)
     tree = _parts_with_two_constraints()
@@ -87,7 +85,6 @@ def test_resolve_and_verify_taken_ahead_start_their_calls_and_the_leaf_step_s_af
     buffered) and starts its call; a verification that asks nothing and rides the goal's
     move goes on into the leaf step, whose call is started and used: all with nothing
     written."""
-    assert BY_MOVE[moves.Resolve].produces_effects and BY_MOVE[moves.Verify].produces_effects
     started, written = _starts_recorded(monkeypatch)
     alone = run_tree(initialised, TREES[0], 1, 0.0)
     ahead = run_tree(initialised, TREES[0], 4, 0.01)

@@ -2,12 +2,10 @@
 
 A step takes the move that names its goal and carries what the step before handed on;
 what follows it is the goals to queue, or the move that starts the next step on the same
-goal in the same turn. A step is written one of two ways: as an effect producer,
-``(view, move) -> Effects[<what follows>]``, which reads through a read-only view,
-yields its requests and returns its changes (``kernel.solve.effects``; the loop performs
-them, ``kernel.solve.perform``), or, not yet moved to that form, ``(k, move) -> <what
-follows>``, which performs its effects itself through the run's context. ``take`` drives
-both side by side. Steps never call or import each other: ``take`` follows the moves
+goal in the same turn. Every step is an effect producer, ``(view, move) ->
+Effects[<what follows>]``: it reads through a read-only view, yields its requests and
+returns its changes (``kernel.solve.effects``); the loop performs them
+(``kernel.solve.perform``). Steps never call or import each other: ``take`` follows the moves
 through ``STEPS``, and the edges of the loop are read from each step's return
 annotation. ``docs/solve-loop.md``'s table is rendered from the same table
 (``python -m kernel.solve.steps``; a test keeps them equal).
@@ -64,30 +62,16 @@ class Step(Generic[M]):
     number: str
     name: str
     move: type[M]
-    run: Callable[[Kernel, M], Next] | Callable[[StepView, M], Effects[Next] | Done[Next]]
-    # The state an effect producer works in: a goal resuming from pending enters it
-    # before the step runs (``GoalTree.enter``: it rides the step's commit).
+    run: Callable[[StepView, M], Effects[Next] | Done[Next]]
+    # The state the step works in: a goal resuming from pending enters it before the
+    # step runs (``GoalTree.enter``: it rides the step's commit).
     enters: Status | None = None
 
-    @property
-    def produces_effects(self) -> bool:
-        """Whether the step reads through a view and returns its changes (the loop
-        performs its requests and changes) rather than performing them itself."""
-        return next(iter(typing.get_type_hints(self.run).values())) is StepView
-
-    def body(self, k: Kernel, move: M) -> Effects[Next]:
-        """An effect producer's body for ``move``, reading ``k`` through a view."""
-        run = typing.cast(Callable[[StepView, M], Effects[Next] | Done[Next]], self.run)
-        body = run(KernelView(k), move)
+    def body(self, view: StepView, move: M) -> Effects[Next]:
+        """The step's body for ``move``, reading through ``view``: what it yields and
+        returns, for the loop to perform."""
+        body = self.run(view, move)
         return asking_nothing(body) if isinstance(body, Done) else body
-
-    def take(self, k: Kernel, move: M) -> Next:
-        """Take the step on its turn."""
-        if not self.produces_effects:
-            return typing.cast(Callable[[Kernel, M], Next], self.run)(k, move)
-        if self.enters is not None and k.tree.get(move.goal.id).status == Status.PENDING:
-            k.tree.enter(move.goal.id, self.enters)
-        return drive(k, self.body(k, move))
 
     def goes_to(self) -> tuple[type[moves.Move] | None, ...]:
         """The moves this step can make, from its return annotation (None: the queue)."""
@@ -127,9 +111,14 @@ BY_MOVE: dict[type[moves.Move], Step[Any]] = {s.move: s for s in STEPS}
 
 
 def take(k: Kernel, move: moves.Move) -> list[str]:
-    """Take ``move`` and every move it leads to on the same turn; the goals to queue."""
+    """Take ``move`` and every move it leads to on the same turn, each step's requests
+    and changes performed by the loop; the goals to queue."""
+    view = KernelView(k)
     while True:
-        result = BY_MOVE[type(move)].take(k, move)
+        step = BY_MOVE[type(move)]
+        if step.enters is not None and k.tree.get(move.goal.id).status == Status.PENDING:
+            k.tree.enter(move.goal.id, step.enters)
+        result = drive(k, step.body(view, move))
         if isinstance(result, list):
             return result
         move = result

@@ -14,8 +14,8 @@ from kernel.protocol.resolver_ids import CODEX_ID, SELF_MODEL_ID
 from kernel.protocol.solve_models import ProposedConstraint
 from kernel.repositories import goals
 from kernel.runtime.gate import CLAUDE_ID
-from kernel.runtime.kernel import Kernel
 from kernel.solve.checkable import proposed_spec
+from kernel.store import GraphStore
 
 S = Status
 DEFAULT_CAPABILITY = "generate_code"
@@ -38,16 +38,6 @@ def request_for(goal: GoalNode, operation: Operation[Any],
                              payload={"goal_summary": goal.summary, **payload})
 
 
-def proposed_specs(k: Kernel, goal_id: str,
-                   proposed: Iterable[ProposedConstraint]) -> list[ConstraintSpec]:
-    """A model's proposed constraints as stored (settled by the checker language); each
-    one re-typed from logic to semantic says so in the goal's log."""
-    specs, notes = settled_specs(proposed)
-    for note in notes:
-        k.log.flow(goal_id, note)
-    return specs
-
-
 def settled_specs(proposed: Iterable[ProposedConstraint]) -> tuple[list[ConstraintSpec],
                                                                    list[str]]:
     """A model's proposed constraints as stored (settled by the checker language), and a
@@ -61,10 +51,6 @@ def settled_specs(proposed: Iterable[ProposedConstraint]) -> tuple[list[Constrai
     return specs, notes
 
 
-def constraints_of(k: Kernel, goal_id: str, role: str) -> list[Constraint]:
-    return k.constraints.get_many(k.constraints.roles(goal_id)[role])
-
-
 def by_id_or_title(constraints: list[Constraint], names: list[str]) -> set[str]:
     """Constraint ids a proposal names, by id or by exact title (scripts cannot know ids)."""
     by_title = {c.title: c.id for c in constraints}
@@ -72,10 +58,10 @@ def by_id_or_title(constraints: list[Constraint], names: list[str]) -> set[str]:
     return {n if n in ids else by_title[n] for n in names if n in ids or n in by_title}
 
 
-def wake_dependents(k: Kernel, goal: GoalNode) -> list[str]:
+def wake_dependents(store: GraphStore, goal: GoalNode) -> list[str]:
     """The goals to step once ``goal`` resolves: dependents with nothing else to wait
     for, in creation order, then the parent if no other part keeps it waiting."""
-    row = goals.wakes(k.store, goal.id)
+    row = goals.wakes(store, goal.id)
     woken = [goal_id for _, goal_id in sorted(r for r in row["ready"] if r is not None)]
     if row["parent_id"] is not None and (row["parent_waits_on"] == 0 or goal.purpose == "build"):
         woken.append(row["parent_id"])

@@ -42,7 +42,7 @@ from kernel.protocol.resolver_ids import SELF_MODEL_ID
 from kernel.protocol.self_model import BuildOutlook
 from kernel.runtime.gate import CLAUDE_ID
 from kernel.solve import moves, prompt_inputs
-from kernel.solve.capability_requests import budget_class, request_fingerprint, resumed
+from kernel.solve.capability_requests import budget_class, request_fingerprint, resumed, retried
 from kernel.solve.effects import (
     AllocateChildren,
     Decision,
@@ -57,7 +57,6 @@ from kernel.solve.effects import (
     StepChanges,
     StoreConstraints,
     Transition,
-    UpdateGoal,
 )
 from kernel.solve.steps._shared import NOT_RESOLVERS, request_for, settled_specs
 from kernel.solve.view import OUTLOOK, StepView
@@ -95,7 +94,7 @@ def grow(view: StepView, move: moves.Grow) -> Effects[list[str] | moves.Hire]:
                                            view.candidates([gap.capability_tag], goal.modality))
     if found["tool"] is not None:
         return Done([goal.id], StepChanges((
-            looked_up, retry_with(goal, changes | resumed(goal, record, retry=True)),
+            looked_up, retried(goal, changes | resumed(goal, record, retry=True)),
             Flow(goal.id, f"lookup before build: {found['tool']} provides "
                           f"'{gap.capability_tag}'; no build needed"))))
     told: tuple[Decision, ...] = (looked_up,)
@@ -163,14 +162,6 @@ def lookup_before_build(goal: GoalNode, tag: str, tried: list[str], found: Build
                                 ("capability", tag), ("tried", tried),
                                 ("failed_builds", failed_builds),
                                 ("requests", result["requests"])))
-
-
-def retry_with(goal: GoalNode, changes: GoalChanges) -> Transition | UpdateGoal:
-    """Send a goal back to resolver selection with ``changes``, from where it stands."""
-    if goal.status == S.VERIFYING:  # UNSAT, retry with another resolver
-        return Transition(goal.id, S.SELECTING_RESOLVER, changes)
-    # selecting a resolver already, or pending (next_action selects one)
-    return UpdateGoal(goal.id, goal.status, changes)
 
 
 def _why_not_build(goal: GoalNode, gap: models.CapabilityGap,
