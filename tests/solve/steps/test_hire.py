@@ -166,8 +166,8 @@ def test_an_answer_with_a_tool_registers_it_for_reuse_and_the_goal_tries_it() ->
         tool, "resolver:parse-pdf-abcdefgh", HUMAN_ID)
     assert (registered.key, registered.request_id) == ("capreq:01ABCDEFGH", "capreq:01ABCDEFGH")
     assert registered.replaces == ("resolver:claude",)
-    assert registered.changes.required_capabilities == ["parse_pdf"]
-    assert registered.changes.max_attempts == 4  # a fresh allowance of tries
+    assert registered.goal_changes.required_capabilities == ["parse_pdf"]
+    assert registered.goal_changes.max_attempts == 4  # a fresh allowance of tries
     assert told == Flow("goal:a", "HIRE answered: a human registered "
                                   "resolver:parse-pdf-abcdefgh")
 
