@@ -14,12 +14,10 @@ import json
 from typing import Any, Protocol
 
 from kernel.core.artifacts import Artifacts
-from kernel.core.constraints import ConstraintEngine
 from kernel.core.dag import Dependencies
 from kernel.core.envelopes import ConstraintSpec, Lineage, Provenance
 from kernel.core.goal_node import GoalChanges, GoalNode
-from kernel.core.goals import GoalSpec, GoalTree
-from kernel.core.run import Run
+from kernel.core.goals import GoalSpec
 from kernel.core.state_machine import Status
 from kernel.plan import feasibility as f
 from kernel.plan.compose import (
@@ -43,23 +41,15 @@ from kernel.protocol.plan_models import (
 from kernel.refusal import RefusalReason, refuse
 from kernel.repositories import goals
 from kernel.runtime.gate import CLAUDE_ID, BudgetDenied, Gated, ask
+from kernel.runtime.start import Starting
 
 
-class Planning(Gated, Protocol):
-    """What planning works with (the run's context has it all): the gate's parts (each of
-    its three proposals is a budget-gated call, a refusal recorded in its ledger), the
-    run (whose commits store the plan), the goal tree (the root read, the tasks made its
-    children), the constraint engine (the planned constraints), the dependencies between
-    the tasks and the artifacts (the plan document)."""
-
-    @property
-    def run(self) -> Run: ...
-
-    @property
-    def tree(self) -> GoalTree: ...
-
-    @property
-    def constraints(self) -> ConstraintEngine: ...
+class Planning(Starting, Gated, Protocol):
+    """What planning works with (the run's context has it all): what a run starts with
+    (its run, whose commits store the plan; the goal tree, the root read and the tasks
+    made its children; the constraint engine, the planned constraints), the gate's parts
+    (each of its three proposals is a budget-gated call, a refusal recorded in its
+    ledger), the dependencies between the tasks and the artifacts (the plan document)."""
 
     @property
     def deps(self) -> Dependencies: ...
