@@ -42,7 +42,9 @@ ROUNDS = 2  # rehearsals of the workloads after planning (KERNEL_NEO4J_WARM_ROUN
 class WarmUp:
     """What a warm-up did: statements a run sends (as collected), those planned (distinct
     by text and parameter types), those the server refused to run, and the time each half
-    took. ``skipped`` names a workload that could not run here (and why)."""
+    took. ``skipped`` names a workload that could not run here (and why). Then the
+    rehearsal: its rounds, the statements it ran over them (and how many wrote, all
+    rolled back), its seconds, and a workload round a refused statement cut short."""
 
     collected: int
     planned: int
