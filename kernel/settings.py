@@ -106,6 +106,10 @@ class KernelSettings(BaseSettings):
     neo4j_warm_up: bool = Field(
         default=True, description="kernel db init on Neo4j also warms the server's plan cache "
         "(kernel db warm; a first run then does not plan each commit as it goes)")
+    neo4j_warm_rounds: int = Field(
+        default=2, ge=0, le=100, description="times kernel db warm (and db init) rehearse "
+        "the scripted workloads on Neo4j after planning them, each rolled back, so that the "
+        "server's Java runtime has compiled what a run executes (0: plan only)")
     concurrency: int = Field(default=4, ge=1, le=64,
                              description="calls a run may have in flight at once")
     tau_local: float = Field(default=0.70, ge=0.0, le=1.0)

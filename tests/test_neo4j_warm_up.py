@@ -1,5 +1,6 @@
-"""Warming Neo4j's plan cache (``kernel db warm``): the statements a run sends are planned
-before it sends them, and nothing is written.
+"""Warming Neo4j (``kernel db warm``): the statements a run sends are planned before it
+sends them, the scripted workloads are rehearsed in transactions rolled back, and nothing
+is written.
 
 Neo4j records each statement's invocations with their compile time (``db.stats``, on by
 default): a text planned ahead compiles from the cache, a text met first plans there.
@@ -62,7 +63,7 @@ def test_a_warmed_server_plans_nothing_a_run_sends_and_the_warm_up_writes_nothin
     store.execute_adhoc("CALL db.stats.collect('QUERIES')", {}, write=True)
     before = _counts(store)
     started = _now(store)
-    report = warm_up(store, tree_goals=3, flywheel=False)
+    report = warm_up(store, tree_goals=3, flywheel=False, rounds=0)
     warmed_at = _now(store)
     assert _counts(store) == before  # every statement rolled back
     assert report.planned >= 30 and report.refused == () and not report.skipped
@@ -78,12 +79,34 @@ def test_a_warmed_server_plans_nothing_a_run_sends_and_the_warm_up_writes_nothin
                                                             sum(planning.values()))
 
 
+@pytest.mark.slow
+@pytest.mark.neo4j
+def test_a_rehearsal_runs_every_statement_of_the_workloads_and_leaves_the_graph_as_it_was(
+        neo4j_store: GraphStore) -> None:
+    from kernel.schema import init_schema
+
+    store = neo4j_store
+    init_schema(store)
+    store.execute_adhoc("CREATE (:Scratch {name: 'a user node'})", {}, write=True)
+    before = _counts(store)
+    report = warm_up(store, tree_goals=3, flywheel=False, rounds=2)
+    assert _counts(store) == before  # every round rolled back: the user's node, nothing more
+    assert report.cut_short == () and report.rounds == 2
+    assert report.rehearsed == 2 * report.collected  # each statement, each round
+    # The server ran the writes too (and rolled them back): a tree's steps each commit.
+    assert report.rehearsed_writes >= 2 * 10, report
+    store.execute_adhoc("MATCH (n:Scratch) DELETE n", {}, write=True)
+
+
 def test_the_embedded_store_has_nothing_to_warm(store: GraphStore, tmp_path: Path) -> None:
     if store.dialect == "neo4j":
         assert store.plan_ahead([]).planned == 0
+        assert store.rehearse([], 3).executed == 0
         return
     assert store.plan_ahead([Statement("admin/ping", {}, {})]).planned == 0
-    result = CliRunner().invoke(app, ["db", "warm"], env=store_env(store, tmp_path))
+    assert store.rehearse([[Statement("admin/ping", {}, {})]], 3).executed == 0
+    result = CliRunner().invoke(app, ["db", "warm", "--rounds", "2"],
+                                env=store_env(store, tmp_path))
     assert result.exit_code == 0, result.output
     assert "nothing to warm" in result.output
     from kernel.store.embedded_server import EmbeddedServer
@@ -98,9 +121,10 @@ def test_kernel_db_init_warms_neo4j_unless_told_not_to(
 
     warmed: list[GraphStore] = []
 
-    def fake(store: GraphStore) -> warming.WarmUp:
+    def fake(store: GraphStore, rounds: int) -> warming.WarmUp:
         warmed.append(store)
-        return warming.WarmUp(7, 5, ("pattern/similar: no index",), 0.1, 0.2)
+        return warming.WarmUp(7, 5, ("pattern/similar: no index",), 0.1, 0.2, (), rounds,
+                              7 * rounds, 0.3)
 
     monkeypatch.setattr(warming, "warm_up", fake)
     env = store_env(store, tmp_path) | {
@@ -113,3 +137,5 @@ def test_kernel_db_init_warms_neo4j_unless_told_not_to(
     assert ("planned 5 statements" in result.output) == expected
     assert ("refused (its plan is kept all the same): pattern/similar" in result.output) \
         == expected
+    assert ("rehearsed the workloads 2 time(s): ran 14 statements" in result.output) \
+        == expected  # KERNEL_NEO4J_WARM_ROUNDS' default

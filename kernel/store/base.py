@@ -57,6 +57,18 @@ class PlanAhead:
     seconds: float
 
 
+@dataclass(frozen=True)
+class Rehearsal:
+    """What ``GraphStore.rehearse`` did: statements run (over every round), those of
+    them that changed the graph (all rolled back), workloads cut short by a statement the
+    server refused (each ``name: why``), and the seconds."""
+
+    executed: int
+    wrote: int
+    refused: tuple[str, ...]
+    seconds: float
+
+
 class GraphStore(ABC):
     """A Cypher graph reached through named statements."""
 
@@ -172,6 +184,13 @@ class GraphStore(ABC):
         keeps it (Neo4j), so that a run's first steps do not pay for it. A store with
         nothing to plan ahead (the embedded server plans in microseconds) plans nothing."""
         return PlanAhead(0, (), 0.0)
+
+    def rehearse(self, workloads: Sequence[Sequence[Statement]], rounds: int) -> Rehearsal:
+        """Run each workload's statements in order, ``rounds`` times, each time in one
+        transaction that is rolled back, writing nothing: for a server whose runtime
+        compiles the code a workload runs only once it has run often (Neo4j's JVM). A
+        store with nothing to warm (the embedded server) runs nothing."""
+        return Rehearsal(0, 0, (), 0.0)
 
     def writes_paused(self) -> contextlib.AbstractContextManager[bool]:
         """While held, no process changes this graph, so reads see one committed state;

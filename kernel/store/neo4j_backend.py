@@ -21,13 +21,13 @@ import contextlib
 import threading
 import time
 import weakref
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import neo4j
 from kernel.errors import StatementError, StoreUnavailableError
-from kernel.store.base import GraphStore, PlanAhead, QueryResult, Row, Statement
+from kernel.store.base import GraphStore, PlanAhead, QueryResult, Rehearsal, Row, Statement
 from kernel.store.queries import NamedQuery, QueryCatalog
 from kernel.store.values import plain
 from kernel.store.write_gate import WriteGate
@@ -180,6 +180,52 @@ class Neo4jStore(GraphStore):
         finally:
             session.close()
         return PlanAhead(planned, tuple(refused), time.perf_counter() - started)
+
+    def rehearse(self, workloads: Sequence[Sequence[Statement]], rounds: int) -> Rehearsal:
+        """Each round runs each workload whole in one transaction that is rolled back:
+        its statements see the workload's own writes, so the reads find what it made and
+        the guarded commits do their work, and the JVM compiles those code paths (all but
+        the final commit's). A statement the server refuses ends its workload's round."""
+        started = time.perf_counter()
+        executed = wrote = 0
+        refused: list[str] = []
+        session = self._driver.session(database=self.database)
+        try:
+            for _ in range(rounds):
+                for workload in workloads:
+                    ran, changed, why = self._rehearse_once(session, workload)
+                    executed += ran
+                    wrote += changed
+                    if why is not None:
+                        refused.append(why)
+        except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired) as exc:
+            raise StoreUnavailableError(f"lost Neo4j at {self.uri} ({exc}); {HOW_TO_START}") \
+                from exc
+        finally:
+            session.close()
+        return Rehearsal(executed, wrote, tuple(refused), time.perf_counter() - started)
+
+    def _rehearse_once(self, session: Session, workload: Sequence[Statement]
+                       ) -> tuple[int, int, str | None]:
+        """One workload in one transaction, rolled back: statements run, those that
+        wrote, and why it stopped early if it did."""
+        executed = wrote = 0
+        tx = session.begin_transaction()
+        try:
+            for statement in workload:
+                query = self.catalog.get(statement.name)
+                if query.mode == "schema":
+                    continue
+                text = KEEP_PLANS + query.render(statement.identifiers, statement.params)
+                summary = tx.run(text, statement.params).consume()
+                executed += 1
+                wrote += summary.counters.contains_updates
+        except neo4j_errors.ClientError as exc:
+            return executed, wrote, f"{statement.name}: {exc.message or exc.code}"
+        finally:
+            if not tx.closed():
+                tx.rollback()
+        return executed, wrote, None
 
     def execute_adhoc(self, text: str, params: Mapping[str, Any], *, write: bool) -> QueryResult:
         return self._call("(ad-hoc)", text, dict(params), read_only=not write)
