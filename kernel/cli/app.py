@@ -155,6 +155,11 @@ def command() -> Any:
 
 
 def main() -> None:
+    # Ctrl-C and SIGTERM stop a run resumably, whatever the starting process left: a
+    # signal blocked or ignored there stays so in a child (an ignored SIGINT also keeps
+    # Python from installing its handler), and the run would go on unstoppable.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _interrupt)
     garbled = next((i for i, arg in enumerate(sys.argv[1:], 1) if not _is_text(arg)), None)
     if garbled is not None:

@@ -34,12 +34,28 @@ def _ended_or_said_where(kernel: subprocess.Popen[bytes], timeout: float) -> byt
                     f"threads:\n{err.decode(errors='replace')[-8000:]}")
 
 
+def _sigint_ignored_and_blocked() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
+def _signal_masks(pid: int) -> list[str]:
+    """The kernel's blocked and ignored signals, as /proc shows them (said when it did
+    not stop as asked)."""
+    status = Path(f"/proc/{pid}/status").read_text().splitlines()
+    return [line for line in status if line.startswith(("SigBlk", "SigIgn"))]
+
+
 @needs_sandbox
 @pytest.mark.slow
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL],
-                         ids=["SIGINT", "SIGTERM", "SIGKILL"])
+@pytest.mark.parametrize(("signum", "inherited"), [
+    (signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGKILL, False),
+    (signal.SIGINT, True)], ids=["SIGINT", "SIGTERM", "SIGKILL", "SIGINT-ignored-by-parent"])
 def test_interrupting_solve_ends_every_process_of_the_run(data_dir: Path, tmp_path: Path,
-                                                          signum: int) -> None:
+                                                          signum: int, inherited: bool) -> None:
+    """``inherited``: the kernel is started with SIGINT ignored and blocked, as a parent
+    may leave it (a shell's background job; a thread that blocks signals); Ctrl-C still
+    stops it."""
     token = f"test_slow_{uuid.uuid4().hex[:12]}"
     script = tmp_path / "slow.script.yaml"
     scripts.slow_test(script, f"{token}.py", 50, classify=False)
@@ -48,17 +64,19 @@ def test_interrupting_solve_ends_every_process_of_the_run(data_dir: Path, tmp_pa
     kernel = subprocess.Popen(
         [sys.executable, "-X", "faulthandler", "-c", "from kernel.cli.app import main; main()",
          "solve", "Wait for a slow test", "--proposer", "scripted", "--script", str(script),
-         "--budget", "1"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+         "--budget", "1"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        preexec_fn=_sigint_ignored_and_blocked if inherited else None)
     try:
         deadline = time.monotonic() + 120
         while not processes_with(token) and time.monotonic() < deadline:
             assert kernel.poll() is None, kernel.communicate()
             time.sleep(0.2)
         assert processes_with(token), "the sandboxed test never started"
+        masks = _signal_masks(kernel.pid)
         kernel.send_signal(signum)
         err = _ended_or_said_where(kernel, timeout=60)  # a loaded machine's cleanup is slow
         if signum != signal.SIGKILL:  # a clean stop: resumable, with the command to resume
-            assert kernel.returncode == 3, err
+            assert kernel.returncode == 3, (masks, err)
             assert b"continue with: kernel resume run:" in err and b"Traceback" not in err
     finally:
         if kernel.poll() is None:
