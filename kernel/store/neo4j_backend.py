@@ -145,6 +145,14 @@ class Neo4jStore(GraphStore):
         result = self._call(query.name, text, params, read_only=query.mode == "read")
         return result.records()
 
+    def _as_run(self, statement: Statement) -> str | None:
+        """The text a run sends for a recorded statement (what the warm-up plans and
+        rehearses); None for a schema statement, which ``kernel db init`` has run."""
+        query = self.catalog.get(statement.name)
+        if query.mode == "schema":
+            return None
+        return KEEP_PLANS + query.render(statement.identifiers, statement.params)
+
     def plan_ahead(self, statements: Iterable[Statement]) -> PlanAhead:
         """Each distinct statement (its text and the types of its parameters, which key
         Neo4j's plan cache) is run once in a transaction of its own that is rolled back.
@@ -158,10 +166,9 @@ class Neo4jStore(GraphStore):
         session = self._driver.session(database=self.database)
         try:
             for statement in statements:
-                query = self.catalog.get(statement.name)
-                if query.mode == "schema":
+                text = self._as_run(statement)
+                if text is None:
                     continue
-                text = KEEP_PLANS + query.render(statement.identifiers, statement.params)
                 key = (text, _types(statement.params))
                 if key in seen:
                     continue
@@ -213,10 +220,9 @@ class Neo4jStore(GraphStore):
         tx = session.begin_transaction()
         try:
             for statement in workload:
-                query = self.catalog.get(statement.name)
-                if query.mode == "schema":
+                text = self._as_run(statement)
+                if text is None:
                     continue
-                text = KEEP_PLANS + query.render(statement.identifiers, statement.params)
                 summary = tx.run(text, statement.params).consume()
                 executed += 1
                 wrote += summary.counters.contains_updates
