@@ -96,10 +96,10 @@ neo4j: java
 neo4j-stop:
 	@$(PYTHON) neo4j/ctl.py stop
 
-# The test suite's own Neo4j servers, shared by the xdist workers (.neo4j/test, .neo4j/test-1;
-# ports TEST_NEO4J_BOLT_PORT / TEST_NEO4J_HTTP_PORT, 7688 / 7475, plus the server's number):
-# tests empty their graph, never yours, one test at a time each. The first starts here; the
-# second when a worker first needs it. (Not with TEST_NEO4J_URI set: the tests then use that server.) They run
+# The test suite's own Neo4j servers, one per xdist worker (.neo4j/test, .neo4j/test-1, ...;
+# ports TEST_NEO4J_BOLT_PORT / TEST_NEO4J_HTTP_PORT, 7688 / 7475, plus the worker's number):
+# tests empty their graph, never yours. The first starts here; the others as their workers
+# first need them. (Not with TEST_NEO4J_URI set: the tests then use that server.) They run
 # with the JVM's client compiler alone and one GC thread (see tests/conftest.py).
 TEST_NEO4J_BOLT_PORT ?= 7688
 TEST_NEO4J_HTTP_PORT ?= 7475
@@ -128,7 +128,7 @@ lint: $(BIN)/.installed-lint
 
 # Every test, spread over TEST_WORKERS pytest-xdist workers (most tests wait on servers,
 # sandboxes and subprocesses, so more workers than cores pay off); each worker has its own
-# embedded server; two local Neo4j servers serve them all. The 15 slowest are listed at the end.
+# embedded server and its own local Neo4j. The 15 slowest tests are listed at the end.
 TEST_WORKERS ?= 4
 test: $(BIN)/.installed-test tests/cypher_lint/node_modules/.installed sandbox system-venv chromium lint neo4j-test
 	KERNEL_CHECK_QUERY_COVERAGE=1 KERNEL_REQUIRE_SANDBOX=1 $(BIN)/python -m pytest -m 'slow or not slow' \

@@ -73,22 +73,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def _longest_first(items: list[pytest.Item]) -> None:
-    """The slow tests are handed out first, so the workers do not end with one of them
-    running alone while the others have nothing left (the slowest modules sort last by
-    name); the fast tests fill the end. A test that is not slow stays after every slow
-    one, even in a module that holds slow tests. In each half, Neo4j's tests alternate
-    with the others: the workers share the local servers (NEO4J_SERVERS), so a run of
-    Neo4j tests alone would have workers waiting on a server. A module that shares a
-    fixture is one xdist group, handed out whole before single tests whatever its place
-    here (its fixture is built once); every worker collects, and sorts, the same way."""
-    ordered: list[pytest.Item] = []
-    for slow in (True, False):
-        half = [i for i in items if (i.get_closest_marker("slow") is not None) == slow]
-        on_neo4j = [i for i in half if i.get_closest_marker("neo4j") is not None]
-        others = [i for i in half if i.get_closest_marker("neo4j") is None]
-        ordered += [i for pair in itertools.zip_longest(on_neo4j, others) for i in pair
-                    if i is not None]
-    items[:] = ordered
+    """The slow tests are handed out first, those on Neo4j (the longest: the same work on
+    a slower store, or Neo4j's alone) before the others, so the workers do not end with
+    one of them running alone while the others have nothing left (the slowest modules
+    sort last by name); the fast tests fill the end. A test that is not slow stays after
+    every slow one, even in a module that holds slow tests. A module that shares a fixture
+    is one xdist group, handed out whole before single tests whatever its place here (its
+    fixture is built once); every worker collects, and sorts, the same way."""
+    items.sort(key=lambda item: (item.get_closest_marker("slow") is None,
+                                 item.get_closest_marker("neo4j") is None))
 
 
 # -- tests that cannot run beside others -------------------------------------------
@@ -199,24 +192,18 @@ def worker_number() -> int:
     return int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
 
 
-# Local servers the workers share (TEST_NEO4J_SERVERS, 2): a server plans each statement
-# text the first time it meets it, and planning the kernel's large commits is most of the
-# CPU a test server spends (measured, docs/testing.md), so fewer servers plan less; the
-# workers of one server take turns (_one_test_per_server).
-NEO4J_SERVERS = max(1, int(os.environ.get("TEST_NEO4J_SERVERS") or 2))
-
-
-def neo4j_test_args(server: int) -> list[str]:
-    """One of the suite's own local servers (neo4j/ctl.py): tests empty its graph, so never
-    the user's. Ports: TEST_NEO4J_BOLT_PORT / TEST_NEO4J_HTTP_PORT (7688 / 7475) plus the
-    server's number; homes .neo4j/test, .neo4j/test-1, ..."""
-    bolt = int(os.environ.get("TEST_NEO4J_BOLT_PORT") or 7688) + server
-    http = int(os.environ.get("TEST_NEO4J_HTTP_PORT") or 7475) + server
-    home = CHECKOUT / ".neo4j" / ("test" if server == 0 else f"test-{server}")
+def neo4j_test_args(worker: int) -> list[str]:
+    """The suite's own local server for one worker (neo4j/ctl.py): tests empty its graph, so
+    never the user's, and each xdist worker has its own (Community has one user database),
+    so workers never empty each other's. Ports: TEST_NEO4J_BOLT_PORT / TEST_NEO4J_HTTP_PORT
+    (7688 / 7475) plus the worker's number; homes .neo4j/test, .neo4j/test-1, ..."""
+    bolt = int(os.environ.get("TEST_NEO4J_BOLT_PORT") or 7688) + worker
+    http = int(os.environ.get("TEST_NEO4J_HTTP_PORT") or 7475) + worker
+    home = CHECKOUT / ".neo4j" / ("test" if worker == 0 else f"test-{worker}")
     return ["--home", str(home), "--bolt-port", str(bolt), "--http-port", str(http)]
 
 
-TEST_NEO4J = neo4j_test_args(worker_number() % NEO4J_SERVERS)
+TEST_NEO4J = neo4j_test_args(worker_number())
 # The suite's servers answer many short statements and live minutes, not days, on a
 # machine the workers share: the client compiler alone and one GC thread each started a
 # server in a quarter of the time and ran the golden histories with less CPU (measured,
@@ -241,11 +228,9 @@ def _local_neo4j() -> tuple[str, str] | str:
 
     if not (shutil.which("java") or os.environ.get("JAVA_HOME")) or not shutil.which("mvn"):
         return "no Java and Maven here"
-    with _server_lock("start"):  # the workers sharing it start it once
-        done = subprocess.run([sys.executable, str(CHECKOUT / "neo4j" / "ctl.py"), "start",
-                               *TEST_NEO4J], capture_output=True, text=True, check=False,
-                              env={"KERNEL_NEO4J_JAVA_OPTIONS": TEST_NEO4J_JAVA_OPTIONS,
-                                   **os.environ})
+    done = subprocess.run([sys.executable, str(CHECKOUT / "neo4j" / "ctl.py"), "start", *TEST_NEO4J],
+                          capture_output=True, text=True, check=False,
+                          env={"KERNEL_NEO4J_JAVA_OPTIONS": TEST_NEO4J_JAVA_OPTIONS, **os.environ})
     if done.returncode != 0:
         pytest.fail(f"the local Neo4j did not start: {done.stderr.strip()}")
     lines = dict(line.split("=", 1) for line in done.stdout.split())
@@ -253,27 +238,17 @@ def _local_neo4j() -> tuple[str, str] | str:
 
 
 @contextlib.contextmanager
-def _server_lock(purpose: str) -> Iterator[None]:
-    """This worker's local server, held against the other processes that use it: the
-    workers of this session that share it, and any other test session on this checkout."""
+def _only_session(home: Path) -> Iterator[None]:
+    """Tests empty the graph, so two test sessions on one server would empty each other's:
+    the second is refused at once, saying why."""
     import fcntl
 
-    home = Path(TEST_NEO4J[1])
-    home.parent.mkdir(parents=True, exist_ok=True)
-    with open(home.parent / f"{home.name}.{purpose}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
-
-
-@pytest.fixture(autouse=True)
-def _one_test_per_server(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Tests empty the graph, so one test at a time uses a local server: a Neo4j test
-    waits here while another process's test uses its server. (A server of the user's,
-    TEST_NEO4J_URI, gets its tests on one worker instead: see the collection hook.)"""
-    if request.node.get_closest_marker("neo4j") is None or _EXTERNAL_NEO4J[0]:
-        yield
-        return
-    with _server_lock("graph"):
+    with open(home / "suite.lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pytest.fail(f"another test session is using the test Neo4j ({home}): wait for it, "
+                        "or point this one at another server with TEST_NEO4J_URI")
         yield
 
 
@@ -286,7 +261,8 @@ def neo4j_server() -> Iterator[tuple[str, str]]:
         return
     local = _local_neo4j()
     if not isinstance(local, str):
-        yield local
+        with _only_session(Path(TEST_NEO4J[1])):
+            yield local
         return
     problem = _docker_problem()
     if problem:
