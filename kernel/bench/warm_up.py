@@ -35,7 +35,8 @@ from kernel.store import open_store
 from kernel.store.base import GraphStore, Statement
 
 TREE_GOALS = 13  # a root, three parts, nine pieces: every step of a tree that resolves
-ROUNDS = 2  # rehearsals of the workloads after planning (KERNEL_NEO4J_WARM_ROUNDS)
+# Rehearsals of the workloads after planning: the setting's default (KERNEL_NEO4J_WARM_ROUNDS).
+ROUNDS: int = KernelSettings.model_fields["neo4j_warm_rounds"].default
 
 
 @dataclass(frozen=True)
