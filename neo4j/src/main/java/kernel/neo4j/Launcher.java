@@ -46,6 +46,12 @@ public final class Launcher {
                 "server.memory.pagecache.size=256m",
                 "db.tx_log.rotation.retention_policy=2 files",
                 "dbms.usage_report.enabled=false",
+                // Neo4j keys its plan cache by statement text, parameter types and, by
+                // default, each string's and list's length rounded up to a power of ten:
+                // the kernel's commits carry texts and lists of every length, so each of
+                // its large statements was planned again for every combination of lengths
+                // (seconds each). Its statements find nodes by key, where sizes change no plan.
+                "internal.cypher.use_parameter_size=false",
                 ""), StandardCharsets.UTF_8);
         Path extra = home.resolve("extra.conf");  // settings of your own, appended as they are
         if (Files.exists(extra)) {
