@@ -169,7 +169,7 @@ class Neo4jStore(GraphStore):
                 text = self._as_run(statement)
                 if text is None:
                     continue
-                key = (text, _types(statement.params))
+                key = (text, _plan_key(statement.params))
                 if key in seen:
                     continue
                 seen.add(key)
@@ -370,11 +370,26 @@ def _answer(result: neo4j.Result, read_only: bool) -> QueryResult:
     return QueryResult(keys, rows, counters)
 
 
-def _types(value: Any) -> str:
-    """The shape of a statement's parameters by type (a list by its first element's):
-    what, with the text, tells Neo4j's plan cache one plan from another."""
+def _plan_key(params: Mapping[str, Any]) -> str:
+    """What, with the text, tells Neo4j's plan cache one plan from another: each parameter's
+    type as Cypher sees it (a map is a map whatever it holds; a list is a list of strings
+    or of anything). The lengths Neo4j also keys by default are left out: the servers the
+    kernel starts turn that off (see docs/graph-store.md)."""
+    return ",".join(f"{name}:{_cypher_type(value)}" for name, value in sorted(params.items()))
+
+
+def _cypher_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "BOOLEAN"
+    if isinstance(value, int):
+        return "INTEGER"
+    if isinstance(value, float):
+        return "FLOAT"
+    if isinstance(value, str):
+        return "STRING"
     if isinstance(value, Mapping):
-        return "{" + ",".join(f"{key}:{_types(item)}" for key, item in sorted(value.items())) + "}"
+        return "MAP"
     if isinstance(value, list | tuple):
-        return "[" + (_types(value[0]) if value else "") + "]"
-    return type(value).__name__
+        return "LIST<STRING>" if value and all(isinstance(v, str) for v in value) \
+            else "LIST<ANY>"
+    return "ANY"
