@@ -10,7 +10,7 @@ where planning costs microseconds, and hands them to the server to plan
 
 Plans are not all a fresh server lacks: its Java runtime compiles the code a statement
 runs only after it has run it many times, so a first run on a just-started server is
-still two to three times slower than the next one. The warm-up then rehearses the
+still slower than the ones after it. The warm-up then rehearses the
 workloads (``GraphStore.rehearse``) for a few rounds: each workload run whole, with the
 values it was recorded with, in one transaction that is rolled back.
 

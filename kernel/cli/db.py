@@ -51,8 +51,8 @@ def warm_command(
 
     Then it rehearses those workloads ``--rounds`` times, each in one transaction that is
     rolled back, so that the server's Java runtime compiles the code a run executes
-    before a run needs it (a just-started server is otherwise two to three times slower
-    on its first run than on its second).
+    before a run needs it (a just-started server's first run is slower than its later
+    ones while the runtime compiles; docs/benchmarks.md has the figures).
     """
     settings = settings_of(ctx)
     if settings.target().backend != "neo4j":  # not even a server started for it
