@@ -458,15 +458,23 @@ def _kernel_process(code: str, *args: str) -> subprocess.Popen[bytes]:
                             env={**os.environ, "PYTHONPATH": path})
 
 
-def _gone(token: str, seconds: float = 10) -> bool:
+def _left(token: str, seconds: float = 10) -> list[str]:
+    """The processes still carrying ``token`` after ``seconds`` (none: all gone), each said
+    with its state, parent and command line, so that a failure names what survived: the
+    command, bubblewrap or the guardian."""
     deadline = time.monotonic() + seconds
     while processes_with(token) and time.monotonic() < deadline:
         time.sleep(0.05)
-    left = processes_with(token)
-    for pid in left:  # leave the machine clean even when the test fails
+    left = []
+    for pid in processes_with(token):
         with contextlib.suppress(OSError):
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            state, parent = stat[stat.rfind(")") + 2:].split()[:2]
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+            left.append(f"pid {pid} ({state}, parent {parent}): {command[:160]!r}")
+        with contextlib.suppress(OSError):  # leave the machine clean even when the test fails
             os.kill(pid, signal.SIGKILL)
-    return not left
+    return left
 
 
 @needs_sandbox
@@ -481,7 +489,8 @@ def test_a_kernel_killed_while_bubblewrap_sets_up_leaves_no_process(target: Targ
         time.sleep(step * 0.006)  # from the first to the last moment of bubblewrap's setup
         kernel.kill()
         kernel.wait()
-        assert _gone(token), f"the command outlived a kernel killed after {step * 6} ms"
+        left = _left(token)
+        assert not left, f"a kernel killed after {step * 6} ms left {left}"
 
 
 GUARDED_DAEMON = """
@@ -519,7 +528,7 @@ def test_the_guardian_ends_every_process_once_the_kernel_is_gone(target: Target)
     assert len(processes_with(target.token)) >= 2  # the command and its daemon run
     kernel.kill()
     kernel.wait()
-    assert _gone(target.token)
+    assert _left(target.token) == []
     deadline = time.monotonic() + 10
     while _running(guardian) and time.monotonic() < deadline:
         time.sleep(0.05)
