@@ -34,9 +34,11 @@ def _now(store: GraphStore) -> int:
     return int(store.execute_adhoc("RETURN timestamp() AS t", {}, write=False).rows[0][0])
 
 
-def _first_compiles(store: GraphStore, since: int, until: int | None) -> dict[str, int]:
-    """Each kernel statement text invoked in [since, until): its first compile time (µs)."""
-    first: dict[str, tuple[int, int]] = {}
+def _compiles(store: GraphStore, since: int, until: int | None = None
+              ) -> list[tuple[str, int, int]]:
+    """Each invocation of a kernel statement in [since, until), in time order: its text,
+    when it started (ms) and its compile time (µs)."""
+    calls = []
     for row in store.execute_adhoc("CALL db.stats.retrieve('QUERIES') YIELD data RETURN data",
                                    {}, write=False).rows:
         data = row[0]
@@ -45,10 +47,16 @@ def _first_compiles(store: GraphStore, since: int, until: int | None) -> dict[st
         for call in data.get("invocations", []):
             at = int(call["startTimestampMillis"])
             if at >= since and (until is None or at < until):
-                seen = first.get(data["query"])
-                if seen is None or at < seen[0]:
-                    first[data["query"]] = (at, int(call["elapsedCompileTimeInUs"]))
-    return {text: compile_us for text, (_, compile_us) in first.items()}
+                calls.append((str(data["query"]), at, int(call["elapsedCompileTimeInUs"])))
+    return sorted(calls, key=lambda call: call[1])
+
+
+def _first_compiles(store: GraphStore, since: int, until: int | None) -> dict[str, int]:
+    """Each kernel statement text invoked in [since, until): its first compile time (µs)."""
+    first: dict[str, int] = {}
+    for text, _, compile_us in _compiles(store, since, until):
+        first.setdefault(text, compile_us)
+    return first
 
 
 @pytest.mark.slow
@@ -93,15 +101,8 @@ def test_a_plan_serves_values_of_every_length(neo4j_store: GraphStore) -> None:
     started = _now(store)
     for length in (1, 5, 50, 500):  # each in a bucket of its own
         store.run("constraint/get_many", {"ids": [f"c{i}" for i in range(length)]})
-    calls = sorted((int(call["startTimestampMillis"]), int(call["elapsedCompileTimeInUs"]))
-                   for row in store.execute_adhoc(
-                       "CALL db.stats.retrieve('QUERIES') YIELD data RETURN data", {},
-                       write=False).rows
-                   if "$ids" in str(row[0].get("query", "")) and
-                   str(row[0]["query"]).startswith(KEPT)
-                   for call in row[0].get("invocations", [])
-                   if int(call["startTimestampMillis"]) >= started)
-    compiles = [compile_us for _, compile_us in calls]
+    compiles = [compile_us for text, _, compile_us in _compiles(store, started)
+                if "$ids" in text]
     assert len(compiles) == 4, compiles
     planned, *served = compiles
     assert max(served) * 5 < planned, compiles  # looked up, not planned again
